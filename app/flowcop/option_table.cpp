@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Every flowcop option: name, meaning, allowed values, and how it is stored and shown.
+#include "option_table.h"
+
+#include <type_traits>
+
+#include "option_values.h"
+
+namespace flowcop::app::detail {
+namespace {
+
+constexpr uint64_t kMaxTimeoutS = 31536000;  // one year: anything longer is a unit mistake
+// A day: a longer idle wait means milliseconds were confused with another unit.
+constexpr uint64_t kMaxStopWhenIdleMs = 86400000;
+// The "not set" spellings --help shows as defaults, accepted as values so copying them is safe.
+constexpr char kNone[] = "none";
+constexpr char kOff[] = "off";
+
+template <auto Field>
+std::string set_number(const Spec& s, std::string_view v, Options& o) {
+    uint64_t n = 0;
+    std::string err = check_number(v, s.min, s.max, s.pow2, n);
+    if (err.empty())
+        o.*Field = static_cast<std::remove_reference_t<decltype(o.*Field)>>(n);
+    return err;
+}
+
+template <auto Field>
+std::string show_number(const Spec&, const Options& o) {
+    return std::to_string(o.*Field);
+}
+
+std::string set_tcp_timeout(const Spec& s, std::string_view v, Options& o) {
+    uint64_t n = 0;
+    std::string err = check_number(v, s.min, s.max, s.pow2, n);
+    if (err.empty())
+        o.tcp_timeout_s.at(s.index) = static_cast<uint32_t>(n);
+    return err;
+}
+
+std::string show_tcp_timeout(const Spec& s, const Options& o) {
+    return std::to_string(o.tcp_timeout_s.at(s.index));
+}
+
+template <auto Field>
+std::string set_choice(const Spec& s, std::string_view v, Options& o) {
+    for (std::size_t i = 0; i < s.choices.size(); ++i) {
+        if (v == s.choices[i]) {
+            o.*Field = static_cast<std::remove_reference_t<decltype(o.*Field)>>(i);
+            return {};
+        }
+    }
+    return quote(v) + " is not one of " + join(s.choices, ", ");
+}
+
+template <auto Field>
+std::string show_choice(const Spec& s, const Options& o) {
+    return s.choices.at(static_cast<std::size_t>(o.*Field));
+}
+
+// A string whose OffWord (the default --help shows) means "not set", stored as "".
+template <auto Field, const char* OffWord>
+std::string set_optional_string(const Spec& s, std::string_view v, Options& o) {
+    if (v.empty())
+        return "must not be empty (allowed: " + s.allowed + ")";
+    o.*Field = v == OffWord ? std::string() : std::string(v);
+    return {};
+}
+
+template <auto Field, const char* OffWord>
+std::string show_optional_string(const Spec&, const Options& o) {
+    const std::string& v = o.*Field;
+    if (v.empty())
+        return OffWord;
+    return v == OffWord ? "./" + v : v;  // a file literally named like the off word
+}
+
+std::string set_quiet(const Spec&, std::string_view, Options& o) {
+    o.quiet = true;
+    return {};
+}
+
+std::string show_quiet(const Spec&, const Options& o) {
+    return o.quiet ? "on" : "off";
+}
+
+std::string set_metrics_addr(const Spec&, std::string_view v, Options& o) {
+    if (v == kNone) {
+        o.metrics_enabled = false;
+        o.metrics_host.clear();
+        o.metrics_port = 0;
+        return {};
+    }
+    HostPort hp{};
+    std::string err = check_host_port(v, hp);
+    if (err.empty()) {
+        o.metrics_enabled = true;
+        o.metrics_host = std::move(hp.host);
+        o.metrics_port = hp.port;
+    }
+    return err;
+}
+
+std::string show_metrics_addr(const Spec&, const Options& o) {
+    return o.metrics_enabled ? format_host_port(o.metrics_host, o.metrics_port) : kNone;
+}
+
+Spec base(std::string name, std::string metavar, std::string help) {
+    Spec s;
+    s.name = std::move(name);
+    s.metavar = std::move(metavar);
+    s.help = std::move(help);
+    return s;
+}
+
+Spec number(std::string name, std::string metavar, std::string help, uint64_t min, uint64_t max,
+            Setter set, Shower show, bool pow2 = false) {
+    Spec s = base(std::move(name), std::move(metavar), std::move(help));
+    s.min = min;
+    s.max = max;
+    s.pow2 = pow2;
+    s.set = set;
+    s.show = show;
+    s.allowed = (pow2 ? "a power of two in " : "") + std::to_string(min) + ".." + std::to_string(max);
+    return s;
+}
+
+Spec choice(std::string name, std::string help, std::vector<std::string> choices, Setter set,
+            Shower show) {
+    Spec s = base(std::move(name), join(choices, "|"), std::move(help));
+    s.allowed = join(choices, ", ");
+    s.choices = std::move(choices);
+    s.set = set;
+    s.show = show;
+    return s;
+}
+
+Spec text(std::string name, std::string metavar, std::string help, std::string allowed,
+          Setter set, Shower show) {
+    Spec s = base(std::move(name), std::move(metavar), std::move(help));
+    s.allowed = std::move(allowed);
+    s.set = set;
+    s.show = show;
+    return s;
+}
+
+std::vector<Spec> build_specs() {
+    using O = Options;
+    std::vector<Spec> t;
+    t.push_back(choice("--mode",
+                       "monitor: track every packet, then free it.\n"
+                       "inline: track, then forward between paired ports 0<->1, 2<->3, ...",
+                       {"monitor", "inline"}, set_choice<&O::mode>, show_choice<&O::mode>));
+    t.push_back(choice("--clock",
+                       "tsc: wall time. packet: time from packet timestamps, so a pcap\n"
+                       "replays its own timeline at full speed.",
+                       {"tsc", "packet"}, set_choice<&O::clock>, show_choice<&O::clock>));
+    t.push_back(number("--wheel-buckets", "N",
+                       "Timer wheel buckets per lcore; the wheel's range is N-1 ticks.", 256,
+                       1u << 24, set_number<&O::wheel_buckets>, show_number<&O::wheel_buckets>,
+                       true));
+    t.push_back(number("--tick-ms", "MS", "Timer wheel tick: the resolution of every timeout.", 1,
+                       60000, set_number<&O::tick_ms>, show_number<&O::tick_ms>));
+    t.push_back(number("--check-interval-ms", "MS", "How often the inactivity cop runs.", 1, 60000,
+                       set_number<&O::check_interval_ms>, show_number<&O::check_interval_ms>));
+    t.push_back(number("--timeout-budget", "N",
+                       "Most expiries one cop pass fires; the rest wait for the next pass.", 1,
+                       10000000, set_number<&O::timeout_budget>, show_number<&O::timeout_budget>));
+    t.push_back(number("--visit-budget-factor", "N",
+                       "A cop pass also stops after visiting N x --timeout-budget flows.", 1, 1024,
+                       set_number<&O::visit_budget_factor>, show_number<&O::visit_budget_factor>));
+    t.push_back(number("--flows-per-lcore", "N",
+                       "Flow table capacity per lcore; new flows beyond it are counted drops.",
+                       1024, 1u << 27, set_number<&O::flows_per_lcore>,
+                       show_number<&O::flows_per_lcore>));
+    for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
+        const std::string state = kTcpStateFlagNames[i];
+        Spec s = number("--tcp-timeout-" + state, "SECONDS",
+                        "Inactivity timeout in TCP state " + state +
+                            "; 0 = none of its own:\n--default-inactivity-timeout applies.",
+                        0, kMaxTimeoutS, set_tcp_timeout, show_tcp_timeout);
+        s.index = i;
+        t.push_back(std::move(s));
+    }
+    t.push_back(number("--default-inactivity-timeout", "SECONDS",
+                       "Inactivity timeout for flows whose TCP state has none of its own.", 1,
+                       kMaxTimeoutS, set_number<&O::default_inactivity_timeout_s>,
+                       show_number<&O::default_inactivity_timeout_s>));
+    t.push_back(number("--active-timeout", "SECONDS",
+                       "Expire a flow this long after it was first seen, however busy;\n"
+                       "0 = no active timeout.",
+                       0, kMaxTimeoutS, set_number<&O::active_timeout_s>,
+                       show_number<&O::active_timeout_s>));
+    t.push_back(text("--metrics-addr", "HOST:PORT",
+                     "Prometheus exporter address. PORT 0 binds any free port and prints it;\n"
+                     "localhost means 127.0.0.1; none disables the exporter.",
+                     "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none",
+                     set_metrics_addr, show_metrics_addr));
+    t.push_back(text("--events", "PATH", "Write flow events (one line each) to PATH; - = stdout.",
+                     "a file path, - (stdout), or none (./none for a file named none)",
+                     set_optional_string<&O::events_path, kNone>,
+                     show_optional_string<&O::events_path, kNone>));
+    t.push_back(number("--events-ring", "N", "Events buffered per lcore before they are dropped.",
+                       64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>,
+                       true));
+    t.push_back(number("--stop-when-idle-ms", "MS",
+                       "Stop once no port has received a packet for MS of wall time\n"
+                       "(for replays); 0 = never.",
+                       0, kMaxStopWhenIdleMs, set_number<&O::stop_when_idle_ms>,
+                       show_number<&O::stop_when_idle_ms>));
+    t.push_back(choice("--loose-pickup",
+                       "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).",
+                       {"off", "on"}, set_choice<&O::loose_pickup>,
+                       show_choice<&O::loose_pickup>));
+    t.push_back(text("--flowgen", "KEY=VAL,...",
+                     "Add a synthetic traffic port; its keys are checked when it is created.",
+                     "KEY=VAL,... or off", set_optional_string<&O::flowgen, kOff>,
+                     show_optional_string<&O::flowgen, kOff>));
+    t.push_back(text("--quiet", "",
+                     "No live status line, informational lines or final summary;\n"
+                     "errors and warnings are still printed.",
+                     "", set_quiet, show_quiet));
+    Spec help = base("--help", "", "Print this help and exit.");
+    help.alias = "-h";
+    help.is_help = true;
+    t.push_back(std::move(help));
+    return t;
+}
+
+}  // namespace
+
+const std::vector<Spec>& specs() {
+    static const std::vector<Spec> table = build_specs();
+    return table;
+}
+
+}  // namespace flowcop::app::detail

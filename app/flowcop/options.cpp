@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Parsing, --help, describe() and option_table(): all are loops over the one table in option_table.cpp.
+#include "options.h"
+
+#include "option_table.h"
+#include "option_values.h"
+
+namespace flowcop::app {
+namespace {
+
+using detail::escaped;
+using detail::quote;
+using detail::Spec;
+using detail::specs;
+
+std::string missing_value(const Spec& s) {
+    return format_flag_error(s.name, "missing value (expected " + s.metavar + "; allowed: " +
+                                         s.allowed + ")");
+}
+
+ParseOutcome fail(std::string message) {
+    return {ParseOutcome::error, default_options(), std::move(message)};
+}
+
+std::string unknown_option(std::string_view name) {
+    constexpr std::string_view kTcpPrefix = "--tcp-timeout";
+    if (name.starts_with(kTcpPrefix)) {
+        std::string_view state = name.substr(kTcpPrefix.size());
+        if (!state.empty() && state.front() == '-')
+            state.remove_prefix(1);
+        const std::vector<std::string> states(kTcpStateFlagNames.begin(), kTcpStateFlagNames.end());
+        return format_flag_error(escaped(name), "unknown TCP state " + quote(state) +
+                                                    " (valid states: " + detail::join(states, ", ") +
+                                                    ")");
+    }
+    return "flowcop: unknown option " + quote(name) + " (see --help)";
+}
+
+}  // namespace
+
+Options default_options() {
+    Options o{};
+    o.mode = Mode::monitor;
+    o.clock = ClockSource::tsc;
+    o.wheel_buckets = 4096;
+    o.tick_ms = 1000;
+    o.check_interval_ms = 1000;
+    o.timeout_budget = 256;
+    o.visit_budget_factor = 16;
+    o.flows_per_lcore = 1u << 20;
+    o.tcp_timeout_s = {120, 60, 432000, 120, 60, 30, 120, 10, 120};
+    o.default_inactivity_timeout_s = 600;
+    o.active_timeout_s = 0;
+    o.metrics_enabled = true;
+    o.metrics_host = "127.0.0.1";
+    o.metrics_port = 9781;
+    o.events_ring = 65536;
+    o.stop_when_idle_ms = 0;
+    o.loose_pickup = true;
+    o.quiet = false;
+    return o;
+}
+
+std::string format_flag_error(std::string_view flag, std::string_view detail) {
+    return "flowcop: " + std::string(flag) + ": " + std::string(detail);
+}
+
+std::string format_host_port(std::string_view host, uint16_t port) {
+    const bool v6 = host.find(':') != std::string_view::npos;
+    return (v6 ? "[" : "") + std::string(host) + (v6 ? "]:" : ":") + std::to_string(port);
+}
+
+ParseOutcome parse_options(int argc, char** argv) {
+    const auto& table = specs();
+    std::vector<bool> seen(table.size(), false);
+    Options o = default_options();
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--" || !arg.starts_with("-") || arg == "-")
+            return fail("flowcop: unexpected argument " + quote(arg) +
+                        " (flowcop takes no positional arguments; see --help)");
+        const auto eq = arg.find('=');
+        const std::string_view name = arg.substr(0, eq);
+        std::size_t k = 0;
+        while (k < table.size() && name != table[k].name && name != table[k].alias)
+            ++k;
+        if (k == table.size())
+            return fail(unknown_option(name));
+        const Spec& s = table[k];
+        if (seen[k])
+            return fail(format_flag_error(s.name, "given more than once; each option may appear "
+                                                  "only once"));
+        seen[k] = true;
+        std::string_view value;
+        if (s.metavar.empty()) {
+            if (eq != std::string_view::npos)
+                return fail(format_flag_error(s.name, "takes no value, got " +
+                                                          quote(arg.substr(eq + 1))));
+        } else if (eq != std::string_view::npos) {
+            value = arg.substr(eq + 1);
+        } else if (i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("--")) {
+            value = argv[++i];
+        } else {
+            return fail(missing_value(s));
+        }
+        if (s.is_help)
+            return {ParseOutcome::help, default_options(),
+                    help_text(argc > 0 && argv[0] != nullptr ? argv[0] : "flowcop")};
+        if (std::string err = s.set(s, value, o); !err.empty())
+            return fail(format_flag_error(s.name, err));
+    }
+    return {ParseOutcome::ok, std::move(o), {}};
+}
+
+std::string help_text(const char* prog) {
+    std::string out = "Usage: " + std::string(prog ? prog : "flowcop") +
+                      " [EAL options] -- [flowcop options]\n\n"
+                      "Tracks TCP flows on DPDK ports and expires idle ones through a per-lcore\n"
+                      "timer wheel. flowcop options follow EAL's '--'. Write --opt VALUE or\n"
+                      "--opt=VALUE (the = form for a VALUE starting with '--'). Each option may\n"
+                      "be given once. Numbers are decimal digits, without sign. Bad options exit\n"
+                      "with status 2.\n\nOptions:\n";
+    const Options defaults = default_options();
+    for (const Spec& s : specs()) {
+        out += "  " + (s.alias.empty() ? "" : s.alias + ", ") + s.name;
+        out += (s.metavar.empty() ? "" : " " + s.metavar) + "\n";
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = s.help.find('\n', start)) != std::string::npos; start = nl + 1)
+            out += "      " + s.help.substr(start, nl - start) + "\n";
+        out += "      " + s.help.substr(start) + "\n";
+        if (s.show != nullptr)
+            out += "      default: " + s.show(s, defaults) + "\n";
+        if (!s.allowed.empty())
+            out += "      allowed: " + s.allowed + "\n";
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, std::string>> describe(const Options& o) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Spec& s : specs()) {
+        if (s.show == nullptr)
+            continue;
+        std::string key = s.name.substr(2);
+        for (char& c : key)
+            c = c == '-' ? '_' : c;
+        out.emplace_back(std::move(key), s.show(s, o));
+    }
+    return out;
+}
+
+std::string describe_line(const Options& o) {
+    std::string out;
+    for (const auto& [key, value] : describe(o)) {
+        bool plain = !value.empty();
+        for (const char c : value)
+            plain = plain && detail::printable(c) && c != ' ' && c != '"' && c != '=' && c != '\\';
+        out += (out.empty() ? "" : " ") + key + "=";
+        if (plain) {
+            out += value;
+            continue;
+        }
+        out += '"';
+        for (const char c : value) {
+            if (c == '"' || c == '\\')
+                out += '\\';
+            detail::append_escaped(out, c);
+        }
+        out += '"';
+    }
+    return out;
+}
+
+std::span<const OptionInfo> option_table() {
+    static const std::vector<OptionInfo> infos = [] {
+        std::vector<OptionInfo> v;
+        const Options defaults = default_options();
+        for (const Spec& s : specs())
+            v.push_back({s.name, s.alias, s.metavar, s.show ? s.show(s, defaults) : std::string(),
+                         s.allowed, !s.metavar.empty()});
+        return v;
+    }();
+    return infos;
+}
+
+}  // namespace flowcop::app

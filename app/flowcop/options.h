@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// flowcop's own command-line options: the arguments after EAL's `--`, parsed into a plain value.
+//
+// Contract
+// - EAL-free and pure: parse_options() reads only argv (after rte_eal_init() has consumed EAL's
+//   arguments and left argv[0] as the program name) and keeps no global state (no getopt optind),
+//   so it may be called any number of times, from tests, on any thread. argv is not modified.
+// - One table drives parsing, help_text(), describe() and option_table(), so an option the parser
+//   accepts is always documented, and every default --help shows is rendered from default_options().
+//   Every default --help shows is itself an accepted value that selects that default
+//   (`--events none`, `--flowgen off`, `--active-timeout 0`), so copying it from --help is safe.
+// - Syntax: `--opt VALUE` or `--opt=VALUE`, exact names only (no prefix abbreviation, no
+//   positional arguments). In the separate form a VALUE starting with "--" is not taken: it is the
+//   next option, so `--events --quiet` reports a missing value instead of writing a file called
+//   "--quiet"; use `--opt=VALUE` for such a value. Numbers are decimal digits only: no sign, no 0x,
+//   no spaces or trailing characters; overflow is reported, never wrapped.
+// - Each option may be given at most once. A duplicate is an error, not "last wins": a unit file's
+//   flag silently overridden by a second copy appended by an operator is how a wrong timeout
+//   reaches production unnoticed.
+// - Errors: parsing goes left to right and stops at the first bad argument. The message is ONE
+//   line without a trailing newline, "flowcop: <flag>: <detail>", naming the flag, the bad value
+//   (quoted, control characters escaped, long values shortened) and what is allowed. The caller
+//   prints it to stderr and exits with code 2. -h/--help reached before any error yields the help
+//   text (the caller prints it to stdout and exits 0).
+// - On help or error, ParseOutcome::options holds default_options(), never a half-parsed mix.
+// - option_table() returns a view of a table built on first use and never freed or changed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace flowcop::app {
+
+enum class Mode : uint8_t {
+    monitor,     // track every packet, then free it
+    inline_fwd,  // track, then forward between paired ports 0<->1, 2<->3, ...
+};
+
+enum class ClockSource : uint8_t {
+    tsc,     // wall time from the TSC
+    packet,  // time from packet timestamps: a pcap replays its own timeline at full speed
+};
+
+// The defaults (see default_options()) and why:
+// - wheel_buckets 4096, tick_ms 1000: the ATS wheel's choice, measured there: 4095 one-second
+//   ticks (~68 min) of range cover every default timeout but established, which then costs one
+//   extra visit per lap of the ring rather than a wrong expiry.
+// - check_interval_ms 1000: the cop runs once per tick; running it more often finds nothing new.
+// - visit_budget_factor 16: ATS's VISIT_BUDGET_FACTOR (a re-arm is far cheaper than an expiry).
+// - timeout_budget 256: not measured yet; small enough that one pass cannot hold the poll loop
+//   long, and a pass that hits it resumes soon after, so it delays expiries, never loses them.
+// - flows_per_lcore 2^20 and events_ring 2^16: round starting points, not measured; both are
+//   allocated up front, so a larger value costs memory, not per-packet time.
+// - tcp_timeout_s: netfilter's nf_conntrack_tcp_timeout_* defaults, so counts compare with conntrack.
+// - default_inactivity_timeout_s 600: applies only where a state has no explicit timeout.
+// - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
+struct Options {
+    Mode mode;
+    ClockSource clock;
+    uint32_t wheel_buckets;        // power of two in [256, 2^24]
+    uint32_t tick_ms;              // [1, 60000]
+    uint32_t check_interval_ms;    // [1, 60000]
+    uint64_t timeout_budget;       // expiries per cop pass, [1, 1e7]
+    uint32_t visit_budget_factor;  // visits per pass = factor * timeout_budget, [1, 1024]
+    uint32_t flows_per_lcore;      // [1024, 2^27]
+    // Index order is kTcpStateFlagNames. 0 = no explicit timeout: the default inactivity
+    // timeout applies. Max 31536000 (one year).
+    std::array<uint32_t, 9> tcp_timeout_s;
+    uint32_t default_inactivity_timeout_s;  // [1, 31536000]
+    uint32_t active_timeout_s;              // 0 = none, max 31536000
+    // metrics_enabled false (`--metrics-addr none`) leaves host empty and port 0.
+    // metrics_host is an IPv4 or IPv6 literal without brackets; `localhost` is stored as
+    // 127.0.0.1 so binding never depends on a resolver. metrics_port 0 = bind any free port
+    // (the service prints the one it got).
+    bool metrics_enabled;
+    std::string metrics_host;
+    uint16_t metrics_port;
+    std::string events_path;  // empty = no event log, "-" = stdout
+    uint32_t events_ring;     // events buffered per lcore before dropping; power of two in [64, 2^22]
+    uint32_t stop_when_idle_ms;  // 0 = never; else stop after no port received a packet for this long
+    bool loose_pickup;           // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
+    std::string flowgen;         // raw KEY=VAL,... for the synthetic port, empty = off; validated there
+    // quiet: no live status line, no informational lines (startup configuration, port list) and
+    // no final summary; errors and warnings still go to stderr. Metrics and the event log are the
+    // record for unattended runs.
+    bool quiet;
+
+    bool operator==(const Options&) const = default;
+};
+
+// Flag suffixes of --tcp-timeout-<state>, in Options::tcp_timeout_s index order.
+inline constexpr std::array<const char*, 9> kTcpStateFlagNames = {
+    "syn_sent", "syn_recv", "established", "fin_wait", "close_wait",
+    "last_ack", "time_wait", "close",      "syn_sent2",
+};
+
+Options default_options();
+
+struct ParseOutcome {
+    enum Kind { ok, help, error } kind;
+    Options options;      // the parsed options when ok, default_options() otherwise
+    std::string message;  // error line without trailing newline, or the help text
+};
+
+// argv[0] is the program name (used in the help's usage line); argv[1..argc) are flowcop options.
+ParseOutcome parse_options(int argc, char** argv);
+
+// Usage and one block per option: name, value syntax, meaning, default and allowed values.
+std::string help_text(const char* prog);
+
+// "flowcop: <flag>: <detail>", the one format every option error uses, including those found
+// after parsing (e.g. the service's bind failure: format_flag_error("--metrics-addr",
+// "127.0.0.1:9781: address already in use")).
+std::string format_flag_error(std::string_view flag, std::string_view detail);
+
+// "HOST:PORT", bracketing IPv6 literals ("[::1]:9781"): the form --metrics-addr accepts.
+std::string format_host_port(std::string_view host, uint16_t port);
+
+// The effective configuration as (key, value) pairs in table order, one per option that takes a
+// value plus "quiet". Keys are the flag names without "--", '-' replaced by '_' (usable as
+// Prometheus label names); values are spelled as the flag accepts them, so `--<flag>=<value>`
+// for every pair reproduces the same Options.
+std::vector<std::pair<std::string, std::string>> describe(const Options&);
+
+// describe() joined as `key=value` separated by spaces, values quoted when they are empty or
+// contain spaces, quotes, '=' or control characters: the startup log line.
+std::string describe_line(const Options&);
+
+// The parser's table, read-only, for tools and tests that must agree with the parser.
+struct OptionInfo {
+    std::string name;          // "--wheel-buckets"
+    std::string alias;         // "-h" for "--help", else empty
+    std::string metavar;       // "N", "monitor|inline"; empty for flags without a value
+    std::string default_text;  // as --help shows it, rendered from default_options(); empty for --help
+    std::string allowed;       // as --help shows it, e.g. "power of two in 256..16777216"
+    bool takes_value;
+};
+std::span<const OptionInfo> option_table();
+
+}  // namespace flowcop::app
