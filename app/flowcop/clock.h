@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// flowcop's time base: Unix-epoch nanoseconds, on every lcore, in both clock modes.
+//
+// TscClock converts rte_rdtsc() to Unix ns from one (TSC, CLOCK_REALTIME) pair
+// taken at start, with a fixed-point multiply (no division, no syscall): it is
+// monotonic and as stable as the TSC, and it does not follow later wall-clock
+// steps (NTP slews over a run are ignored on purpose — a deadline must never
+// jump).
+//
+// PacketClock is the replay clock (--clock packet): time is the largest packet
+// timestamp seen so far, so a capture replays its own timeline deterministically
+// at full speed, and a capture with non-monotonic timestamps never moves time
+// backwards. It reads the mbuf's standard Rx timestamp dynfield, which DPDK's
+// pcap PMD (and flowcop's flowgen port) fill in MICROSECONDS since the Unix
+// epoch. Packets without the timestamp flag leave time where it is (counted by
+// the caller).
+#pragma once
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include <cstdint>
+#include <ctime>
+
+namespace flowcop::app {
+
+class TscClock {
+public:
+    TscClock() noexcept
+    {
+        hz_ = rte_get_tsc_hz();
+        timespec ts{};
+        clock_gettime(CLOCK_REALTIME, &ts);
+        tsc0_ = rte_rdtsc();
+        unix0_ns_ = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+        // ns = cycles * 1e9 / hz  ==  (cycles * mult) >> 32
+        mult_ = (static_cast<unsigned __int128>(1'000'000'000ull) << 32) / hz_;
+    }
+    uint64_t ns_from_tsc(uint64_t tsc) const noexcept
+    {
+        const uint64_t d = tsc - tsc0_;
+        return unix0_ns_ + uint64_t((static_cast<unsigned __int128>(d) * mult_) >> 32);
+    }
+    uint64_t now_ns() const noexcept { return ns_from_tsc(rte_rdtsc()); }
+    uint64_t cycles_from_ns(uint64_t ns) const noexcept
+    {
+        return uint64_t(static_cast<unsigned __int128>(ns) * hz_ / 1'000'000'000ull);
+    }
+    uint64_t hz() const noexcept { return hz_; }
+
+private:
+    uint64_t hz_ = 1;
+    uint64_t tsc0_ = 0;
+    uint64_t unix0_ns_ = 0;
+    unsigned __int128 mult_ = 0;
+};
+
+// Offsets of the timestamp dynfield/dynflag, looked up once after ports start
+// (the PMD registers them); -1 / 0 when no port provides timestamps.
+struct TimestampField {
+    int offset = -1;
+    uint64_t flag = 0;
+    static TimestampField lookup() noexcept
+    {
+        TimestampField f;
+        f.offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, nullptr);
+        const int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, nullptr);
+        f.flag = bit >= 0 ? (uint64_t(1) << bit) : 0;
+        return f;
+    }
+};
+
+class PacketClock {
+public:
+    explicit PacketClock(TimestampField f) noexcept : field_(f) {}
+    // Advances to the packet's time; false if the packet carries no timestamp.
+    bool observe(const rte_mbuf* m) noexcept
+    {
+        if (field_.offset < 0 || !(m->ol_flags & field_.flag))
+            return false;
+        const uint64_t us = *RTE_MBUF_DYNFIELD(m, field_.offset, const rte_mbuf_timestamp_t*);
+        const uint64_t ns = us * 1000;
+        if (ns > now_ns_)
+            now_ns_ = ns;
+        return true;
+    }
+    uint64_t now_ns() const noexcept { return now_ns_; }
+
+private:
+    TimestampField field_;
+    uint64_t now_ns_ = 0;
+};
+
+} // namespace flowcop::app

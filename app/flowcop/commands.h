@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The control plane's requests to a worker lcore.
+//
+// Only the owning lcore may change its flows or its wheel, so the control plane
+// never does: it posts a Command to the worker's mailbox (an rte_ring, multi-
+// producer / single-consumer) and waits for `done`. The worker drains its
+// mailbox between bursts (one ring dequeue, almost always empty), executes the
+// command on its own table and publishes the result with a release store.
+// A Command must outlive the wait: if the worker does not answer in time (it
+// has stopped), the waiter abandons — never frees — the command.
+#pragma once
+
+#include <packet/flow_key.h>
+#include <tcpstate/tcp_state.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace flowcop::app {
+
+struct Command {
+    enum class Type : uint8_t {
+        kill,          // key -> result 1 if the flow was on this lcore (it is reaped on the next tick)
+        set_timeouts,  // timeouts + active_timeout_s -> result 0
+        set_budgets,   // fire_budget + visit_budget_factor -> result 0
+    };
+    Type type = Type::kill;
+    packet::FlowKey key{};
+    tcpstate::Timeouts timeouts{};
+    uint32_t active_timeout_s = 0;
+    uint64_t fire_budget = 0;
+    uint32_t visit_budget_factor = 0;
+    int result = 0;
+    std::atomic<bool> done{false};
+};
+
+} // namespace flowcop::app

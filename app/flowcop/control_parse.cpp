@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "control_parse.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+namespace flowcop::app {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep)
+{
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (true) {
+        const size_t at = s.find(sep, start);
+        out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+        if (at == std::string::npos)
+            return out;
+        start = at + 1;
+    }
+}
+
+bool parse_uint(const std::string& s, uint64_t max, uint64_t& out)
+{
+    if (s.empty() || s.size() > 20)
+        return false;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out <= max;
+}
+
+bool parse_addr(const std::string& s, uint8_t out[16])
+{
+    std::memset(out, 0, 16);
+    in_addr v4{};
+    if (inet_pton(AF_INET, s.c_str(), &v4) == 1) {
+        out[10] = 0xff;
+        out[11] = 0xff;
+        std::memcpy(out + 12, &v4, 4);
+        return true;
+    }
+    return inet_pton(AF_INET6, s.c_str(), out) == 1;
+}
+
+} // namespace
+
+std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
+{
+    const std::vector<std::string> f = split(params, ',');
+    if (f.size() < 4 || f.size() > 6)
+        return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]], got '" + params + "'";
+    uint8_t a[16], b[16];
+    uint64_t pa = 0, pb = 0, v1 = 0, v2 = 0;
+    if (!parse_addr(f[0], a))
+        return "'" + f[0] + "' is not an IPv4 or IPv6 address";
+    if (!parse_addr(f[2], b))
+        return "'" + f[2] + "' is not an IPv4 or IPv6 address";
+    if (!parse_uint(f[1], 65535, pa))
+        return "'" + f[1] + "' is not a port (0..65535)";
+    if (!parse_uint(f[3], 65535, pb))
+        return "'" + f[3] + "' is not a port (0..65535)";
+    if (f.size() >= 5 && !parse_uint(f[4], 4095, v1))
+        return "'" + f[4] + "' is not a VLAN ID (0..4095)";
+    if (f.size() == 6 && !parse_uint(f[5], 4095, v2))
+        return "'" + f[5] + "' is not a VLAN ID (0..4095)";
+    const bool a_is_v4 = a[10] == 0xff && a[11] == 0xff && std::memcmp(a, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
+    const bool b_is_v4 = b[10] == 0xff && b[11] == 0xff && std::memcmp(b, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
+    if (a_is_v4 != b_is_v4)
+        return "both addresses must be IPv4 or both IPv6";
+    // The same canonical order the parser uses (flow_key.h): lower (address, port) first.
+    const int c = std::memcmp(a, b, 16);
+    const bool a_lo = c < 0 || (c == 0 && pa <= pb);
+    std::memset(&key, 0, sizeof(key));
+    std::memcpy(key.addr_lo, a_lo ? a : b, 16);
+    std::memcpy(key.addr_hi, a_lo ? b : a, 16);
+    key.port_lo = uint16_t(a_lo ? pa : pb);
+    key.port_hi = uint16_t(a_lo ? pb : pa);
+    key.proto = 6;
+    const uint32_t packed = (uint32_t(v1) << 12) | uint32_t(v2);
+    key.vlan[0] = uint8_t(packed >> 16);
+    key.vlan[1] = uint8_t(packed >> 8);
+    key.vlan[2] = uint8_t(packed);
+    return "";
+}
+
+std::string parse_flow_query(const std::string& params, FlowQuery& q)
+{
+    if (params.empty())
+        return "";
+    for (const std::string& kv : split(params, ',')) {
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos)
+            return "expected key=value, got '" + kv + "' (keys: addr, port, lcore, limit)";
+        const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+        uint64_t n = 0;
+        if (k == "addr") {
+            if (!parse_addr(v, q.filter.addr))
+                return "addr: '" + v + "' is not an IPv4 or IPv6 address";
+            q.filter.match_addr = true;
+        } else if (k == "port") {
+            if (!parse_uint(v, 65535, n))
+                return "port: '" + v + "' is not a port (0..65535)";
+            q.filter.match_port = true;
+            q.filter.port = uint16_t(n);
+        } else if (k == "lcore") {
+            if (!parse_uint(v, 1023, n))
+                return "lcore: '" + v + "' is not an lcore id";
+            q.match_lcore = true;
+            q.lcore = unsigned(n);
+        } else if (k == "limit") {
+            if (!parse_uint(v, FlowQuery::kMaxLimit, n) || n == 0)
+                return "limit: '" + v + "' is not a number in 1.." + std::to_string(FlowQuery::kMaxLimit);
+            q.limit = unsigned(n);
+        } else {
+            return "unknown key '" + k + "' (keys: addr, port, lcore, limit)";
+        }
+    }
+    return "";
+}
+
+std::string settable_names()
+{
+    std::string s = "timeout_budget, visit_budget_factor, default_inactivity_timeout, active_timeout";
+    for (const char* st : kTcpStateFlagNames)
+        s += std::string(", tcp_timeout_") + st;
+    return s;
+}
+
+std::string apply_setting(const std::string& params, Options& opt)
+{
+    const size_t comma = params.find(',');
+    if (comma == std::string::npos)
+        return "expected NAME,VALUE (names: " + settable_names() + ")";
+    const std::string name = params.substr(0, comma), value = params.substr(comma + 1);
+    bool known = name == "timeout_budget" || name == "visit_budget_factor" ||
+                 name == "default_inactivity_timeout" || name == "active_timeout";
+    for (const char* st : kTcpStateFlagNames)
+        known = known || name == std::string("tcp_timeout_") + st;
+    if (!known)
+        return "'" + name + "' cannot be set at run time (names: " + settable_names() + ")";
+    // Validate through the command line's parser: same ranges, same messages.
+    std::string flag;
+    if (name.rfind("tcp_timeout_", 0) == 0) {
+        flag = "--tcp-timeout-" + name.substr(12); // the state keeps its underscore: --tcp-timeout-syn_sent
+    } else {
+        flag = "--" + name;
+        for (char& ch : flag)
+            if (ch == '_')
+                ch = '-';
+    }
+    std::vector<std::string> args{"flowcop", flag, value};
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    const ParseOutcome r = parse_options(int(argv.size()), argv.data());
+    if (r.kind != ParseOutcome::ok)
+        return r.message.rfind("flowcop: ", 0) == 0 ? r.message.substr(9) : r.message;
+    const Options& n = r.options;
+    if (name == "timeout_budget")
+        opt.timeout_budget = n.timeout_budget;
+    else if (name == "visit_budget_factor")
+        opt.visit_budget_factor = n.visit_budget_factor;
+    else if (name == "default_inactivity_timeout")
+        opt.default_inactivity_timeout_s = n.default_inactivity_timeout_s;
+    else if (name == "active_timeout")
+        opt.active_timeout_s = n.active_timeout_s;
+    else
+        for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i)
+            if (name == std::string("tcp_timeout_") + kTcpStateFlagNames[i])
+                opt.tcp_timeout_s[i] = n.tcp_timeout_s[i];
+    return "";
+}
+
+} // namespace flowcop::app

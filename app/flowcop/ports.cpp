@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "ports.h"
+
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include <cstring>
+
+namespace flowcop::app {
+
+namespace {
+
+constexpr uint16_t kRxDesc = 1024;
+constexpr uint16_t kTxDesc = 1024;
+
+// The symmetric Toeplitz key: with the 16-bit pattern 0x6d5a repeated, swapping
+// source and destination (address and port) leaves the hash unchanged.
+void symmetric_key(uint8_t* key, size_t len) noexcept
+{
+    for (size_t i = 0; i < len; ++i)
+        key[i] = (i % 2 == 0) ? 0x6d : 0x5a;
+}
+
+bool can_rss(const rte_eth_dev_info& info, unsigned lcores) noexcept
+{
+    const uint64_t want = RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP;
+    return info.max_rx_queues >= lcores && info.max_tx_queues >= lcores &&
+           (info.flow_type_rss_offloads & want) != 0 && info.hash_key_size >= 40 && info.hash_key_size <= 64;
+}
+
+std::string port_name(uint16_t port)
+{
+    char name[RTE_ETH_NAME_MAX_LEN] = {};
+    if (rte_eth_dev_get_name_by_port(port, name) != 0)
+        return "port " + std::to_string(port);
+    return name;
+}
+
+bool configure(uint16_t port, uint16_t nq, bool rss, const rte_eth_dev_info& info, rte_mempool* pool,
+               std::string& error)
+{
+    rte_eth_conf conf{};
+    uint8_t key[64];
+    if (rss) {
+        symmetric_key(key, info.hash_key_size);
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_key = key;
+        conf.rx_adv_conf.rss_conf.rss_key_len = info.hash_key_size;
+        conf.rx_adv_conf.rss_conf.rss_hf =
+            info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+    }
+    const std::string name = port_name(port);
+    int rc = rte_eth_dev_configure(port, nq, nq, &conf);
+    if (rc != 0) {
+        error = "port " + std::to_string(port) + " (" + name + "): configure failed: " + rte_strerror(-rc);
+        return false;
+    }
+    uint16_t rxd = kRxDesc, txd = kTxDesc;
+    rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
+    const int socket = rte_eth_dev_socket_id(port);
+    for (uint16_t q = 0; q < nq; ++q) {
+        rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? SOCKET_ID_ANY : socket, nullptr, pool);
+        if (rc == 0)
+            rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? SOCKET_ID_ANY : socket, nullptr);
+        if (rc != 0) {
+            error = "port " + std::to_string(port) + " (" + name + "): queue " + std::to_string(q) +
+                    " setup failed: " + rte_strerror(-rc);
+            return false;
+        }
+    }
+    rc = rte_eth_dev_start(port);
+    if (rc != 0) {
+        error = "port " + std::to_string(port) + " (" + name + "): start failed: " + rte_strerror(-rc);
+        return false;
+    }
+    // Monitoring a tap or span port needs every frame, not just ours; virtual
+    // devices that have no such notion return -ENOTSUP, which is fine.
+    rte_eth_promiscuous_enable(port);
+    return true;
+}
+
+} // namespace
+
+unsigned mbufs_needed(unsigned ports, unsigned lcores) noexcept
+{
+    const unsigned queues = ports * lcores;
+    const unsigned n = queues * (kRxDesc + kTxDesc) + lcores * 1024 + 4096;
+    return n < 8191 ? 8191 : n;
+}
+
+bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error)
+{
+    std::vector<uint16_t> ports;
+    uint16_t p;
+    RTE_ETH_FOREACH_DEV(p)
+    ports.push_back(p);
+    if (ports.empty()) {
+        error = "no ports: give EAL a NIC (-a PCI) or a virtual device, e.g. "
+                "--vdev=net_pcap0,rx_pcap=FILE.pcap, or use --flowgen";
+        return false;
+    }
+    if (opt.mode == Mode::inline_fwd && ports.size() % 2 != 0) {
+        error = "--mode inline forwards between port pairs (0<->1, 2<->3, ...) but " +
+                std::to_string(ports.size()) + " port(s) were found";
+        return false;
+    }
+    std::vector<unsigned> lcores;
+    lcores.push_back(rte_get_main_lcore());
+    unsigned l;
+    RTE_LCORE_FOREACH_WORKER(l)
+    lcores.push_back(l);
+
+    bool rss = lcores.size() > 1;
+    std::vector<rte_eth_dev_info> infos(ports.size());
+    for (size_t i = 0; i < ports.size(); ++i) {
+        if (rte_eth_dev_info_get(ports[i], &infos[i]) != 0) {
+            error = "port " + std::to_string(ports[i]) + ": cannot read device info";
+            return false;
+        }
+        if (plan.port_names.size() <= ports[i])
+            plan.port_names.resize(ports[i] + 1);
+        plan.port_names[ports[i]] = port_name(ports[i]);
+        if (rss && !can_rss(infos[i], unsigned(lcores.size()))) {
+            rss = false;
+            plan.warnings.push_back("port " + std::to_string(ports[i]) + " (" + plan.port_names[ports[i]] +
+                                    ") cannot spread flows symmetrically over " + std::to_string(lcores.size()) +
+                                    " lcores; every port is polled by lcore " + std::to_string(lcores[0]) +
+                                    " so that no flow has two owners (other lcores stay idle)");
+        }
+    }
+    plan.rss = rss;
+    const unsigned n_workers = rss ? unsigned(lcores.size()) : 1;
+    for (unsigned w = 0; w < n_workers; ++w)
+        plan.workers.push_back(WorkerPlan{lcores[w], {}});
+    for (size_t i = 0; i < ports.size(); ++i) {
+        if (!configure(ports[i], uint16_t(n_workers), rss, infos[i], pool, error))
+            return false;
+        for (unsigned w = 0; w < n_workers; ++w) {
+            const uint16_t peer = opt.mode == Mode::inline_fwd ? ports[i ^ 1] : ports[i];
+            plan.workers[w].rx.push_back(RxQueueRef{ports[i], uint16_t(w), peer, uint16_t(w)});
+        }
+    }
+    return true;
+}
+
+void close_ports() noexcept
+{
+    uint16_t p;
+    RTE_ETH_FOREACH_DEV(p)
+    {
+        rte_eth_dev_stop(p);
+        rte_eth_dev_close(p);
+    }
+}
+
+} // namespace flowcop::app

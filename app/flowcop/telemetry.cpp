@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "telemetry.h"
+
+#include "control_parse.h"
+#include "service.h"
+#include "status.h"
+
+#include <conntrack/relaxed.h>
+#include <packet/flow_key.h>
+
+#include <rte_telemetry.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace flowcop::app {
+
+namespace {
+
+// DPDK's telemetry callbacks carry no user pointer, and a registered command
+// cannot be removed: handlers find the service here, under this mutex, so the
+// service can detach while a handler runs.
+std::mutex g_mu;
+Service* g_service = nullptr;
+bool g_registered = false;
+
+using conntrack::load_relaxed;
+
+int reply_error(rte_tel_data* d, const std::string& msg)
+{
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "error", msg.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+    return 0;
+}
+
+template <typename F>
+int with_service(rte_tel_data* d, F&& f)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_service == nullptr || !g_service->running())
+        return reply_error(d, "flowcop is not running");
+    return f(*g_service);
+}
+
+// One per-lcore array, e.g. "cop_visited_per_lcore": [..].
+template <typename Get>
+void per_lcore(rte_tel_data* d, const Service& s, const char* name, Get get)
+{
+    rte_tel_data* a = rte_tel_data_alloc();
+    if (a == nullptr)
+        return;
+    rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+    for (const auto& w : s.workers())
+        rte_tel_data_add_array_u64(a, get(*w));
+    rte_tel_data_add_dict_container(d, name, a, 0);
+}
+
+int cmd_stats(const char*, const char*, rte_tel_data* d)
+{
+    return with_service(d, [d](Service& s) {
+        const Totals t = totals(s);
+        rte_tel_data_start_dict(d);
+        rte_tel_data_add_dict_u64(d, "rx_packets", t.rx_packets);
+        rte_tel_data_add_dict_u64(d, "tx_packets", t.tx_packets);
+        rte_tel_data_add_dict_u64(d, "flows_active", t.flows_active);
+        rte_tel_data_add_dict_u64(d, "flows_created", t.flows_created);
+        rte_tel_data_add_dict_u64(d, "flows_expired", t.flows_expired);
+        rte_tel_data_add_dict_u64(d, "inactivity_cop_passes", t.cop_passes);
+        rte_tel_data_add_dict_u64(d, "inactivity_cop_visited", t.cop_visited);
+        rte_tel_data_add_dict_u64(d, "inactivity_cop_fired", t.cop_fired);
+        rte_tel_data_add_dict_u64(d, "inactivity_cop_budget_exhausted", t.cop_budget_exhausted);
+        rte_tel_data_add_dict_u64(d, "inactivity_cop_lock_acquire_failure", t.cop_lock_failures);
+        uint64_t by_reason[conntrack::kReasonCount] = {};
+        uint64_t full = 0;
+        for (const auto& w : s.workers()) {
+            const conntrack::Counters& c = w->table().counters();
+            for (unsigned r = 0; r < conntrack::kReasonCount; ++r)
+                by_reason[r] += load_relaxed(c.flows_expired[r]);
+            full += load_relaxed(c.tcp_table_full);
+        }
+        for (unsigned r = 0; r < conntrack::kReasonCount; ++r)
+            rte_tel_data_add_dict_u64(
+                d, ("flows_expired_" + std::string(conntrack::reason_name(static_cast<conntrack::Reason>(r)))).c_str(),
+                by_reason[r]);
+        rte_tel_data_add_dict_u64(d, "flows_dropped_table_full", full);
+        per_lcore(d, s, "lcores", [](const Worker& w) { return uint64_t(w.lcore()); });
+        per_lcore(d, s, "flows_active_per_lcore", [](const Worker& w) { return w.table().active(); });
+        per_lcore(d, s, "inactivity_cop_visited_per_lcore",
+                  [](const Worker& w) { return load_relaxed(w.table().counters().cop_visited); });
+        per_lcore(d, s, "inactivity_cop_budget_exhausted_per_lcore",
+                  [](const Worker& w) { return load_relaxed(w.table().counters().cop_budget_exhausted); });
+        per_lcore(d, s, "inactivity_cop_lock_acquire_failure_per_lcore",
+                  [](const Worker& w) { return load_relaxed(w.table().counters().cop_lock_failures); });
+        return 0;
+    });
+}
+
+int cmd_config(const char*, const char*, rte_tel_data* d)
+{
+    return with_service(d, [d](Service& s) {
+        rte_tel_data_start_dict(d);
+        for (const auto& [k, v] : describe(s.current_options()))
+            rte_tel_data_add_dict_string(d, k.c_str(), v.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+        return 0;
+    });
+}
+
+void add_field(rte_tel_data* a, const std::string& s)
+{
+    rte_tel_data_add_array_string(a, s.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+}
+
+int cmd_flows(const char*, const char* params, rte_tel_data* d)
+{
+    FlowQuery q;
+    if (std::string e = parse_flow_query(params ? params : "", q); !e.empty())
+        return reply_error(d, e);
+    return with_service(d, [d, &q](Service& s) {
+        std::vector<conntrack::FlowSnapshot> snaps(q.limit);
+        std::vector<std::pair<unsigned, conntrack::FlowSnapshot>> all;
+        for (const auto& w : s.workers()) {
+            if (q.match_lcore && w->lcore() != q.lcore)
+                continue;
+            const size_t n = w->table().snapshot(q.filter, snaps.data(), q.limit);
+            for (size_t i = 0; i < n; ++i)
+                all.emplace_back(w->lcore(), snaps[i]);
+        }
+        std::sort(all.begin(), all.end(),
+                  [](const auto& a, const auto& b) { return a.second.last_seen_ns > b.second.last_seen_ns; });
+        if (all.size() > q.limit)
+            all.resize(q.limit);
+        rte_tel_data_start_array(d, RTE_TEL_CONTAINER);
+        const uint64_t now = s.clock().now_ns();
+        for (const auto& [lcore, f] : all) {
+            rte_tel_data* a = rte_tel_data_alloc();
+            if (a == nullptr)
+                break;
+            rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+            uint8_t src[16], dst[16];
+            uint16_t sport, dport;
+            packet::key_endpoints(f.key, f.orig_is_lo, src, sport, dst, dport);
+            char sa[packet::addr_str_len], da[packet::addr_str_len];
+            packet::format_addr(src, sa, sizeof(sa));
+            packet::format_addr(dst, da, sizeof(da));
+            add_field(a, "lcore=" + std::to_string(lcore));
+            add_field(a, "proto=tcp");
+            add_field(a, std::string("state=") + tcpstate::state_name(f.state));
+            add_field(a, std::string("src=") + sa);
+            add_field(a, "sport=" + std::to_string(sport));
+            add_field(a, std::string("dst=") + da);
+            add_field(a, "dport=" + std::to_string(dport));
+            if (const uint16_t v = packet::key_vlan_outer(f.key))
+                add_field(a, "vlan=" + std::to_string(v));
+            add_field(a, "packets_orig=" + std::to_string(f.packets[0]));
+            add_field(a, "bytes_orig=" + std::to_string(f.bytes[0]));
+            add_field(a, "packets_reply=" + std::to_string(f.packets[1]));
+            add_field(a, "bytes_reply=" + std::to_string(f.bytes[1]));
+            // Seconds until the deadline on the service's own clock (0 = due).
+            const uint64_t left = f.deadline_ns > now ? (f.deadline_ns - now) / 1'000'000'000ull : 0;
+            add_field(a, "timeout=" + std::to_string(left));
+            std::string flags = f.assured ? "ASSURED" : "UNREPLIED";
+            if (f.reset)
+                flags += ",RESET";
+            if (f.killed)
+                flags += ",KILLED";
+            add_field(a, "flags=" + flags);
+            rte_tel_data_add_array_container(d, a, 0);
+        }
+        return 0;
+    });
+}
+
+int cmd_kill(const char*, const char* params, rte_tel_data* d)
+{
+    packet::FlowKey key;
+    if (std::string e = parse_flow_tuple(params ? params : "", key); !e.empty())
+        return reply_error(d, e);
+    return with_service(d, [d, &key](Service& s) {
+        Command c;
+        c.type = Command::Type::kill;
+        c.key = key;
+        const int found = s.broadcast(c);
+        if (found < 0)
+            return reply_error(d, "a worker lcore did not answer");
+        rte_tel_data_start_dict(d);
+        rte_tel_data_add_dict_u64(d, "killed", uint64_t(found));
+        return 0;
+    });
+}
+
+int cmd_set(const char*, const char* params, rte_tel_data* d)
+{
+    return with_service(d, [d, params](Service& s) {
+        Options o = s.current_options();
+        if (std::string e = apply_setting(params ? params : "", o); !e.empty())
+            return reply_error(d, e);
+        Command budgets;
+        budgets.type = Command::Type::set_budgets;
+        budgets.fire_budget = o.timeout_budget;
+        budgets.visit_budget_factor = o.visit_budget_factor;
+        Command timeouts;
+        timeouts.type = Command::Type::set_timeouts;
+        timeouts.timeouts = timeouts_from(o);
+        timeouts.active_timeout_s = o.active_timeout_s;
+        if (s.broadcast(budgets) < 0 || s.broadcast(timeouts) < 0)
+            return reply_error(d, "a worker lcore did not answer");
+        s.update_options(o);
+        rte_tel_data_start_dict(d);
+        for (const auto& [k, v] : describe(o))
+            rte_tel_data_add_dict_string(d, k.c_str(), v.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+        return 0;
+    });
+}
+
+} // namespace
+
+Telemetry::Telemetry(Service& s)
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    g_service = &s;
+    if (g_registered)
+        return;
+    g_registered = true;
+    rte_telemetry_register_cmd("/flowcop/stats", cmd_stats, "Counters: totals and per-lcore arrays. No parameters");
+    rte_telemetry_register_cmd("/flowcop/config", cmd_config, "The running configuration. No parameters");
+    rte_telemetry_register_cmd("/flowcop/flows", cmd_flows,
+                               "Most recently seen flows. Parameters: addr=IP,port=N,lcore=N,limit=N (max 32)");
+    rte_telemetry_register_cmd("/flowcop/kill", cmd_kill,
+                               "Reap a TCP flow on the next tick. Parameters: IP,PORT,IP,PORT[,VLAN[,VLAN]]");
+    rte_telemetry_register_cmd("/flowcop/set", cmd_set,
+                               "Change a setting at run time. Parameters: NAME,VALUE; names: timeout_budget, "
+                               "visit_budget_factor, default_inactivity_timeout, active_timeout, tcp_timeout_<state>");
+}
+
+Telemetry::~Telemetry()
+{
+    std::lock_guard<std::mutex> g(g_mu);
+    g_service = nullptr;
+}
+
+} // namespace flowcop::app

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One worker lcore's polling loop.
+//
+// Each turn: for every RX queue the lcore owns, one burst of up to kBurst
+// packets -> parse -> FlowTable::process_burst (bulk hash lookup) -> forward
+// (inline) or free (monitor). Then, between bursts: the inactivity cop when it
+// is due, the control-plane mailbox, and a slice of a pending rebase sweep.
+//
+// The cop runs every check interval. When a budget stops a pass with work left,
+// the next pass is scheduled kCopRetryNs (1 ms) later — not immediately, which
+// would starve RX (the seed's schedule_imm trap), and not a whole interval
+// later, which would delay every tick queued behind the over-full bucket.
+//
+// Nothing on this path allocates, locks a contended lock, logs or makes a
+// syscall. WorkerStats are single-writer fields read by other threads.
+#pragma once
+
+#include "clock.h"
+#include "commands.h"
+#include "options.h"
+#include "ports.h"
+
+#include <conntrack/flow_table.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct rte_ring;
+
+namespace flowcop::app {
+
+inline constexpr unsigned kBurst = 32;
+inline constexpr uint64_t kCopRetryNs = 1'000'000;
+inline constexpr uint32_t kRebaseSlice = 4096;
+
+struct WorkerSettings {
+    Mode mode = Mode::monitor;
+    ClockSource clock = ClockSource::tsc;
+    uint64_t check_interval_ns = 1'000'000'000;
+    uint64_t fire_budget = 256;
+    uint32_t visit_budget_factor = 16;
+};
+
+struct alignas(64) WorkerStats {
+    uint64_t rx_packets = 0;
+    uint64_t tx_packets = 0;
+    uint64_t tx_dropped = 0;     // inline: the peer port's TX queue was full
+    uint64_t no_timestamp = 0;   // --clock packet: packets without a timestamp (time did not move)
+    uint64_t last_rx_tsc = 0;    // TSC of the last burst that carried packets
+    uint64_t now_ns = 0;         // the lcore's clock at its last turn
+};
+
+class Worker {
+public:
+    static std::unique_ptr<Worker> create(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock,
+                                          TimestampField ts, const WorkerSettings& settings, std::string& error);
+    ~Worker();
+
+    // The lcore body: loops until `quit`, then ends every open flow (reason shutdown).
+    void run(const std::atomic<bool>& quit) noexcept;
+    // Any thread. False if the mailbox is full.
+    bool post(Command* cmd) noexcept;
+
+    unsigned lcore() const noexcept { return plan_.lcore; }
+    const std::vector<RxQueueRef>& plan_rx() const noexcept { return plan_.rx; }
+    conntrack::FlowTable& table() noexcept { return table_; }
+    const conntrack::FlowTable& table() const noexcept { return table_; }
+    const WorkerStats& stats() const noexcept { return stats_; }
+
+private:
+    Worker(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock, TimestampField ts,
+           const WorkerSettings& settings) noexcept
+        : plan_(plan), table_(table), clock_(clock), packet_clock_(ts), settings_(settings)
+    {
+    }
+    void poll(const RxQueueRef& q, uint64_t tsc) noexcept;
+    void run_cop(uint64_t now_ns) noexcept;
+    void drain_mailbox() noexcept;
+    void execute(Command& cmd) noexcept;
+    uint64_t now_ns() const noexcept;
+
+    WorkerStats stats_;
+    WorkerPlan plan_;
+    conntrack::FlowTable& table_;
+    const TscClock& clock_;
+    PacketClock packet_clock_;
+    WorkerSettings settings_;
+    rte_ring* mailbox_ = nullptr;
+    uint64_t next_cop_ns_ = 0;
+};
+
+} // namespace flowcop::app

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Per-lcore counters of one flow table.
+//
+// Written only by the owning lcore with bump() (plain stores), read by the
+// exporter and the control plane with load_relaxed() at scrape time. Nothing
+// here is a library counter object: a per-packet increment is one add to a
+// cache line this lcore already owns. The struct is cache-line aligned and
+// never shared with another writer.
+//
+// Invariant (checked by tests): flows_created == sum(flows_expired) + active
+// flows, at every point the owner is between bursts.
+#pragma once
+
+#include <conntrack/histogram.h>
+#include <conntrack/reason.h>
+#include <conntrack/relaxed.h>
+#include <packet/packet.h>
+
+#include <array>
+#include <cstdint>
+
+namespace flowcop::conntrack {
+
+inline constexpr unsigned kVerdictCount = static_cast<unsigned>(packet::Verdict::count);
+
+struct alignas(64) Counters {
+    // Every packet handed to the table, by parser verdict.
+    std::array<uint64_t, kVerdictCount> packets_by_verdict{};
+    // TCP packets (verdict tcp) by what tracking did with them; the four add up to
+    // packets_by_verdict[tcp].
+    uint64_t tcp_tracked = 0;      // belonged to (or created) a flow and moved it on
+    uint64_t tcp_invalid = 0;      // belonged to a flow but was not valid for its state: state and deadline unchanged
+    uint64_t tcp_no_flow = 0;      // unknown flow and the packet may not start one (stray RST, SYN-ACK, ...)
+    uint64_t tcp_table_full = 0;   // would have started a flow but the table was full: refused
+
+    uint64_t flows_created = 0;
+    std::array<uint64_t, kReasonCount> flows_expired{};
+    uint64_t early_drop_attempts = 0; // table full: sampled for an unassured victim
+
+    // The inactivity cop.
+    uint64_t cop_passes = 0;
+    uint64_t cop_visited = 0;          // flows examined: fired, re-linked, or deferred
+    uint64_t cop_fired = 0;
+    uint64_t cop_budget_exhausted = 0; // passes stopped by the fire or visit budget with work left
+    uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next tick
+    uint64_t rebase_visited = 0;       // flows re-armed after a runtime timeout change
+
+    // Nanoseconds. Pass duration: 1 us .. 10 ms; lag (fire time - true deadline): 1 ms .. 60 s.
+    Histogram cop_pass_ns{1'000, 2'000, 5'000, 10'000, 20'000, 50'000, 100'000, 200'000, 500'000,
+                          1'000'000, 2'000'000, 5'000'000, 10'000'000};
+    Histogram timeout_lag_ns{1'000'000, 10'000'000, 50'000'000, 100'000'000, 250'000'000,
+                             500'000'000, 1'000'000'000, 2'000'000'000, 5'000'000'000,
+                             10'000'000'000, 30'000'000'000, 60'000'000'000};
+
+    uint64_t expired_total() const noexcept
+    {
+        uint64_t t = 0;
+        for (const auto& v : flows_expired)
+            t += load_relaxed(v);
+        return t;
+    }
+    // A concurrent reader may see an expiry before the creation it pairs with
+    // (relaxed loads of different fields); clamp instead of wrapping the gauge.
+    uint64_t active() const noexcept
+    {
+        const uint64_t expired = expired_total();
+        const uint64_t created = load_relaxed(flows_created);
+        return created > expired ? created - expired : 0;
+    }
+};
+
+} // namespace flowcop::conntrack

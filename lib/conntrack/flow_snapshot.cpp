@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// FlowTable::snapshot: the control plane's read of live flows, from any thread.
+// It holds one shard lock at a time, for one pass over kShardSize records, so
+// the owner's cop defers at most that shard's due flows for that long.
+#include <conntrack/flow_table.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace flowcop::conntrack {
+
+namespace {
+
+bool matches(const SnapshotFilter& f, const packet::FlowKey& k) noexcept
+{
+    if (f.match_addr && std::memcmp(k.addr_lo, f.addr, 16) != 0 && std::memcmp(k.addr_hi, f.addr, 16) != 0)
+        return false;
+    if (f.match_port && k.port_lo != f.port && k.port_hi != f.port)
+        return false;
+    return true;
+}
+
+bool more_recent(const FlowSnapshot& a, const FlowSnapshot& b) noexcept { return a.last_seen_ns > b.last_seen_ns; }
+
+} // namespace
+
+size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const
+{
+    if (max == 0)
+        return 0;
+    size_t n = 0;
+    // out[0..n) is kept as a min-heap on last_seen (std heap with a "more recent"
+    // comparator puts the least recent on top), so it holds the `max` most recent.
+    for (uint32_t s = 0; s < n_shards_; ++s) {
+        hold_shard(s);
+        const uint32_t end = std::min(n_records_, (s + 1) * kShardSize);
+        for (uint32_t pos = s * kShardSize; pos < end; ++pos) {
+            const FlowRecord& r = records_[pos];
+            const uint8_t flags = load_acquire(r.flags);
+            if (!(flags & FlowRecord::kInUse))
+                continue;
+            const uint64_t last_seen = load_relaxed(r.last_seen_ns);
+            if (n == max && last_seen <= out[0].last_seen_ns)
+                continue;
+            const packet::FlowKey& key = key_at(pos);
+            if (!matches(filter, key))
+                continue;
+            FlowSnapshot snap{};
+            std::memcpy(&snap.key, &key, sizeof(key));
+            const tcpstate::Tracker tcp = load_relaxed(r.tcp);
+            snap.orig_is_lo = flags & FlowRecord::kOrigIsLo;
+            snap.reset = flags & FlowRecord::kReset;
+            snap.killed = flags & FlowRecord::kKilled;
+            snap.assured = tcp.assured();
+            snap.state = tcp.state;
+            snap.position = pos;
+            snap.first_seen_ns = load_relaxed(r.first_seen_ns);
+            snap.last_seen_ns = last_seen;
+            for (int d = 0; d < 2; ++d) {
+                snap.packets[d] = load_relaxed(r.packets[d]);
+                snap.bytes[d] = load_relaxed(r.bytes[d]);
+            }
+            if (snap.reset || snap.killed) {
+                snap.deadline_ns = snap.last_seen_ns;
+            } else {
+                const uint64_t inact = last_seen + load_relaxed(state_timeout_ns_[static_cast<size_t>(tcp.state)]);
+                const uint64_t act_ns = load_relaxed(active_timeout_ns_);
+                const uint64_t act = act_ns ? snap.first_seen_ns + act_ns : 0;
+                snap.deadline_ns = act && act < inact ? act : inact;
+            }
+            if (n < max) {
+                out[n++] = snap;
+                std::push_heap(out, out + n, more_recent);
+            } else {
+                std::pop_heap(out, out + n, more_recent);
+                out[n - 1] = snap;
+                std::push_heap(out, out + n, more_recent);
+            }
+        }
+        release_shard(s);
+    }
+    std::sort_heap(out, out + n, more_recent);
+    return n;
+}
+
+} // namespace flowcop::conntrack

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// FlowTable construction and the per-packet path (see flow_table.h).
+#include <conntrack/flow_table.h>
+
+#include <events/events.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+#include <rte_prefetch.h>
+#include <rte_random.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace flowcop::conntrack {
+
+namespace {
+
+size_t heap_allocated(int socket) noexcept
+{
+    rte_malloc_socket_stats st{};
+    if (rte_malloc_get_socket_stats(socket, &st) != 0)
+        return 0;
+    return st.heap_allocsz_bytes;
+}
+
+// rte_hash keeps keys in a flat key store (position p at slot p + 1) but exposes
+// it only through rte_hash_get_key_with_position(), which also runs a lookup — a
+// bucket walk that is not safe while the owner lcore inserts. Readers therefore
+// address keys directly. The layout is found with two probe keys and checked, so
+// a DPDK that stores keys differently fails here, loudly, instead of corrupting.
+bool locate_key_store(rte_hash* h, const uint8_t*& base, size_t& stride, std::string& error)
+{
+    packet::FlowKey probe[2];
+    std::memset(probe, 0xff, sizeof(probe)); // proto 0xff: no parsed packet has it
+    probe[1].port_lo = 0;
+    int32_t pos[2];
+    void* at[2];
+    for (int i = 0; i < 2; ++i) {
+        pos[i] = rte_hash_add_key(h, &probe[i]);
+        if (pos[i] < 0 || rte_hash_get_key_with_position(h, pos[i], &at[i]) != 0) {
+            error = "flow table: cannot insert a probe key into the new rte_hash";
+            return false;
+        }
+    }
+    bool ok = pos[0] != pos[1];
+    if (ok) {
+        const auto* a0 = static_cast<const uint8_t*>(at[0]);
+        const auto* a1 = static_cast<const uint8_t*>(at[1]);
+        const ptrdiff_t d = (a1 - a0) / (pos[1] - pos[0]);
+        ok = d > 0 && (a1 - a0) % (pos[1] - pos[0]) == 0;
+        if (ok) {
+            stride = static_cast<size_t>(d);
+            base = a0 - static_cast<ptrdiff_t>(pos[0]) * d;
+            ok = std::memcmp(base + size_t(pos[0]) * stride, &probe[0], sizeof(packet::FlowKey)) == 0 &&
+                 std::memcmp(base + size_t(pos[1]) * stride, &probe[1], sizeof(packet::FlowKey)) == 0;
+        }
+    }
+    rte_hash_del_key(h, &probe[0]);
+    rte_hash_del_key(h, &probe[1]);
+    if (!ok)
+        error = "flow table: this DPDK's rte_hash key store layout is not the one flowcop relies on";
+    return ok;
+}
+
+} // namespace
+
+std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::string& error)
+{
+    if (config.capacity < 8) {
+        error = "flow table: capacity must be at least 8 flows";
+        return nullptr;
+    }
+    if (const std::string e = timerwheel::validate(config.wheel); !e.empty()) {
+        error = "flow table: " + e;
+        return nullptr;
+    }
+    std::unique_ptr<FlowTable> t(new FlowTable());
+    const int socket = config.socket_id >= 0 ? config.socket_id : int(rte_socket_id());
+    const size_t heap_before = heap_allocated(socket);
+
+    rte_hash_parameters hp{};
+    hp.name = config.name.c_str();
+    hp.entries = config.capacity;
+    hp.key_len = sizeof(packet::FlowKey);
+    hp.hash_func = rte_hash_crc;
+    hp.hash_func_init_val = 0;
+    hp.socket_id = socket;
+    // Extendable buckets: an insert never fails on a bucket collision, so the table
+    // holds exactly `capacity` flows and "full" means full.
+    hp.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
+    t->hash_ = rte_hash_create(&hp);
+    if (t->hash_ == nullptr) {
+        error = "flow table '" + config.name + "': rte_hash_create failed for " +
+                std::to_string(config.capacity) + " flows: " + rte_strerror(rte_errno);
+        return nullptr;
+    }
+    if (!locate_key_store(t->hash_, t->key_store_, t->key_stride_, error))
+        return nullptr;
+
+    t->n_records_ = uint32_t(rte_hash_max_key_id(t->hash_)) + 1;
+    t->records_ = static_cast<FlowRecord*>(
+        rte_zmalloc_socket("flowcop_flows", size_t(t->n_records_) * sizeof(FlowRecord), 64, socket));
+    t->n_shards_ = (t->n_records_ + kShardSize - 1) / kShardSize;
+    t->shards_ = static_cast<Shard*>(rte_zmalloc_socket("flowcop_shards", size_t(t->n_shards_) * sizeof(Shard), 64, socket));
+    if (t->records_ == nullptr || t->shards_ == nullptr) {
+        error = "flow table '" + config.name + "': out of DPDK memory for " + std::to_string(config.capacity) +
+                " flow records (raise EAL -m / hugepages, or lower --flows-per-lcore)";
+        return nullptr;
+    }
+    for (uint32_t s = 0; s < t->n_shards_; ++s)
+        rte_spinlock_init(&t->shards_[s].lock);
+    for (uint32_t i = 0; i < t->n_records_; ++i)
+        timerwheel::init_hook(t->records_[i].hook);
+
+    try {
+        t->wheel_ = std::make_unique<Wheel>(config.wheel, HookOf{t->records_}, 0);
+    } catch (const std::exception& e) {
+        error = std::string("flow table: ") + e.what();
+        return nullptr;
+    }
+    t->capacity_ = config.capacity;
+    t->lcore_ = config.lcore;
+    t->loose_pickup_ = config.loose_pickup;
+    t->set_timeouts(config.timeouts, config.active_timeout_s);
+    t->rebase_cursor_ = t->n_records_; // nothing to rebase yet
+    t->memory_bytes_ = heap_allocated(socket) - heap_before + size_t(config.wheel.buckets) * sizeof(uint32_t);
+    return t;
+}
+
+FlowTable::~FlowTable()
+{
+    rte_hash_free(hash_);
+    rte_free(records_);
+    rte_free(shards_);
+}
+
+void FlowTable::hold_shard(uint32_t shard) const noexcept { rte_spinlock_lock(&shards_[shard].lock); }
+void FlowTable::release_shard(uint32_t shard) const noexcept { rte_spinlock_unlock(&shards_[shard].lock); }
+
+int32_t FlowTable::find(const packet::FlowKey& key) const noexcept { return rte_hash_lookup(hash_, &key); }
+
+void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
+{
+    const void* keys[kMaxBurst];
+    const packet::Packet* tcp[kMaxBurst];
+    unsigned nt = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        const packet::Verdict v = pkts[i]->verdict;
+        bump(counters_.packets_by_verdict[static_cast<unsigned>(v)]);
+        if (v == packet::Verdict::tcp) {
+            keys[nt] = &pkts[i]->key;
+            tcp[nt++] = pkts[i];
+        }
+    }
+    if (nt == 0)
+        return;
+    if (!clock_started_) [[unlikely]]
+        start_clock(now_ns);
+    int32_t pos[kMaxBurst];
+    rte_hash_lookup_bulk(hash_, keys, nt, pos);
+    for (unsigned j = 0; j < nt; ++j)
+        if (pos[j] >= 0)
+            rte_prefetch0(&records_[pos[j]]);
+    for (unsigned j = 0; j < nt; ++j) {
+        int32_t p = pos[j];
+        // A miss may be a flow an earlier packet of this same burst created.
+        if (p < 0)
+            p = rte_hash_lookup(hash_, keys[j]);
+        if (p >= 0)
+            track(uint32_t(p), *tcp[j], now_ns);
+        else
+            create_flow(*tcp[j], now_ns);
+    }
+}
+
+void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept
+{
+    FlowRecord& r = records_[pos];
+    const bool from_orig = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
+    const tcpstate::Dir dir = from_orig ? tcpstate::Dir::orig : tcpstate::Dir::reply;
+    tcpstate::Tracker tracker = r.tcp;
+    const tcpstate::State before = tracker.state;
+    const tcpstate::Outcome outcome = tcpstate::step(tracker, dir, pkt.tcp_flags);
+
+    if (outcome == tcpstate::Outcome::reopen) {
+        // Port reuse of a finished flow: the old one ends ("closed") and this SYN
+        // starts a new one, possibly at the same position.
+        const uint32_t shard = shard_of(pos);
+        hold_shard(shard);
+        end_flow(pos, Reason::closed, now_ns);
+        release_shard(shard);
+        create_flow(pkt, now_ns);
+        return;
+    }
+    const unsigned d = static_cast<unsigned>(dir);
+    bump(r.packets[d]);
+    bump(r.bytes[d], uint64_t(pkt.frame_len));
+    if (outcome == tcpstate::Outcome::ignored) {
+        // Not valid for the state: it counts in the flow's packets and bytes, but it
+        // neither extends the deadline nor changes state, so garbage cannot keep a
+        // flow alive.
+        bump(counters_.tcp_invalid);
+        return;
+    }
+    bump(counters_.tcp_tracked);
+    store_relaxed(r.tcp, tracker);
+    switch (outcome) {
+    case tcpstate::Outcome::reset:
+        store_relaxed(r.last_seen_ns, now_ns);
+        store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kReset));
+        rearm(pos);
+        break;
+    default:
+        // The hot path: same state means a plain extension, no wheel work.
+        store_relaxed(r.last_seen_ns, now_ns);
+        if (tracker.state != before)
+            rearm(pos);
+        break;
+    }
+}
+
+void FlowTable::create_flow(const packet::Packet& pkt, uint64_t now_ns) noexcept
+{
+    const tcpstate::State state = tcpstate::initial_state(pkt.tcp_flags, loose_pickup_);
+    if (state == tcpstate::State::none) {
+        bump(counters_.tcp_no_flow);
+        return;
+    }
+    if (live_ >= capacity_ && !early_drop(now_ns)) {
+        bump(counters_.tcp_table_full);
+        return;
+    }
+    const int32_t pos = rte_hash_add_key(hash_, &pkt.key);
+    if (pos < 0) {
+        bump(counters_.tcp_table_full);
+        return;
+    }
+    init_record(uint32_t(pos), pkt, state, now_ns);
+    bump(counters_.tcp_tracked);
+}
+
+void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::State state, uint64_t now_ns) noexcept
+{
+    FlowRecord& r = records_[pos];
+    timerwheel::init_hook(r.hook);
+    r.tcp = tcpstate::Tracker{state, 0};
+    r.first_seen_ns = now_ns;
+    r.last_seen_ns = now_ns;
+    r.packets[0] = 1;
+    r.packets[1] = 0;
+    r.bytes[0] = pkt.frame_len;
+    r.bytes[1] = 0;
+    // Publish: a reader that sees kInUse sees the fields and the key above.
+    store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0)));
+    ++live_;
+    bump(counters_.flows_created);
+    wheel_->schedule(pos, deadline_of(r));
+    emit(pos, true, Reason::count, now_ns);
+}
+
+bool FlowTable::early_drop(uint64_t now_ns) noexcept
+{
+    bump(counters_.early_drop_attempts);
+    int64_t victim = -1;
+    uint64_t oldest = UINT64_MAX;
+    for (unsigned k = 0; k < kEarlyDropSamples; ++k) {
+        const uint32_t p = uint32_t(rte_rand_max(n_records_));
+        const FlowRecord& r = records_[p];
+        if ((r.flags & FlowRecord::kInUse) && !r.tcp.assured() && r.last_seen_ns < oldest) {
+            victim = p;
+            oldest = r.last_seen_ns;
+        }
+    }
+    if (victim < 0)
+        return false;
+    Shard& s = shards_[shard_of(uint32_t(victim))];
+    if (!rte_spinlock_trylock(&s.lock))
+        return false;
+    end_flow(uint32_t(victim), Reason::evicted, now_ns);
+    rte_spinlock_unlock(&s.lock);
+    return true;
+}
+
+void FlowTable::rearm(uint32_t pos) noexcept { wheel_->schedule(pos, deadline_of(records_[pos])); }
+
+uint64_t FlowTable::deadline_of(const FlowRecord& r) const noexcept
+{
+    // RST and kill: due now. 1 ns is in every caller's past, so the wheel puts it in
+    // the next bucket it drains.
+    if (r.flags & (FlowRecord::kReset | FlowRecord::kKilled))
+        return 1;
+    const uint64_t inactivity = r.last_seen_ns + state_timeout_ns_[static_cast<size_t>(r.tcp.state)];
+    const uint64_t active = active_timeout_ns_ ? r.first_seen_ns + active_timeout_ns_ : 0;
+    return active != 0 && active < inactivity ? active : inactivity;
+}
+
+Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
+{
+    if (r.flags & FlowRecord::kReset)
+        return Reason::reset;
+    if (r.flags & FlowRecord::kKilled)
+        return Reason::killed;
+    const uint64_t inactivity = r.last_seen_ns + state_timeout_ns_[static_cast<size_t>(r.tcp.state)];
+    if (active_timeout_ns_ && r.first_seen_ns + active_timeout_ns_ <= now_ns &&
+        r.first_seen_ns + active_timeout_ns_ <= inactivity)
+        return Reason::active;
+    return tcpstate::expiry_is_closed(r.tcp.state) ? Reason::closed : Reason::inactivity;
+}
+
+void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
+{
+    FlowRecord& r = records_[pos];
+    emit(pos, false, reason, now_ns);
+    bump(counters_.flows_expired[static_cast<unsigned>(reason)]);
+    --live_;
+    wheel_->cancel(pos);
+    const packet::FlowKey key = key_at(pos); // the key store slot is freed by the delete
+    store_release(r.flags, uint8_t(0));
+    rte_hash_del_key(hash_, &key);
+}
+
+void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept
+{
+    if (events_ == nullptr)
+        return;
+    const FlowRecord& r = records_[pos];
+    const packet::FlowKey& key = key_at(pos);
+    events::Event e{};
+    e.time_ns = now_ns;
+    e.first_seen_ns = r.first_seen_ns;
+    e.last_seen_ns = r.last_seen_ns;
+    e.packets[0] = r.packets[0];
+    e.packets[1] = r.packets[1];
+    e.bytes[0] = r.bytes[0];
+    e.bytes[1] = r.bytes[1];
+    packet::key_endpoints(key, (r.flags & FlowRecord::kOrigIsLo) != 0, e.src, e.sport, e.dst, e.dport);
+    e.vlan_outer = packet::key_vlan_outer(key);
+    e.vlan_inner = packet::key_vlan_inner(key);
+    e.lcore = lcore_;
+    e.proto = key.proto;
+    e.kind = created ? events::Kind::created : events::Kind::destroyed;
+    e.state = tcpstate::state_name(r.tcp.state);
+    e.reason = created ? nullptr : reason_name(reason);
+    events_->emit(e);
+}
+
+} // namespace flowcop::conntrack

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A fixed-bucket histogram with one writer (the owning lcore) and any number
+// of concurrent readers (the exporter at scrape time).
+//
+// observe() costs a short linear scan over at most kMaxBounds upper bounds and
+// two relaxed stores: no allocation, no atomic read-modify-write. Readers see
+// per-bucket counts (not cumulative); the exporter turns them into Prometheus'
+// cumulative buckets. Bounds are in the unit the owner observes (nanoseconds
+// for flowcop) and are fixed at construction.
+#pragma once
+
+#include <conntrack/relaxed.h>
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+
+namespace flowcop::conntrack {
+
+class Histogram {
+public:
+    static constexpr unsigned kMaxBounds = 16;
+
+    Histogram(std::initializer_list<uint64_t> upper_bounds) noexcept
+    {
+        for (uint64_t b : upper_bounds) {
+            if (n_bounds_ == kMaxBounds)
+                break;
+            bounds_[n_bounds_++] = b;
+        }
+    }
+
+    void observe(uint64_t value) noexcept
+    {
+        unsigned i = 0;
+        while (i < n_bounds_ && value > bounds_[i])
+            ++i;
+        bump(counts_[i]); // i == n_bounds_ is the +Inf bucket
+        bump(sum_, value);
+    }
+
+    unsigned bounds() const noexcept { return n_bounds_; }
+    uint64_t bound(unsigned i) const noexcept { return bounds_[i]; }
+    // i in [0, bounds()]: the last index is the +Inf bucket.
+    uint64_t count_in(unsigned i) const noexcept { return load_relaxed(counts_[i]); }
+    uint64_t sum() const noexcept { return load_relaxed(sum_); }
+    uint64_t total() const noexcept
+    {
+        uint64_t t = 0;
+        for (unsigned i = 0; i <= n_bounds_; ++i)
+            t += count_in(i);
+        return t;
+    }
+
+private:
+    std::array<uint64_t, kMaxBounds> bounds_{};
+    std::array<uint64_t, kMaxBounds + 1> counts_{};
+    uint64_t sum_ = 0;
+    unsigned n_bounds_ = 0;
+};
+
+} // namespace flowcop::conntrack

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The inactivity cop: budgets, bursts of expiries, and the shard lock it respects.
+#include "harness.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace flowcop;
+using namespace flowcop::test;
+using conntrack::Reason;
+
+TEST_CASE("A correlated wave is spread over budgeted passes and nothing is lost", "[conntrack][cop]")
+{
+    Harness h(small_config(20000));
+    for (uint32_t i = 0; i < 10000; ++i)
+        h.send({"10.8.0.1", uint16_t(1000 + i % 60000)}, {"10.8.1.1", uint16_t(1 + i / 60000)}, SYN);
+    h.now += 120 * kSec; // all due in the same tick
+    unsigned passes = 0, exhausted = 0;
+    while (h.c().active() > 0 && passes < 1000) {
+        const auto r = h.cop(256, 256 * 16);
+        CHECK(r.wheel.fired <= 256);
+        exhausted += r.wheel.budget_exhausted;
+        ++passes;
+        h.now += kSec / 1000; // the worker retries ~1 ms later
+    }
+    CHECK(h.c().active() == 0);
+    CHECK(passes == (10000 + 255) / 256);
+    CHECK(exhausted == passes - 1);
+    CHECK(h.c().cop_budget_exhausted == exhausted);
+    CHECK(h.expired(Reason::inactivity) == 10000);
+    CHECK(h.accounting_holds());
+}
+
+TEST_CASE("Cop visits track flows coming due, not flows open", "[conntrack][cop]")
+{
+    auto cfg = small_config(60000);
+    Harness h(cfg);
+    // 50000 established flows (5 days). Each is visited once, when the SYN_RECV
+    // deadline its handshake cached (60 s) comes due, and re-linked far out.
+    for (uint32_t i = 0; i < 50000; ++i)
+        h.handshake({"10.9.0.1", uint16_t(1000 + i % 60000)}, {"10.9.1.1", uint16_t(1 + i / 60000)});
+    h.run_for(61);
+    CHECK(h.c().cop_visited == 50000);
+    // Then 100 half-open flows (120 s): over the next 121 s the cop looks at those
+    // 100 only, however many flows are open.
+    for (uint16_t i = 0; i < 100; ++i)
+        h.send({"10.9.2.1", uint16_t(1000 + i)}, server, SYN);
+    const uint64_t before = h.c().cop_visited;
+    h.run_for(121);
+    CHECK(h.c().cop_fired == 100);
+    CHECK(h.c().cop_visited - before == 100);
+}
+
+TEST_CASE("A held shard makes the cop count a lock failure and retry, never fire early or lose the flow",
+          "[conntrack][cop][lock]")
+{
+    Harness h;
+    h.send(client, server, SYN);
+    const int32_t pos = h.table->find(h.key(client, server));
+    REQUIRE(pos >= 0);
+    const uint32_t shard = conntrack::FlowTable::shard_of(uint32_t(pos));
+
+    h.run_for(119);
+    // A control-plane thread holds the flow's shard across its deadline.
+    std::atomic<bool> held{false}, release{false};
+    std::thread reader([&] {
+        h.table->hold_shard(shard);
+        held = true;
+        while (!release)
+            std::this_thread::yield();
+        h.table->release_shard(shard);
+    });
+    while (!held)
+        std::this_thread::yield();
+    h.run_for(3);
+    CHECK(h.c().cop_lock_failures == 3);
+    CHECK(h.c().active() == 1);
+    CHECK(h.c().cop_fired == 0);
+    release = true;
+    reader.join();
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.c().cop_lock_failures == 3);
+    CHECK(h.expired(Reason::inactivity) == 1);
+    // It fired late by the time the shard was held (3 s + 1 tick), never early.
+    CHECK(h.c().timeout_lag_ns.sum() >= 3 * kSec);
+}
+
+TEST_CASE("Shutdown ends every open flow with reason shutdown", "[conntrack][cop]")
+{
+    Harness h;
+    for (uint16_t i = 0; i < 50; ++i)
+        h.handshake({"10.6.0.1", uint16_t(1000 + i)}, server);
+    h.table->destroy_all(h.now, Reason::shutdown);
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::shutdown) == 50);
+    CHECK(h.live_flows() == 0);
+    CHECK(h.accounting_holds());
+}

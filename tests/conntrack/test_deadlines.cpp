@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// FlowTable deadlines on a virtual clock: per-state timeouts, lazy extension,
+// re-arming on shortening, RST and kill, active and default timeouts.
+#include "harness.h"
+
+#include <catch2/catch.hpp>
+
+using namespace flowcop;
+using namespace flowcop::test;
+using conntrack::Reason;
+
+TEST_CASE("A SYN_SENT flow expires after syn_sent's 120 s, not before", "[conntrack][deadline]")
+{
+    Harness h;
+    h.send(client, server, SYN);
+    h.run_for(119);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::inactivity) == 1);
+    CHECK(h.accounting_holds());
+}
+
+TEST_CASE("A retransmitted SYN restarts the SYN_SENT timeout", "[conntrack][deadline]")
+{
+    Harness h;
+    h.send(client, server, SYN);
+    h.run_for(100);
+    h.send(client, server, SYN);
+    h.run_for(119);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("Each state expires after its own timeout", "[conntrack][deadline]")
+{
+    struct Case {
+        const char* name;
+        std::vector<std::tuple<bool, uint8_t>> packets; // (from client?, flags)
+        uint64_t timeout;
+        Reason reason;
+    };
+    const std::vector<Case> cases = {
+        {"syn_recv", {{true, SYN}, {false, SYN | ACK}}, 60, Reason::inactivity},
+        {"fin_wait", {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}}, 120, Reason::inactivity},
+        {"close_wait",
+         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, ACK}},
+         60,
+         Reason::inactivity},
+        {"last_ack",
+         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, ACK}, {false, FIN | ACK}},
+         30,
+         Reason::inactivity},
+        {"time_wait",
+         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, FIN | ACK}, {true, ACK}},
+         120,
+         Reason::closed},
+    };
+    for (const Case& k : cases) {
+        SECTION(k.name)
+        {
+            Harness h;
+            for (auto [from_client, flags] : k.packets)
+                from_client ? h.send(client, server, flags) : h.send(server, client, flags);
+            h.run_for(k.timeout - 1);
+            CHECK(h.c().active() == 1);
+            h.run_for(1);
+            CHECK(h.c().active() == 0);
+            CHECK(h.expired(k.reason) == 1);
+        }
+    }
+}
+
+TEST_CASE("An established flow lives for established's timeout", "[conntrack][deadline]")
+{
+    auto cfg = small_config();
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 7200; // past the 4095 s ring: clamped, revisited
+    Harness h(cfg);
+    h.handshake(client, server);
+    h.run_for(7199);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::inactivity) == 1);
+    // One clamp revisit at the end of the ring, one expiry: not one visit per second.
+    CHECK(h.c().cop_visited <= 3);
+}
+
+TEST_CASE("Extending a deadline does no wheel work: the cop visits once per timeout period", "[conntrack][deadline]")
+{
+    auto cfg = small_config();
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 100;
+    Harness h(cfg);
+    h.handshake(client, server);
+    // A packet every second for 1000 s: 1000 extensions.
+    for (int i = 0; i < 1000; ++i) {
+        h.now += kSec;
+        h.send(client, server, ACK, 10);
+        h.cop();
+    }
+    CHECK(h.c().active() == 1);
+    // Lazy rearm: the flow is examined when its cached deadline comes due (every
+    // ~100 s), never per packet.
+    CHECK(h.c().cop_visited >= 9);
+    CHECK(h.c().cop_visited <= 11);
+    CHECK(h.c().cop_fired == 0);
+}
+
+TEST_CASE("Shortening a deadline re-arms: FIN on an established flow expires by fin_wait", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server); // established: 432000 s
+    h.run_for(10);
+    h.send(client, server, FIN | ACK); // fin_wait: 120 s
+    h.run_for(119);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("An RST reaps the flow on the next tick with reason reset", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server);
+    h.now += kSec / 2;
+    h.send(server, client, RST);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::reset) == 1);
+}
+
+TEST_CASE("A kill reaps the flow on the next tick with reason killed", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server);
+    h.run_for(5);
+    CHECK(h.table->kill(h.key(server, client)));
+    CHECK_FALSE(h.table->kill(h.key({"10.9.9.9", 1}, server)));
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::killed) == 1);
+}
+
+TEST_CASE("A SYN on a TIME_WAIT flow ends it (closed) and starts a new one", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server);
+    h.send(client, server, FIN | ACK);
+    h.send(server, client, FIN | ACK);
+    h.send(client, server, ACK);
+    h.run_for(5);
+    h.send(client, server, SYN); // port reuse
+    CHECK(h.expired(Reason::closed) == 1);
+    CHECK(h.c().flows_created == 2);
+    CHECK(h.c().active() == 1);
+    // The new flow has a fresh SYN_SENT deadline.
+    h.run_for(119);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.accounting_holds());
+}
+
+TEST_CASE("The active timeout fires from the first packet regardless of activity", "[conntrack][deadline]")
+{
+    auto cfg = small_config();
+    cfg.active_timeout_s = 30;
+    Harness h(cfg);
+    h.handshake(client, server);
+    for (int i = 0; i < 29; ++i) {
+        h.now += kSec;
+        h.send(client, server, ACK, 1);
+        h.cop();
+    }
+    CHECK(h.c().active() == 1);
+    h.now += kSec;
+    h.send(client, server, ACK, 1);
+    h.cop();
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::active) == 1);
+}
+
+TEST_CASE("A state with no explicit timeout gets the default inactivity timeout", "[conntrack][deadline]")
+{
+    auto cfg = small_config();
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 0;
+    cfg.timeouts.default_inactivity = 42;
+    Harness h(cfg);
+    h.handshake(client, server);
+    h.run_for(41);
+    CHECK(h.c().active() == 1);
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("Shortening a timeout at run time re-arms flows so none fires late", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server); // 432000 s
+    h.run_for(10);
+    tcpstate::Timeouts t = tcpstate::Timeouts::netfilter_defaults();
+    t.seconds[size_t(tcpstate::State::established)] = 20;
+    h.table->set_timeouts(t, 0);
+    while (h.table->rebase_step(1 << 20) != 0) {
+    }
+    CHECK(h.c().rebase_visited == 1);
+    // last_seen + 20 s was 10 s ago-plus: due on the next pass.
+    h.run_for(10);
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("Raising the default at run time rebases flows that had no timeout of their own", "[conntrack][deadline]")
+{
+    auto cfg = small_config();
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 0;
+    cfg.timeouts.default_inactivity = 60;
+    Harness h(cfg);
+    h.handshake(client, server);
+    h.run_for(30);
+    tcpstate::Timeouts t = cfg.timeouts;
+    t.default_inactivity = 300;
+    h.table->set_timeouts(t, 0);
+    while (h.table->rebase_step(1 << 20) != 0) {
+    }
+    h.run_for(100); // past the old 60 s
+    CHECK(h.c().active() == 1);
+    h.run_for(170); // 300 s after the last packet
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("No flow ever expires before its true deadline", "[conntrack][deadline]")
+{
+    auto cfg = small_config(4096);
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 50;
+    Harness h(cfg);
+    for (uint16_t i = 0; i < 200; ++i)
+        h.handshake({"10.7.0.1", uint16_t(1000 + i)}, server);
+    for (int s = 0; s < 200; ++s) {
+        h.now += kSec;
+        // Keep a rotating subset busy.
+        for (uint16_t i = uint16_t(s % 7); i < 200; i += 7)
+            h.send({"10.7.0.1", uint16_t(1000 + i)}, server, ACK, 1);
+        h.cop();
+    }
+    h.run_for(60);
+    CHECK(h.c().active() == 0);
+    // Lag histogram: every expiry at or after its deadline, within one tick.
+    const auto& lag = h.c().timeout_lag_ns;
+    CHECK(lag.total() == 200);
+    CHECK(lag.sum() <= 200 * kSec);
+    CHECK(h.accounting_holds());
+}
