@@ -75,14 +75,25 @@ std::string show_optional_string(const Spec&, const Options& o) {
     return v == OffWord ? "./" + v : v;  // a file literally named like the off word
 }
 
+// on|off, in the order operators write it (a choice list would be indexed off=0, on=1).
+template <auto Field>
+std::string set_switch(const Spec&, std::string_view v, Options& o) {
+    if (v != "on" && v != "off")
+        return quote(v) + " is not one of on, off";
+    o.*Field = v == "on";
+    return {};
+}
+
+template <auto Field>
+std::string show_switch(const Spec&, const Options& o) {
+    return o.*Field ? "on" : "off";
+}
+
 std::string set_quiet(const Spec&, std::string_view, Options& o) {
     o.quiet = true;
     return {};
 }
 
-std::string show_quiet(const Spec&, const Options& o) {
-    return o.quiet ? "on" : "off";
-}
 
 std::string set_metrics_addr(const Spec&, std::string_view v, Options& o) {
     if (v == kNone) {
@@ -152,8 +163,9 @@ std::vector<Spec> build_specs() {
                        "inline: track, then forward between paired ports 0<->1, 2<->3, ...",
                        {"monitor", "inline"}, set_choice<&O::mode>, show_choice<&O::mode>));
     t.push_back(choice("--clock",
-                       "tsc: wall time. packet: time from packet timestamps, so a pcap\n"
-                       "replays its own timeline at full speed.",
+                       "tsc: real time from the CPU's time-stamp counter.\n"
+                       "packet: time from packet timestamps, so a pcap replays its own\n"
+                       "timeline at full speed.",
                        {"tsc", "packet"}, set_choice<&O::clock>, show_choice<&O::clock>));
     t.push_back(number("--wheel-buckets", "N",
                        "Timer wheel buckets per lcore; the wheel's range is N-1 ticks.", 256,
@@ -170,7 +182,8 @@ std::vector<Spec> build_specs() {
                        "A cop pass also stops after visiting N x --timeout-budget flows.", 1, 1024,
                        set_number<&O::visit_budget_factor>, show_number<&O::visit_budget_factor>));
     t.push_back(number("--flows-per-lcore", "N",
-                       "Flow table capacity per lcore; new flows beyond it are counted drops.",
+                       "Flow table capacity per lcore, fixed at start; when it is full a new\n"
+                       "flow evicts an unassured one or is refused and counted.",
                        1024, 1u << 27, set_number<&O::flows_per_lcore>,
                        show_number<&O::flows_per_lcore>));
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
@@ -196,7 +209,7 @@ std::vector<Spec> build_specs() {
                      "localhost means 127.0.0.1; none disables the exporter.",
                      "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none",
                      set_metrics_addr, show_metrics_addr));
-    t.push_back(text("--events", "PATH", "Write flow events (one line each) to PATH; - = stdout.",
+    t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>,
                      show_optional_string<&O::events_path, kNone>));
@@ -208,10 +221,9 @@ std::vector<Spec> build_specs() {
                        "(for replays); 0 = never.",
                        0, kMaxStopWhenIdleMs, set_number<&O::stop_when_idle_ms>,
                        show_number<&O::stop_when_idle_ms>));
-    t.push_back(choice("--loose-pickup",
-                       "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).",
-                       {"off", "on"}, set_choice<&O::loose_pickup>,
-                       show_choice<&O::loose_pickup>));
+    t.push_back(text("--loose-pickup", "on|off",
+                     "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).",
+                     "on, off", set_switch<&O::loose_pickup>, show_switch<&O::loose_pickup>));
     t.push_back(text("--flowgen", "KEY=VAL,...",
                      "Add a synthetic traffic port; its keys are checked when it is created.",
                      "KEY=VAL,... or off", set_optional_string<&O::flowgen, kOff>,
@@ -219,7 +231,7 @@ std::vector<Spec> build_specs() {
     t.push_back(text("--quiet", "",
                      "No live status line, informational lines or final summary;\n"
                      "errors and warnings are still printed.",
-                     "", set_quiet, show_quiet));
+                     "", set_quiet, show_switch<&O::quiet>));
     Spec help = base("--help", "", "Print this help and exit.");
     help.alias = "-h";
     help.is_help = true;

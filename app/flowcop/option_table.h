@@ -31,7 +31,7 @@ struct Spec {
     uint64_t min = 0;       // numbers only
     uint64_t max = 0;
     bool pow2 = false;
-    std::vector<std::string> choices;  // choice options: index = enum value (bool: off, on)
+    std::vector<std::string> choices;  // choice options: index = enum value
     std::size_t index = 0;             // --tcp-timeout-<state>: index into tcp_timeout_s
     bool is_help = false;
 };

@@ -7,8 +7,8 @@
 //   so it may be called any number of times, from tests, on any thread. argv is not modified.
 // - One table drives parsing, help_text(), describe() and option_table(), so an option the parser
 //   accepts is always documented, and every default --help shows is rendered from default_options().
-//   Every default --help shows is itself an accepted value that selects that default
-//   (`--events none`, `--flowgen off`, `--active-timeout 0`), so copying it from --help is safe.
+//   For an option that takes a value, the default --help shows is itself an accepted value that
+//   selects that default (`--events none`, `--flowgen off`), so copying it from --help is safe.
 // - Syntax: `--opt VALUE` or `--opt=VALUE`, exact names only (no prefix abbreviation, no
 //   positional arguments). In the separate form a VALUE starting with "--" is not taken: it is the
 //   next option, so `--events --quiet` reports a missing value instead of writing a file called
