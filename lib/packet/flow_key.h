@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contract: FlowKey is the canonical, direction-free identity of a flow and is used
+// verbatim as a 40-byte rte_hash key, so every byte is defined (no padding, all
+// fields written by parse()) and equal flows compare equal with memcmp.
+// - Canonical order: the (address, port) endpoint that is smaller (address bytes
+//   compared with memcmp, i.e. numerically in network order, then port) goes to
+//   *_lo. Both directions of a flow therefore give the same bytes; Packet::src_is_lo
+//   tells which way a packet went. A flow from an endpoint to itself (same address
+//   and port) puts the sender in *_lo in both directions: src_is_lo is true both
+//   ways, since the key cannot tell the directions apart.
+// - IPv4 addresses are stored IPv4-mapped (::ffff:a.b.c.d, RFC 4291 2.5.5.2).
+//   An IPv6 packet that carries IPv4-mapped addresses on the wire (forbidden by that
+//   RFC) therefore gets the same key as the IPv4 flow; we accept that collision
+//   rather than widen the key.
+// - VLAN: the outer and inner 12-bit VLAN IDs are part of the key, so the same
+//   4-tuple untagged, in VLAN 42 and in QinQ 10/20 is three flows (overlapping
+//   address plans in different VLANs are distinct networks). Packing:
+//   vlan[0..2] = outer(12 bits) << 12 | inner(12 bits), big-endian. Untagged is 0/0;
+//   a priority-only tag (VID 0) therefore keys like untagged, as 802.1Q intends.
+//   A third or fourth tag is skipped and not part of the key.
+// - Ports are host byte order; 0/0 for protocols without ports (ICMP, other_l4)
+//   and for fragments.
+// All functions are pure, thread-safe and allocation-free.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace flowcop::packet {
+
+struct FlowKey {
+    uint8_t addr_lo[16];  // the lower (address, port) endpoint; IPv4 stored IPv4-mapped (::ffff:a.b.c.d)
+    uint8_t addr_hi[16];
+    uint16_t port_lo;     // host byte order
+    uint16_t port_hi;
+    uint8_t proto;        // IPPROTO_TCP, ...
+    uint8_t vlan[3];      // outer VLAN ID (12 bits) and inner VLAN ID (12 bits) packed; 0/0 when untagged
+};
+static_assert(sizeof(FlowKey) == 40, "FlowKey is a 40-byte rte_hash key");
+
+inline bool operator==(const FlowKey& a, const FlowKey& b) noexcept
+{
+    return std::memcmp(&a, &b, sizeof(FlowKey)) == 0;
+}
+
+// Recover (source, destination) of a flow's originator, or of one packet:
+// orig_is_lo == true means the originator is the key's lo endpoint (pass
+// Packet::src_is_lo to get the packet's own source and destination back).
+void key_endpoints(const FlowKey& key, bool orig_is_lo, uint8_t src[16], uint16_t& sport, uint8_t dst[16],
+                   uint16_t& dport) noexcept;
+
+// True when both addresses are IPv4-mapped, i.e. the key came from an IPv4 packet
+// (see the collision note above).
+bool key_is_ipv4(const FlowKey& key) noexcept;
+
+// The VLAN IDs packed in key.vlan (0 when absent).
+uint16_t key_vlan_outer(const FlowKey& key) noexcept;
+uint16_t key_vlan_inner(const FlowKey& key) noexcept;
+
+// Buffer size format_addr() needs: INET6_ADDRSTRLEN, the longest IPv6 text form
+// plus its NUL.
+inline constexpr size_t addr_str_len = 46;
+
+// Formats a key address: IPv4-mapped addresses as dotted quad ("192.0.2.1"),
+// everything else in RFC 5952 canonical IPv6 form (lower-case hex, no leading
+// zeros, the longest run of two or more zero groups - the first on a tie - as
+// "::"). Writes a NUL-terminated string into buf and returns its length (without
+// the NUL). If buflen is smaller than the text plus NUL, writes an empty string
+// (when buflen > 0) and returns 0; buflen >= addr_str_len always fits.
+size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept;
+
+}  // namespace flowcop::packet

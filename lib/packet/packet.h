@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contract: parse() turns one Ethernet frame into a Packet (flow key, TCP fields,
+// Verdict). It is the single parser; parse_mbuf() (packet_mbuf.h) is a thin entry
+// that hands it header bytes from an mbuf.
+//
+// Ownership and threading: parse() reads the bytes it is given and writes only
+// `out`; it keeps no state, so any number of lcores call it concurrently. Hot-path
+// safe: no allocation, no exceptions, no logging, no syscalls, bounded work (at most
+// max_vlan_tags tags, max_ipv6_ext_headers extension headers, max_header_bytes bytes).
+//
+// Safety: every read is bounds-checked against the bytes given. No input, however
+// hostile, reads out of bounds or is guessed at: a frame that breaks a rule gets the
+// malformed Verdict of the first rule it breaks (outer layer first; see verdict.h).
+//
+// Output: `out` is zeroed and then filled as far as parsing got: frame_len always;
+// VLAN IDs (and key.vlan) once the L2 header parsed; ip_version, l4_proto and the
+// key's addresses/proto once the IP header passed its version, IHL and length
+// checks (so they are set for fragment, ipv6_ext_*, truncated_l4, udp, icmp,
+// other_l4 too); ports once the L4 fixed header fitted (also for udp, and for
+// tcp_bad_data_offset); seq/ack/window/tcp_flags/l4_payload_len for tcp (and
+// l4_payload_len for udp). Callers must use the key for tracking only when the
+// verdict is tcp. Return value == out.verdict.
+//
+// Decisions (each covered by tests/packet):
+// - VLAN: up to max_vlan_tags tags of TPID 0x8100, 0x88a8 or 0x9100 in any order;
+//   the first two IDs are kept (key and vlan_outer/inner), further tags are skipped;
+//   one more tag than the limit is vlan_too_deep. See flow_key.h for why VLAN IDs
+//   are in the key.
+// - Ethernet padding after the IP datagram is fine (frames under 60 bytes are
+//   padded): the IP length, not the frame, bounds L4 and gives l4_payload_len.
+// - A frame shorter than its IP total length (IPv6: 40 + payload length) is
+//   ip_bad_total_length: on a NIC that is a malformed frame. Consequence: a
+//   snaplen-truncated capture replayed through us (e.g. zeek's truncated SMTP
+//   trace) is counted malformed frame by frame, not tracked.
+// - Length 0 (Linux BIG TCP / GSO): an IPv4 total length of 0, or an IPv6 payload
+//   length of 0, means "length from the frame" ONLY when the L4 protocol is TCP, the
+//   datagram is not fragmented and the IP datagram in the frame is longer than 65535
+//   bytes (otherwise ip_bad_total_length, or truncated_l4 for an IPv6 payload length
+//   of 0 before a TCP header in a short frame). Why: Linux writes 0
+//   exactly when a GSO TCP super-packet's length does not fit 16 bits
+//   (iph_totlen(), ipv6_payload_len()), and tcpdump reads such frames the same way.
+//   TCP has no length field of its own, so the frame is the only length left; UDP
+//   and others carry their own length and a 0 there is corruption. Requiring > 65535
+//   keeps a zero length in an ordinary (possibly padded) frame malformed, so padding
+//   never becomes payload.
+// - Fragments: a first fragment (IPv4 offset 0 with MF=1; IPv6 Fragment header with
+//   offset 0 and M=1) carries the ports and is parsed like any packet, truncated_l4
+//   if the L4 header does not fit in it. Any non-first fragment is `fragment` (no
+//   ports). An IPv6 atomic fragment (offset 0, M=0, RFC 6946) is a normal packet.
+// - IPv6 extension headers walked: hop-by-hop, routing, destination options,
+//   fragment, and AH; ESP, No Next Header and anything else end the walk as
+//   other_l4. More than max_ipv6_ext_headers is ipv6_ext_too_long, as is a chain
+//   whose headers reach past the first max_header_bytes bytes of the frame.
+// - TCP: data offset < 5 or data offset * 4 past the segment end (from IP lengths)
+//   is tcp_bad_data_offset. TCP options are not read.
+// - ICMP needs 8 bytes (ICMPv4) / 4 bytes (ICMPv6) of header; protocol 1 over IPv6
+//   and 58 over IPv4 are other_l4.
+// - Branch order favours untagged IPv4 then TCP.
+#pragma once
+
+#include <cstdint>
+
+#include <packet/flow_key.h>
+#include <packet/verdict.h>
+
+namespace flowcop::packet {
+
+// One more tag than the two a key keeps: 802.1ad QinQ is two tags, and a third
+// shows up in real provider networks (zeek's vlan-qinqinq trace). A fourth is
+// allowed as slack; five stacked tags have no known deployment and only bound the loop.
+inline constexpr unsigned max_vlan_tags = 4;
+inline constexpr unsigned key_vlan_tags = 2;
+
+// RFC 8200 4.1's recommended order has at most six walkable headers (hop-by-hop,
+// destination, routing, fragment, AH, destination); 8 admits every legitimate
+// chain with room to spare while bounding per-packet work (RFC 7045, 8504).
+inline constexpr unsigned max_ipv6_ext_headers = 8;
+
+// Header bytes the parser ever looks at, and what parse_mbuf() copies when the
+// first segment is short. The deepest IPv4/TCP header stack is 14 + 4*4 + 60 + 60 =
+// 150 bytes; IPv6/TCP with the maximal TCP header leaves 126 bytes of extension
+// headers (hop-by-hop 8 + routing 24 + fragment 8 + AH 24 + destination 8 = 72 is
+// a generous real chain). Applying the cap in the core, whatever the entry point,
+// keeps a frame's classification independent of how the NIC segmented it.
+inline constexpr uint32_t max_header_bytes = 256;
+
+struct Packet {
+    FlowKey key;
+    uint32_t frame_len;       // bytes of the frame as received (what byte counters count)
+    uint32_t l4_payload_len;  // TCP payload bytes (from IP lengths, minus TCP header)
+    uint32_t seq, ack;        // host order
+    uint16_t window;
+    uint16_t sport, dport;    // host order, as on the wire (not canonicalised)
+    uint16_t vlan_outer, vlan_inner;
+    uint8_t tcp_flags;        // FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10 URG=0x20 ECE=0x40 CWR=0x80
+    uint8_t ip_version;       // 4 or 6 (0 if not IP)
+    uint8_t l4_proto;
+    bool src_is_lo;           // the packet's source is key.addr_lo/port_lo (for direction)
+    Verdict verdict;
+};
+
+// TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header).
+inline constexpr uint8_t tcp_fin = 0x01, tcp_syn = 0x02, tcp_rst = 0x04, tcp_psh = 0x08, tcp_ack = 0x10,
+                         tcp_urg = 0x20, tcp_ece = 0x40, tcp_cwr = 0x80;
+
+// Plain byte span entry point (tests, fuzzing): the whole frame is in memory.
+// Fills `out` as far as it got; returns out.verdict. frame may be nullptr when len is 0.
+Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept;
+
+// The parse core, for entries that hold only the front of a frame (parse_mbuf()).
+// `hdr` holds the first hdr_len bytes of a frame of frame_len bytes.
+// Precondition: hdr_len >= min(frame_len, max_header_bytes), i.e. the front of the
+// frame up to the cap is present. If fewer bytes are given, a header past hdr_len is
+// classified as truncated at its layer. Lengths (IP total length against the frame,
+// l4_payload_len, BIG TCP) use frame_len; out.frame_len = frame_len.
+Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept;
+
+}  // namespace flowcop::packet

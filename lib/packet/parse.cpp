@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The parse core: Ethernet and VLAN, IPv4, then the shared L4 step. IPv6 lives in
+// parse_ipv6.cpp. Checks run in wire order so the verdict names the first broken rule.
+#include <algorithm>
+#include <cstring>
+
+#include <packet/packet.h>
+
+#include "parse_internal.h"
+
+namespace flowcop::packet {
+namespace {
+
+using detail::View;
+namespace w = wire;
+
+Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
+{
+    if (!v.readable(l3, w::ipv4_min_header_len))
+        return v.unreadable(l3, w::ipv4_min_header_len, Verdict::truncated_l3);
+    const uint8_t* ip = v.bytes + l3;
+    if ((ip[0] >> 4) != 4)
+        return Verdict::ip_bad_version;
+    const uint32_t ihl = uint32_t{ip[0] & 0x0fu} * 4;
+    const uint32_t avail = v.frame - l3;  // l3 < window <= frame
+    if (ihl < w::ipv4_min_header_len || ihl > avail)
+        return Verdict::ipv4_bad_ihl;
+
+    const uint8_t proto = ip[9];
+    const uint16_t frag = w::be16(ip + 6);
+    uint32_t total = w::be16(ip + 2);
+    bool length_from_frame = false;
+    if (total == 0 && proto == w::proto_tcp && avail > 0xffff && (frag & w::ipv4_mf_and_offset) == 0) {
+        total = avail;  // BIG TCP (never fragmented): see packet.h
+        length_from_frame = true;
+    } else if (total < ihl || total > avail) {
+        return Verdict::ip_bad_total_length;
+    }
+
+    out.ip_version = 4;
+    out.l4_proto = proto;
+    const detail::Endpoints ep{ip + 12, ip + 16, 4};
+    if (frag & w::ipv4_frag_offset_mask) {
+        detail::set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+        return Verdict::fragment;
+    }
+    return detail::parse_l4(v, l3 + ihl, l3 + total, length_from_frame, ep, out);
+}
+
+bool is_vlan_tpid(uint16_t type) noexcept
+{
+    return type == w::ethertype_vlan || type == w::ethertype_qinq || type == w::ethertype_qinq_old;
+}
+
+void set_key_vlan(Packet& out) noexcept
+{
+    const uint32_t packed = (uint32_t{out.vlan_outer} << 12) | out.vlan_inner;
+    out.key.vlan[0] = static_cast<uint8_t>(packed >> 16);
+    out.key.vlan[1] = static_cast<uint8_t>(packed >> 8);
+    out.key.vlan[2] = static_cast<uint8_t>(packed);
+}
+
+Verdict parse_frame(const View& v, Packet& out) noexcept
+{
+    if (!v.readable(0, w::eth_header_len))
+        return v.unreadable(0, w::eth_header_len, Verdict::truncated_l2);
+    uint16_t type = w::be16(v.bytes + 12);
+    if (type == w::ethertype_ipv4)
+        return parse_ipv4(v, w::eth_header_len, out);
+
+    uint32_t off = w::eth_header_len;
+    unsigned tags = 0;
+    uint16_t vid[key_vlan_tags] = {0, 0};
+    while (is_vlan_tpid(type)) {
+        if (tags == max_vlan_tags)
+            return Verdict::vlan_too_deep;
+        // A tag is the 2-byte TCI plus the next ethertype (the TPID was the previous one).
+        if (!v.readable(off, w::vlan_tag_len))
+            return v.unreadable(off, w::vlan_tag_len, Verdict::truncated_l2);
+        if (tags < key_vlan_tags) {
+            vid[tags] = w::be16(v.bytes + off) & 0x0fff;
+            out.vlan_outer = vid[0];
+            out.vlan_inner = vid[1];
+            set_key_vlan(out);
+        }
+        type = w::be16(v.bytes + off + 2);
+        off += w::vlan_tag_len;
+        ++tags;
+    }
+    if (type == w::ethertype_ipv4)
+        return parse_ipv4(v, off, out);
+    if (type == w::ethertype_ipv6)
+        return detail::parse_ipv6(v, off, out);
+    return Verdict::non_ip;
+}
+
+}  // namespace
+
+Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept
+{
+    std::memset(&out, 0, sizeof out);
+    out.frame_len = frame_len;
+    const View v{hdr, std::min({hdr_len, frame_len, max_header_bytes}), frame_len};
+    out.verdict = parse_frame(v, out);
+    return out.verdict;
+}
+
+Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept
+{
+    return parse(frame, len, len, out);
+}
+
+}  // namespace flowcop::packet

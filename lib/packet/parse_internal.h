@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Private to lib/packet: the state one parse() call threads through its layers,
+// and the steps shared by the IPv4 and IPv6 paths (L4 and key building). Inline so
+// the IPv4/TCP fast path in parse.cpp compiles into one function.
+#pragma once
+
+#include <cstring>
+
+#include <packet/packet.h>
+
+#include "wire_internal.h"
+
+namespace flowcop::packet::detail {
+
+// Bytes of one frame. `window` is what may be read (min of the bytes given, the frame
+// and max_header_bytes); `frame` is the true frame length that lengths are checked
+// against. Offsets are frame offsets; all arithmetic stays within uint32_t because
+// offsets never exceed window <= max_header_bytes before a check.
+struct View {
+    const uint8_t* bytes;
+    uint32_t window;
+    uint32_t frame;
+
+    bool readable(uint32_t off, uint32_t n) const noexcept { return n <= window && off <= window - n; }
+
+    // The verdict for a header [off, off+n) that is not readable: the layer's own
+    // truncation verdict, unless the frame does go on and only the header-byte cap
+    // cut it off, which happens only behind a long IPv6 extension chain.
+    Verdict unreadable(uint32_t off, uint32_t n, Verdict layer) const noexcept
+    {
+        const bool capped = window == max_header_bytes && uint64_t{off} + n <= frame;
+        return capped ? Verdict::ipv6_ext_too_long : layer;
+    }
+};
+
+// Writes the canonical key: addresses are `alen` (4 or 16) bytes in network order.
+inline void set_key(Packet& out, const uint8_t* src, const uint8_t* dst, uint32_t alen, uint16_t sport,
+                    uint16_t dport) noexcept
+{
+    FlowKey& k = out.key;
+    int c = std::memcmp(src, dst, alen);
+    const bool src_lo = c < 0 || (c == 0 && sport <= dport);
+    const uint8_t* lo = src_lo ? src : dst;
+    const uint8_t* hi = src_lo ? dst : src;
+    if (alen == 4) {
+        // IPv4-mapped: bytes 0..9 stay zero from parse()'s memset.
+        k.addr_lo[10] = k.addr_lo[11] = 0xff;
+        k.addr_hi[10] = k.addr_hi[11] = 0xff;
+        std::memcpy(k.addr_lo + 12, lo, 4);
+        std::memcpy(k.addr_hi + 12, hi, 4);
+    } else {
+        std::memcpy(k.addr_lo, lo, 16);
+        std::memcpy(k.addr_hi, hi, 16);
+    }
+    k.port_lo = src_lo ? sport : dport;
+    k.port_hi = src_lo ? dport : sport;
+    k.proto = out.l4_proto;
+    out.src_is_lo = src_lo;
+}
+
+// Addresses of the IP header being parsed, for set_key.
+struct Endpoints {
+    const uint8_t* src;
+    const uint8_t* dst;
+    uint32_t alen;
+};
+
+// L4 dispatch, generic over protocols with ports. [off, end) is the IP payload
+// (end <= frame, checked by the caller). length_from_frame: the IP length was 0
+// (BIG TCP), which only TCP may use.
+inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_from_frame, const Endpoints& ep,
+                        Packet& out) noexcept
+{
+    const uint8_t proto = out.l4_proto;
+    const uint32_t seg = end - off;
+    if (proto == wire::proto_tcp) {
+        if (seg < wire::tcp_min_header_len) {
+            set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return Verdict::truncated_l4;
+        }
+        if (!v.readable(off, wire::tcp_min_header_len)) {
+            set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return v.unreadable(off, wire::tcp_min_header_len, Verdict::truncated_l4);
+        }
+        const uint8_t* th = v.bytes + off;
+        out.sport = wire::be16(th);
+        out.dport = wire::be16(th + 2);
+        out.seq = wire::be32(th + 4);
+        out.ack = wire::be32(th + 8);
+        out.tcp_flags = th[13];
+        out.window = wire::be16(th + 14);
+        set_key(out, ep.src, ep.dst, ep.alen, out.sport, out.dport);
+        const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
+        if (hlen < wire::tcp_min_header_len || hlen > seg)
+            return Verdict::tcp_bad_data_offset;
+        out.l4_payload_len = seg - hlen;
+        return Verdict::tcp;
+    }
+    if (length_from_frame)
+        return Verdict::ip_bad_total_length;
+
+    uint32_t need;
+    Verdict ok;
+    bool ports;
+    if (proto == wire::proto_udp) {
+        need = wire::udp_header_len, ok = Verdict::udp, ports = true;
+    } else if (proto == wire::proto_icmp && ep.alen == 4) {
+        need = wire::icmp_header_len, ok = Verdict::icmp, ports = false;
+    } else if (proto == wire::proto_icmpv6 && ep.alen == 16) {
+        need = wire::icmpv6_header_len, ok = Verdict::icmp, ports = false;
+    } else {
+        set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+        return Verdict::other_l4;
+    }
+    if (seg < need || !v.readable(off, need)) {
+        set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+        return seg < need ? Verdict::truncated_l4 : v.unreadable(off, need, Verdict::truncated_l4);
+    }
+    if (ports) {
+        // Every port-carrying L4 (UDP, and later SCTP, DCCP, UDP-Lite) starts with
+        // source port, destination port.
+        out.sport = wire::be16(v.bytes + off);
+        out.dport = wire::be16(v.bytes + off + 2);
+        out.l4_payload_len = seg - need;
+    }
+    set_key(out, ep.src, ep.dst, ep.alen, out.sport, out.dport);
+    return ok;
+}
+
+Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept;
+
+}  // namespace flowcop::packet::detail

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// IPv6: fixed header, then a bounded walk over the extension-header chain to the
+// upper-layer header (RFC 8200 4). Limits and policy are documented in packet.h.
+#include <packet/packet.h>
+
+#include "parse_internal.h"
+
+namespace flowcop::packet::detail {
+namespace {
+
+namespace w = wire;
+
+bool is_walked_ext(uint8_t nh) noexcept
+{
+    return nh == w::proto_hopopts || nh == w::proto_routing || nh == w::proto_dstopts ||
+           nh == w::proto_fragment || nh == w::proto_ah;
+}
+
+}  // namespace
+
+Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
+{
+    if (!v.readable(l3, w::ipv6_header_len))
+        return v.unreadable(l3, w::ipv6_header_len, Verdict::truncated_l3);
+    const uint8_t* ip = v.bytes + l3;
+    if ((ip[0] >> 4) != 6)
+        return Verdict::ip_bad_version;
+    const uint32_t avail = v.frame - l3 - w::ipv6_header_len;
+    uint32_t payload = w::be16(ip + 4);
+    bool length_from_frame = false;
+    if (payload == 0 && avail > 0xffff) {
+        payload = avail;  // BIG TCP (with or without an RFC 2675 jumbo option); TCP-only, checked in parse_l4
+        length_from_frame = true;
+    } else if (payload > avail) {
+        return Verdict::ip_bad_total_length;
+    }
+
+    out.ip_version = 6;
+    uint8_t nh = ip[6];
+    out.l4_proto = nh;
+    const Endpoints ep{ip + 8, ip + 24, 16};
+    const uint32_t end = l3 + w::ipv6_header_len + payload;
+    uint32_t off = l3 + w::ipv6_header_len;
+
+    for (unsigned walked = 0; is_walked_ext(nh); ++walked) {
+        if (walked == max_ipv6_ext_headers) {
+            set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return Verdict::ipv6_ext_too_long;
+        }
+        // Every walked header starts with next-header and a length byte and is at least
+        // 8 bytes; the fragment header is exactly 8.
+        if (end - off < w::ipv6_ext_min_len || !v.readable(off, w::ipv6_ext_min_len)) {
+            set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return end - off < w::ipv6_ext_min_len
+                       ? Verdict::ipv6_ext_truncated
+                       : v.unreadable(off, w::ipv6_ext_min_len, Verdict::ipv6_ext_truncated);
+        }
+        const uint8_t* h = v.bytes + off;
+        uint32_t len;
+        if (nh == w::proto_fragment) {
+            len = w::ipv6_ext_min_len;
+            if (length_from_frame)
+                return Verdict::ip_bad_total_length;  // a GSO super-packet is never fragmented
+            if (w::be16(h + 2) & w::ipv6_frag_offset_mask) {
+                out.l4_proto = h[0];
+                set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+                return Verdict::fragment;
+            }
+        } else if (nh == w::proto_ah) {
+            len = (uint32_t{h[1]} + 2) * 4;  // RFC 4302 2.2: 32-bit words minus 2
+        } else {
+            len = (uint32_t{h[1]} + 1) * 8;  // RFC 8200 4.3: 8-octet units, not counting the first 8
+        }
+        nh = h[0];
+        out.l4_proto = nh;
+        if (len > end - off) {
+            set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return Verdict::ipv6_ext_truncated;
+        }
+        off += len;
+    }
+    return parse_l4(v, off, end, length_from_frame, ep, out);
+}
+
+}  // namespace flowcop::packet::detail

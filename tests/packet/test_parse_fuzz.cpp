@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Robustness: every prefix and many random mutations of valid frames are classified,
+// deterministically, without reading out of bounds (run under the ASan build).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+
+#include <packet/packet.h>
+
+#include "frame_builder.h"
+#include "parse_helpers.h"
+
+using namespace flowcop;
+using packet::Packet;
+using packet::Verdict;
+using test::FrameBuilder;
+
+namespace {
+
+std::vector<std::vector<uint8_t>> seed_frames()
+{
+    std::vector<std::vector<uint8_t>> s;
+    s.push_back(FrameBuilder().ipv4().tcp().payload(20).build());
+    s.push_back(FrameBuilder().ipv4({.options = {1, 1, 1, 1, 1, 1, 1, 0}}).tcp({.options = {2, 4, 5, 0xb4}}).build());
+    s.push_back(FrameBuilder().vlan(1).vlan(2, 0x88a8).vlan(3).ipv4({.more_fragments = true}).udp().payload(8).build());
+    s.push_back(FrameBuilder().ipv4().icmp().pad_to(60).build());
+    s.push_back(FrameBuilder().ipv6().tcp().payload(10).build());
+    s.push_back(FrameBuilder().vlan(7).ipv6().ipv6_ext(0).ipv6_ext(43, 24).ipv6_frag(0, true).ipv6_ah().ipv6_ext(60).tcp().build());
+    s.push_back(FrameBuilder().ipv6().ipv6_frag(3, false).next_protocol(6).payload(16).build());
+    s.push_back(FrameBuilder().ipv6().ipv6_ext(0, 160).tcp().payload(30).build());  // near the header-byte cap
+    s.push_back(FrameBuilder().ipv6().icmp().build());
+    s.push_back(FrameBuilder().ethertype(0x0806).payload(28).build());
+    return s;
+}
+
+// Invariants every classification must satisfy, whatever the input. Returns the
+// first broken one (nullptr if none): assertions are counted once per test, not per
+// input, since the TAP reporter prints every assertion.
+const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Verdict v)
+{
+    if (v != p.verdict)
+        return "return value != out.verdict";
+    if (static_cast<unsigned>(v) >= packet::verdict_count)
+        return "verdict out of range";
+    if (p.frame_len != len)
+        return "frame_len != len";
+    if (p.l4_payload_len > len)
+        return "l4_payload_len > frame";
+    if (v == Verdict::tcp && ((p.ip_version != 4 && p.ip_version != 6) || p.key.proto != 6 || p.l4_proto != 6))
+        return "tcp verdict without IP/TCP fields";
+    if (p.ip_version == 0 && !(v == Verdict::non_ip || v == Verdict::truncated_l2 || v == Verdict::truncated_l3 ||
+                               v == Verdict::ip_bad_version || v == Verdict::ipv4_bad_ihl ||
+                               v == Verdict::ip_bad_total_length || v == Verdict::vlan_too_deep))
+        return "an IP-level verdict without ip_version";
+    // The core with only the capped front of the frame must agree exactly (parse_mbuf's contract).
+    Packet q;
+    const uint32_t hdr = len < packet::max_header_bytes ? len : packet::max_header_bytes;
+    std::unique_ptr<uint8_t[]> front(new uint8_t[hdr]);
+    if (hdr)
+        std::memcpy(front.get(), f, hdr);
+    packet::parse(front.get(), hdr, len, q);
+    if (std::memcmp(&q, &p, sizeof p) != 0)
+        return "parse(front, cap, len) differs from parse(frame, len)";
+    return nullptr;
+}
+
+struct Tally {
+    unsigned hist[packet::verdict_count] = {};
+    unsigned inputs = 0;
+    unsigned failures = 0;
+    std::string first_failure;
+
+    void run(const std::vector<uint8_t>& in, size_t n)
+    {
+        std::unique_ptr<uint8_t[]> buf(new uint8_t[n]);  // exact size: ASan catches overreads
+        if (n)
+            std::memcpy(buf.get(), in.data(), n);
+        Packet p;
+        const Verdict v = packet::parse(buf.get(), static_cast<uint32_t>(n), p);
+        ++inputs;
+        if (const char* why = broken_invariant(buf.get(), static_cast<uint32_t>(n), p, v)) {
+            if (failures++ == 0) {
+                first_failure = std::string(why) + " for input of " + std::to_string(n) + " bytes:";
+                for (size_t i = 0; i < n; ++i)
+                    first_failure += " " + std::to_string(buf[i]);
+            }
+        }
+        if (static_cast<unsigned>(v) < packet::verdict_count)
+            ++hist[static_cast<unsigned>(v)];
+    }
+    unsigned count(Verdict v) const { return hist[static_cast<unsigned>(v)]; }
+};
+
+}  // namespace
+
+// Off-by-one truncation at every byte of every layer.
+TEST_CASE("every prefix of valid frames is classified without overreads", "[packet][fuzz]")
+{
+    Tally t;
+    for (const auto& f : seed_frames())
+        for (size_t n = 0; n <= f.size(); ++n)
+            t.run(f, n);
+    INFO(t.first_failure);
+    CHECK(t.failures == 0);
+    // Prefixes must exercise each truncation class, not just land in one bucket.
+    CHECK(t.count(Verdict::truncated_l2) > 0);
+    CHECK(t.count(Verdict::truncated_l3) > 0);
+    CHECK(t.count(Verdict::ipv6_ext_truncated) == 0);  // prefixes cut the frame, not the IPv6 payload
+    CHECK(t.count(Verdict::ip_bad_total_length) > 0);
+    CHECK(t.count(Verdict::tcp) > 0);
+}
+
+// 100k random mutations (fixed seed): byte flips, length-field hits, resizes.
+TEST_CASE("100k random mutations of valid frames are classified without overreads", "[packet][fuzz]")
+{
+    std::mt19937_64 rng(0xf10c0b);
+    const auto seeds = seed_frames();
+    Tally t;
+    for (int i = 0; i < 100000; ++i) {
+        std::vector<uint8_t> f = seeds[rng() % seeds.size()];
+        const int edits = 1 + static_cast<int>(rng() % 6);
+        for (int e = 0; e < edits; ++e) {
+            switch (rng() % 5) {
+            case 0:
+            case 1:  // random byte anywhere
+                if (!f.empty())
+                    f[rng() % f.size()] = static_cast<uint8_t>(rng());
+                break;
+            case 2:  // header region, where lengths and types live
+                if (f.size() > 14)
+                    f[12 + rng() % std::min<size_t>(f.size() - 12, 80)] = static_cast<uint8_t>(rng());
+                break;
+            case 3:  // truncate
+                f.resize(rng() % (f.size() + 1));
+                break;
+            default:  // extend with junk (or padding)
+                f.resize(f.size() + rng() % 64, static_cast<uint8_t>(rng()));
+                break;
+            }
+        }
+        t.run(f, f.size());
+    }
+    INFO(t.first_failure);
+    CHECK(t.inputs == 100000);
+    CHECK(t.failures == 0);
+    unsigned classes = 0;
+    for (unsigned c : t.hist)
+        classes += c > 0;
+    CAPTURE(classes);
+    CHECK(classes >= 12);  // mutations reach nearly every verdict
+}
+
+// Classification is a pure function of the bytes.
+TEST_CASE("parse is deterministic and overwrites every field of a reused Packet", "[packet][fuzz]")
+{
+    const auto tcp = FrameBuilder().vlan(5).ipv4().tcp({.seq = 77}).payload(9).build();
+    const auto arp = FrameBuilder().ethertype(0x0806).payload(28).build();
+    Packet fresh, reused;
+    packet::parse(arp.data(), static_cast<uint32_t>(arp.size()), fresh);
+    std::memset(&reused, 0xa5, sizeof reused);
+    packet::parse(tcp.data(), static_cast<uint32_t>(tcp.size()), reused);
+    packet::parse(arp.data(), static_cast<uint32_t>(arp.size()), reused);
+    CHECK(std::memcmp(&fresh, &reused, sizeof fresh) == 0);
+    CHECK(packet::parse(nullptr, 0, fresh) == Verdict::truncated_l2);
+}
