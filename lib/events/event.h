@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// One flow event and its JSON-lines rendering.
+//
+// Contract: an Event is a plain value (trivially copyable, size a multiple of 8 so the ring copies it
+// in whole 32-bit words). Ownership: the lcore fills it on its stack and emit() copies it into the
+// ring. `state` and `reason` must point to strings with static storage duration, because the writer
+// reads them later on another thread. Threading: format_json_line() is reentrant and allocation-free.
+// Degraded behaviour: a line that does not fit, or an Event whose `kind` is not a Kind value, yields
+// 0 and leaves `buf` contents unspecified; the writer counts such an event as dropped_write.
+//
+// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy):
+//   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
+//    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed",
+//    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
+//    "first_seen":1.000001,"last_seen":1.000001}
+// Times are Unix seconds with 6 decimals, truncated (not rounded) so a line never shows a time later
+// than the nanosecond clock it came from. A nullptr `state` (or `reason` on destroy) prints as null.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace flowcop::events {
+
+enum class Kind : uint8_t { created, destroyed };
+
+struct Event {
+    uint64_t time_ns;  // Unix-epoch ns when it happened (the lcore's clock)
+    uint64_t first_seen_ns, last_seen_ns;
+    uint64_t packets[2];  // [0] originator -> responder, [1] reply
+    uint64_t bytes[2];
+    uint8_t src[16], dst[16];  // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
+    uint16_t sport, dport;     // host order
+    uint16_t vlan_outer, vlan_inner;  // 0 = none
+    uint16_t lcore;
+    uint8_t proto;  // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
+    Kind kind;
+    const char* state;   // static string, e.g. "ESTABLISHED"
+    const char* reason;  // static string; nullptr for created
+};
+static_assert(std::is_trivially_copyable_v<Event>);
+static_assert(sizeof(Event) % 8 == 0);
+
+// A buffer of this size holds any line whose state and reason strings are at most 64 bytes each
+// (the longest possible numbers and addresses add up to about 480 bytes).
+inline constexpr size_t typical_max_line = 1024;
+
+// Appends one JSON line for `e`, including the trailing '\n', at `buf`.
+// @return bytes written, or 0 if `buflen` is too small or `e.kind` is not a Kind value.
+size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept;
+
+}  // namespace flowcop::events

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// The off-hot-path side of the event log: one thread drains every Producer's ring, formats JSON lines
+// into one large batch and writes it with write(2).
+//
+// Ownership: Writer::open() returns the only owner; it owns the Producers, their rings, the batch
+// buffer and the file descriptor (stdout, for "-", is used but never closed). Destruction calls
+// stop_and_flush(). Threading: open/start/stop_and_flush/~Writer are control-plane calls made from one
+// thread at a time; producer(i) hands lcore i its Producer; stats() may be called from any thread.
+// The writer thread runs with every signal blocked, so signal handlers run on other threads and a
+// closed pipe yields EPIPE instead of killing the process with SIGPIPE.
+// Invariant, per producer, after stop_and_flush() returns (and approximately while running):
+//   stats(i).written + stats(i).dropped_full + stats(i).dropped_write == producer(i).produced().
+// Degraded behaviour: a slow or failing output never blocks an lcore: rings fill and events are
+// dropped into dropped_full. A failed write(2) (ENOSPC, EIO, EPIPE, ...) loses that batch's unwritten
+// lines into dropped_write, bumps write_errors, prints one line on stderr the first time only, and the
+// writer keeps draining and retrying with the next batch. If a failure leaves a partial line in the
+// file, the next successful write starts with '\n' so later lines stay parseable. If the output is a
+// pipe, socket or terminal that accepts nothing for shutdown_stall_ms after stop_and_flush() began,
+// the remaining events are counted as dropped_write instead of hanging the shutdown.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <events/event.h>
+#include <events/producer.h>
+
+namespace flowcop::events {
+
+struct WriterStats {
+    uint64_t written;        // lines fully handed to the kernel
+    uint64_t dropped_full;   // emit() found the ring full
+    uint64_t dropped_write;  // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
+    uint64_t write_errors;   // failed (or, at a stalled shutdown, skipped) writes that lost this producer's events
+};
+
+namespace detail {
+class Sink;
+class Batch;
+}  // namespace detail
+
+class Writer {
+public:
+    // The writer sleeps this long between polls when no ring has a backlog, so an event reaches the
+    // file about 1 ms after emit() and an idle writer costs ~1000 wakeups/s. A ring must absorb what
+    // its lcore emits in one interval (a 4095-event ring: bursts up to ~4 M events/s per lcore).
+    static constexpr unsigned poll_interval_us = 1000;
+    // Bytes formatted before each write(2): about 3000 lines, so one syscall per poll even at
+    // millions of events per second; allocated once at open().
+    static constexpr size_t batch_bytes = 1u << 20;
+    // How long a pipe/socket/terminal may accept nothing during shutdown before we give up on it:
+    // long enough for a live reader (jq, a log shipper) to catch up, short enough to stay well inside
+    // systemd's default 90 s stop timeout.
+    static constexpr unsigned shutdown_stall_ms = 1000;
+
+    // path "-" = stdout. Returns nullptr and sets `error` (one sentence naming the path and strerror)
+    // if the file cannot be opened for append/create, or if n_producers is 0 or above 65536, or
+    // ring_events is 0 or above 2^24. Each ring holds exactly ring_events events and takes
+    // next_pow2(ring_events + 1) * sizeof(Event) bytes, so 2^k - 1 wastes no memory.
+    static std::unique_ptr<Writer> open(const std::string& path, unsigned n_producers, unsigned ring_events,
+                                        std::string& error);
+
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+    ~Writer();  // stop_and_flush()
+
+    // Precondition: i < n_producers given to open().
+    Producer& producer(unsigned i) noexcept;
+
+    // Starts the writer thread; no-op if it is running. May be called again after stop_and_flush().
+    // Throws std::system_error if the thread cannot be created (setup time only).
+    void start();
+
+    // Drains everything produced before the call, writes it, joins the thread. Idempotent: a later call
+    // again drains whatever was produced since (on a short-lived thread), so nothing is ever left
+    // uncounted. If start() was never called, the drain still happens.
+    void stop_and_flush();
+
+    // Per producer (lcore). Precondition: producer < n_producers.
+    WriterStats stats(unsigned producer) const noexcept;
+
+private:
+    Writer();
+    void run() noexcept;
+    bool drain(unsigned p) noexcept;
+    void flush() noexcept;
+    void report_once(int err) noexcept;
+
+    std::unique_ptr<Producer[]> _producers;
+    unsigned _n_producers = 0;
+    unsigned _ring_events = 0;
+    std::string _path;
+    std::unique_ptr<detail::Sink> _sink;
+    std::unique_ptr<detail::Batch> _batch;
+    std::vector<uint8_t> _hit;  // per producer: lost a line in the current failed write
+    std::thread _thread;
+    std::atomic<bool> _stop{false};
+    // Writer-thread state (touched by control calls only while no writer thread runs).
+    bool _partial_line = false;    // the output ends in the middle of a line
+    bool _abandoned = false;       // stalled during this stop: drop instead of waiting again
+    bool _reported_error = false;  // stderr gets one line per Writer, not one per failure
+    bool _reported_stall = false;
+};
+
+}  // namespace flowcop::events
