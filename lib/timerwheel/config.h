@@ -12,12 +12,14 @@
 
 namespace flowcop::timerwheel {
 
-// 4096 one-second buckets: about 68 minutes of range for 16 KiB of heads per wheel. Measured with
-// bench_timerwheel's bucket-count sweep (docs/benchmarks.md, "Timer wheel"): 30 s and 120 s timeouts
-// cost exactly 1.0 visits per element per timeout period at every size from 256 to 65536, so only
-// timeouts longer than the ring care. A 2 h timeout costs 2 visits per period at 4096 (29 at 256), a
-// 5-day timeout about 106 (1694 at 256, 7 at 65536): 4096 is the smallest size at which every common
-// timeout is within 2x of ideal, and larger rings trade memory for multi-day timeouts only.
+// 4096 one-second buckets: 68 minutes of range for 16 KiB of heads per wheel. Measured with
+// bench_timerwheel's bucket-count sweep (docs/benchmarks.md, "Timer wheel"), busy flows extended every
+// second: 30 s and 120 s timeouts cost exactly 1.0 visits per flow per timeout period at every size from
+// 256 to 65536, so only timeouts longer than the ring care; they are revisited once per ring traversal,
+// timeout / (buckets - 1) times per period. A 2 h timeout costs 1.76 at 4096 (3.5 at 2048, 28 at 256),
+// netfilter's 5-day established timeout 105 (6.6 at 65536): one revisit per flow per 68 minutes, which
+// at a million flows per lcore is ~240 visits/s against ~33,000/s for the same flows at 30 s. 4096 is
+// the smallest size that keeps every timeout up to 2 h within 2x of ideal.
 inline constexpr uint32_t kDefaultBuckets = 4096;
 // One second: connection timeouts are configured in whole seconds and the cop runs once a second.
 inline constexpr uint64_t kDefaultTickNs = 1'000'000'000;

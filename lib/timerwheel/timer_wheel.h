@@ -117,8 +117,9 @@ public:
         }
         if (target - _cursor >= _buckets)
             _cursor = target - _buckets + 1;
+        const uint32_t* const heads = _heads.get();
         for (; _cursor <= target; ++_cursor) {
-            const uint32_t& head = _heads[_cursor & _mask];
+            const uint32_t& head = heads[_cursor & _mask];
             _draining = true;
             while (head != kNil) {
                 if (r.fired == fire_budget || r.visited == visit_budget) {
