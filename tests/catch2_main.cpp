@@ -2,3 +2,4 @@
 // The one translation unit that instantiates Catch2's runner.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
+#include <catch2/catch_reporter_tap.hpp>

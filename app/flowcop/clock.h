@@ -25,6 +25,9 @@
 
 namespace flowcop::app {
 
+// GCC's 128-bit integer for the fixed-point TSC conversion (__extension__: not ISO C++).
+__extension__ typedef unsigned __int128 uint128;
+
 class TscClock {
 public:
     TscClock() noexcept
@@ -35,17 +38,17 @@ public:
         tsc0_ = rte_rdtsc();
         unix0_ns_ = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
         // ns = cycles * 1e9 / hz  ==  (cycles * mult) >> 32
-        mult_ = (static_cast<unsigned __int128>(1'000'000'000ull) << 32) / hz_;
+        mult_ = (static_cast<uint128>(1'000'000'000ull) << 32) / hz_;
     }
     uint64_t ns_from_tsc(uint64_t tsc) const noexcept
     {
         const uint64_t d = tsc - tsc0_;
-        return unix0_ns_ + uint64_t((static_cast<unsigned __int128>(d) * mult_) >> 32);
+        return unix0_ns_ + uint64_t((static_cast<uint128>(d) * mult_) >> 32);
     }
     uint64_t now_ns() const noexcept { return ns_from_tsc(rte_rdtsc()); }
     uint64_t cycles_from_ns(uint64_t ns) const noexcept
     {
-        return uint64_t(static_cast<unsigned __int128>(ns) * hz_ / 1'000'000'000ull);
+        return uint64_t(static_cast<uint128>(ns) * hz_ / 1'000'000'000ull);
     }
     uint64_t hz() const noexcept { return hz_; }
 
@@ -53,7 +56,7 @@ private:
     uint64_t hz_ = 1;
     uint64_t tsc0_ = 0;
     uint64_t unix0_ns_ = 0;
-    unsigned __int128 mult_ = 0;
+    uint128 mult_ = 0;
 };
 
 // Offsets of the timestamp dynfield/dynflag, looked up once after ports start

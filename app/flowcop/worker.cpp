@@ -96,7 +96,7 @@ void Worker::run_cop(uint64_t now) noexcept
     const uint64_t t0 = rte_rdtsc();
     const conntrack::CopResult r = table_.run_cop(now, settings_.fire_budget, visit_budget);
     const uint64_t cycles = rte_rdtsc() - t0;
-    table_.observe_pass_ns(uint64_t((static_cast<unsigned __int128>(cycles) * 1'000'000'000ull) / clock_.hz()));
+    table_.observe_pass_ns(uint64_t((static_cast<uint128>(cycles) * 1'000'000'000ull) / clock_.hz()));
     next_cop_ns_ = now + (r.wheel.budget_exhausted ? kCopRetryNs : settings_.check_interval_ns);
 }
 

@@ -38,7 +38,14 @@
 // completed a handshake — netfilter's early drop) among kEarlyDropSamples random
 // records, the least recently seen one; otherwise it is refused and counted
 // (tcp_table_full). Assured flows are never evicted. Nothing grows: capacity is
-// fixed at create().
+// fixed at create(). The hash has no extendable buckets (they cost 9 bytes per
+// flow), so close to capacity an insert can also fail on a bucket collision; that
+// is handled the same way, so "full" may come slightly before `capacity` flows
+// (test_flow_table measures how close).
+//
+// Memory: 128 bytes per flow at a power-of-two capacity (64-byte record, 48-byte
+// key-store slot, 8 bytes of buckets, 8 of free-slot ring), plus 4 bytes per wheel
+// bucket; memory_bytes() reports the measured figure.
 #pragma once
 
 #include <conntrack/counters.h>
@@ -68,6 +75,10 @@ inline constexpr unsigned kMaxBurst = 64;
 inline constexpr unsigned kShardShift = 10;
 inline constexpr uint32_t kShardSize = 1u << kShardShift;
 inline constexpr unsigned kEarlyDropSamples = 8;
+// Evictions tried when an insert fails on a bucket collision before the table is
+// full: an evicted flow frees a slot elsewhere, which cuckoo displacement can
+// usually reach; a few tries bound the work per refused SYN.
+inline constexpr unsigned kInsertRetries = 3;
 
 struct TableConfig {
     std::string name;                 // unique in the process (names the rte_hash)

@@ -7,6 +7,7 @@
 // are passed through untouched.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
+#include <catch2/catch_reporter_tap.hpp>
 
 #include <rte_eal.h>
 
