@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <flowcop/options.h>
+#include <service/options.h>
 
 #include <string>
 #include <vector>

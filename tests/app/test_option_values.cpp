@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Value rules: number syntax and ranges, the metrics address, and the "not set" spellings.
-#include <flowcop/options.h>
+#include <service/options.h>
 
 #include <set>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Command-line syntax: defaults, both spellings of every option, and the syntax errors.
-#include <flowcop/options.h>
+#include <service/options.h>
 
 #include <functional>
 #include <set>

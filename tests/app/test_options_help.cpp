@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // --help and describe() against the parser: documentation that cannot drift from the code.
-#include <flowcop/options.h>
+#include <service/options.h>
 
 #include <algorithm>
 #include <regex>
@@ -54,10 +54,10 @@ std::string field(const std::vector<std::string>& block, const std::string& labe
 
 TEST_CASE("-h and --help return the help text with the program name", "[app][options]") {
     for (const std::string flag : {"-h", "--help"}) {
-        const ParseOutcome out = parse({flag}, "build/app/flowcop/flowcop");
+        const ParseOutcome out = parse({flag}, "build/app/flowcop");
         REQUIRE(out.kind == ParseOutcome::help);
-        CHECK(out.message == help_text("build/app/flowcop/flowcop"));
-        CHECK(out.message.rfind("Usage: build/app/flowcop/flowcop [EAL options] -- [flowcop options]\n", 0) == 0);
+        CHECK(out.message == help_text("build/app/flowcop"));
+        CHECK(out.message.rfind("Usage: build/app/flowcop [EAL options] -- [flowcop options]\n", 0) == 0);
         CHECK(out.options == default_options());
     }
     // Left to right: help after valid options still helps; an error before it is reported.
