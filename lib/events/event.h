@@ -41,8 +41,9 @@ struct Event {
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
 
-// A buffer of this size holds any line whose state and reason strings are at most 64 bytes each
-// (the longest possible numbers and addresses add up to about 480 bytes).
+// A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
+// each: everything else in a line takes at most 445 bytes (all numbers at their maximum, two
+// 39-character IPv6 addresses, two VLAN tags), and the shortest line is 224 bytes.
 inline constexpr size_t typical_max_line = 1024;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.

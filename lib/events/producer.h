@@ -43,6 +43,7 @@ private:
     rte_ring* _ring = nullptr;
     std::atomic<uint64_t> _produced{0};
     std::atomic<uint64_t> _dropped_full{0};
+    void* _ring_mem = nullptr;  // owned; freed by ~Producer
 
     // Cache line written only by the writer thread, kept apart so the lcore's line never bounces.
     struct alignas(64) Drained {
@@ -51,7 +52,6 @@ private:
         std::atomic<uint64_t> dropped_write{0};
         std::atomic<uint64_t> write_errors{0};
     } _drained;
-    void* _ring_mem = nullptr;  // owned; freed by ~Producer
 };
 
 }  // namespace flowcop::events
