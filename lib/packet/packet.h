@@ -29,9 +29,11 @@
 // - Ethernet padding after the IP datagram is fine (frames under 60 bytes are
 //   padded): the IP length, not the frame, bounds L4 and gives l4_payload_len.
 // - A frame shorter than its IP total length (IPv6: 40 + payload length) is
-//   ip_bad_total_length: on a NIC that is a malformed frame. Consequence: a
-//   snaplen-truncated capture replayed through us (e.g. zeek's truncated SMTP
-//   trace) is counted malformed frame by frame, not tracked.
+//   ip_bad_total_length: on a NIC that is a malformed frame. Consequence: replaying a
+//   snaplen-truncated capture counts every frame whose datagram was cut as malformed
+//   and does not track it - in zeek's truncated SMTP trace that is the SYN (options
+//   cut) and every data segment, 12 of 24 frames; the other 12 lost only Ethernet
+//   padding and are tracked.
 // - Length 0 (Linux BIG TCP / GSO): an IPv4 total length of 0, or an IPv6 payload
 //   length of 0, means "length from the frame" ONLY when the L4 protocol is TCP, the
 //   datagram is not fragmented and the IP datagram in the frame is longer than 65535

@@ -191,8 +191,9 @@ TEST_CASE("malformed captures are classified: garbage, snaplen cuts, fuzzed IP, 
     CHECK(headers[Verdict::ip_bad_total_length] == 21);
     CHECK(headers[Verdict::tcp] == 18);
 
-    // All 24 SMTP frames are snaplen-truncated, but 12 are pure ACKs that lost only
-    // their Ethernet padding (caplen 54 or 58 holds the whole datagram): those parse.
+    // All 24 SMTP frames are snaplen-truncated; the SYN (options cut) and the 11 data
+    // segments lose datagram bytes, the 12 others lost only their Ethernet padding
+    // (caplen 54 or 58 holds the whole datagram) and parse.
     const Replay smtp = replay(dir + "/zeek_tcp_snaplen_truncated_smtp.pcap");
     CHECK(smtp.truncated_capture == 24);
     CHECK(smtp[Verdict::ip_bad_total_length] == 12);
