@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// parse_config(): the rte_eth_null.c anatomy. One handler per key, a key table that is also the
+// "valid:" list of the unknown-key error, rte_kvargs_parse + rte_kvargs_process, one cleanup exit.
+#include <flowgen/config.h>
+
+#include <cstring>
+#include <iterator>
+#include <string>
+
+#include <rte_kvargs.h>
+
+#include "number.h"
+
+namespace flowcop::flowgen {
+namespace {
+
+using detail::parse_seconds_ms;
+using detail::parse_uint;
+
+struct Ctx {
+    Config cfg;
+    std::string error;
+};
+
+int fail(void* opaque, const char* key, const char* value, const char* expected)
+{
+    auto& ctx = *static_cast<Ctx*>(opaque);
+    if (value == nullptr)
+        ctx.error = std::string("flowgen: ") + key + ": no value (write " + key + "=...; expected " +
+                    expected + ")";
+    else
+        ctx.error = std::string("flowgen: ") + key + ": '" + value + "' is not " + expected;
+    return -1;
+}
+
+Config& cfg_of(void* opaque) { return static_cast<Ctx*>(opaque)->cfg; }
+
+// A handler for an integer key stored in a field of type T, range [lo, hi].
+template <typename T, T Config::*Field, uint64_t Lo, uint64_t Hi>
+int on_uint(const char* key, const char* value, void* opaque)
+{
+    uint64_t v = 0;
+    if (!parse_uint(value, Lo, Hi, v)) {
+        const std::string expected = "a number in " + std::to_string(Lo) + ".." + std::to_string(Hi);
+        return fail(opaque, key, value, expected.c_str());
+    }
+    cfg_of(opaque).*Field = static_cast<T>(v);
+    return 0;
+}
+
+int on_lifetime(const char* key, const char* value, void* opaque)
+{
+    if (!parse_seconds_ms(value, min_lifetime_ms, max_lifetime_ms, cfg_of(opaque).lifetime_ms))
+        return fail(opaque, key, value, "a number of seconds in 0.001..1000000 (at most 3 decimals)");
+    return 0;
+}
+
+int on_duration(const char* key, const char* value, void* opaque)
+{
+    if (!parse_seconds_ms(value, 0, max_duration_ms, cfg_of(opaque).duration_ms))
+        return fail(opaque, key, value,
+                    "a number of seconds in 0..1000000000 (at most 3 decimals; 0: unlimited)");
+    return 0;
+}
+
+int on_lifetime_dist(const char* key, const char* value, void* opaque)
+{
+    if (value != nullptr && std::strcmp(value, "fixed") == 0)
+        cfg_of(opaque).lifetime_dist = LifetimeDist::fixed;
+    else if (value != nullptr && std::strcmp(value, "exp") == 0)
+        cfg_of(opaque).lifetime_dist = LifetimeDist::exp;
+    else
+        return fail(opaque, key, value, "one of fixed, exp");
+    return 0;
+}
+
+int on_wave(const char* key, const char* value, void* opaque)
+{
+    static constexpr const char* expected =
+        "T:N (virtual second T in 0..1000000000, flows N in 1..10000000)";
+    const char* colon = value != nullptr ? std::strchr(value, ':') : nullptr;
+    if (colon == nullptr || colon - value > 20)
+        return fail(opaque, key, value, expected);
+    const std::string t(value, colon);
+    Wave w;
+    if (!parse_uint(t.c_str(), 0, max_wave_second, w.at_s) || !parse_uint(colon + 1, 1, max_flows, w.flows))
+        return fail(opaque, key, value, expected);
+    cfg_of(opaque).wave = w;
+    return 0;
+}
+
+int on_realtime(const char* key, const char* value, void* opaque)
+{
+    uint64_t v = 0;
+    if (!parse_uint(value, 0, 1, v))
+        return fail(opaque, key, value, "0 or 1");
+    cfg_of(opaque).realtime = v == 1;
+    return 0;
+}
+
+int on_vlan(const char* key, const char* value, void* opaque)
+{
+    uint64_t v = 0;
+    if (!parse_uint(value, 1, 4094, v))
+        return fail(opaque, key, value, "a VLAN ID in 1..4094");
+    cfg_of(opaque).vlan = static_cast<uint16_t>(v);
+    return 0;
+}
+
+struct Key {
+    const char* name;
+    arg_handler_t handler;
+};
+
+// Order is the order of help() and of the "valid:" list.
+constexpr Key keys[] = {
+    {"flows", on_uint<uint64_t, &Config::flows, 1, max_flows>},
+    {"new_flow_rate", on_uint<uint64_t, &Config::new_flow_rate, 1, max_new_flow_rate>},
+    {"lifetime", on_lifetime},
+    {"lifetime_dist", on_lifetime_dist},
+    {"idle_pct", on_uint<uint32_t, &Config::idle_pct, 0, 100>},
+    {"rst_pct", on_uint<uint32_t, &Config::rst_pct, 0, 100>},
+    {"pkt_size", on_uint<uint32_t, &Config::pkt_size, min_pkt_size, max_pkt_size>},
+    {"ipv6_pct", on_uint<uint32_t, &Config::ipv6_pct, 0, 100>},
+    {"pps", on_uint<uint64_t, &Config::pps, 1, max_pps>},
+    {"wave", on_wave},
+    {"packets", on_uint<uint64_t, &Config::packets, 0, UINT64_MAX>},
+    {"duration", on_duration},
+    {"seed", on_uint<uint64_t, &Config::seed, 0, UINT64_MAX>},
+    {"start", on_uint<uint64_t, &Config::start_s, 0, max_start_s>},
+    {"realtime", on_realtime},
+    {"vlan", on_vlan},
+    {"ring", on_uint<uint32_t, &Config::ring, min_ring, max_ring>},
+    {"burst", on_uint<uint32_t, &Config::burst, 1, max_burst>},
+};
+
+const Key* find_key(const char* name)
+{
+    for (const Key& k : keys)
+        if (std::strcmp(k.name, name) == 0)
+            return &k;
+    return nullptr;
+}
+
+std::string valid_list()
+{
+    std::string s;
+    for (const Key& k : keys)
+        s += (s.empty() ? "" : ", ") + std::string(k.name);
+    return s;
+}
+
+// Everything that can fail once the string is split; returns at the first error.
+void apply(const rte_kvargs& kv, Ctx& ctx)
+{
+    for (unsigned i = 0; i < kv.count; ++i) {
+        const char* name = kv.pairs[i].key;
+        if (find_key(name) == nullptr) {
+            ctx.error = "flowgen: unknown key '" + std::string(name) + "' (valid: " + valid_list() + ")";
+            return;
+        }
+        if (rte_kvargs_count(&kv, name) > 1) {
+            ctx.error = "flowgen: " + std::string(name) + ": given more than once";
+            return;
+        }
+    }
+    for (const Key& k : keys)
+        if (rte_kvargs_process(&kv, k.name, k.handler, &ctx) < 0)
+            return;
+    ctx.error = check_config(ctx.cfg);
+}
+
+}  // namespace
+
+std::string parse_config(const char* kvargs, Config& out)
+{
+    Ctx ctx;
+    rte_kvargs* kv = nullptr;
+    if (kvargs == nullptr || *kvargs == '\0')
+        ctx.error = check_config(ctx.cfg);
+    else if ((kv = rte_kvargs_parse(kvargs, nullptr)) == nullptr)
+        ctx.error = "flowgen: cannot split '" + std::string(kvargs) + "' into key=value pairs (at most " +
+                    std::to_string(RTE_KVARGS_MAX) + ", separated by ',')";
+    else
+        apply(*kv, ctx);
+
+    rte_kvargs_free(kv);
+    if (ctx.error.empty())
+        out = ctx.cfg;
+    return ctx.error;
+}
+
+}  // namespace flowcop::flowgen

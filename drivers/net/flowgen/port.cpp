@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include <flowgen/port.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <rte_bus_vdev.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+
+namespace flowcop::flowgen {
+namespace {
+
+std::atomic<unsigned> port_counter{0};
+
+// Frames consumed from the tx ring per turn: the size of a typical tx burst, twice.
+constexpr unsigned tx_drain_batch = 64;
+// Empty turns spent yielding before sleeping: ~a microsecond each, so a consumer that is briefly
+// behind is served without a sleep's latency, and a stalled one costs no CPU.
+constexpr unsigned yield_turns = 32;
+constexpr auto busy_sleep = std::chrono::microseconds(20);
+constexpr auto finished_sleep = std::chrono::milliseconds(1);
+
+int64_t wall_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string dpdk_error(const std::string& what)
+{
+    return "flowgen: " + what + ": " + rte_strerror(rte_errno);
+}
+
+void drain_and_free(rte_ring* r)
+{
+    if (r == nullptr)
+        return;
+    void* objs[tx_drain_batch];
+    unsigned n;
+    while ((n = rte_ring_dequeue_burst(r, objs, tx_drain_batch, nullptr)) != 0)
+        rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), n);
+}
+
+}  // namespace
+
+Port::Port(const Config& cfg) : _cfg(cfg), _gen(cfg) {}
+
+std::unique_ptr<Port> Port::create(const Config& cfg, rte_mempool* pool, int socket, std::string& error)
+{
+    std::unique_ptr<Port> p(new Port(cfg));
+    error = p->_gen.error();
+    if (error.empty())
+        error = p->setup(pool, socket);
+    if (!error.empty())
+        return nullptr;  // ~Port releases whatever setup() made
+    p->publish();
+    return p;
+}
+
+std::string Port::setup(rte_mempool* pool, int socket)
+{
+    const std::string n = std::to_string(port_counter++);
+    if (pool != nullptr) {
+        _pool = pool;
+        if (std::string why = _gen.check_pool(pool); !why.empty())
+            return why;
+    } else {
+        const unsigned count = _cfg.ring + 4 * _cfg.burst + 2048;
+        const uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, RTE_PKTMBUF_HEADROOM + _gen.max_frame_len());
+        _pool = rte_pktmbuf_pool_create(("flowgen_pool" + n).c_str(), count, 128, 0, static_cast<uint16_t>(room),
+                                        socket);
+        if (_pool == nullptr)
+            return dpdk_error("cannot create mempool flowgen_pool" + n + " (" + std::to_string(count) +
+                              " mbufs of " + std::to_string(room) + " bytes)");
+        _own_pool = true;
+    }
+    const unsigned ring_flags = RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ;
+    if ((_rx = rte_ring_create(("flowgen_rx" + n).c_str(), _cfg.ring, socket, ring_flags)) == nullptr)
+        return dpdk_error("cannot create ring flowgen_rx" + n);
+    if ((_tx = rte_ring_create(("flowgen_tx" + n).c_str(), _cfg.ring, socket, ring_flags)) == nullptr)
+        return dpdk_error("cannot create ring flowgen_tx" + n);
+
+    rte_ring* const rx[1] = {_rx};
+    rte_ring* const tx[1] = {_tx};
+    const std::string dev = "net_flowgen" + n;
+    const int id = rte_eth_from_rings(dev.c_str(), rx, 1, tx, 1, static_cast<unsigned>(socket));
+    char name[RTE_ETH_NAME_MAX_LEN];
+    if (id < 0 || rte_eth_dev_get_name_by_port(static_cast<uint16_t>(id), name) != 0)
+        return dpdk_error("rte_eth_from_rings(" + dev + ") failed");
+    _has_port = true;
+    _port_id = static_cast<uint16_t>(id);
+    _name = name;
+    _gen.set_port(_port_id);
+    _ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, nullptr);
+    _pending.resize(_cfg.burst);
+    return {};
+}
+
+void Port::start()
+{
+    if (_thread.joinable())
+        return;
+    _stop.store(false, std::memory_order_relaxed);
+    // Virtual time continues from the last frame; wall time from now.
+    _anchor_wall_ns = wall_ns();
+    _anchor_virtual_us = _gen.stats().virtual_now_us;
+    _thread = std::thread(&Port::run, this);
+}
+
+void Port::stop()
+{
+    _stop.store(true, std::memory_order_relaxed);
+    if (_thread.joinable())
+        _thread.join();
+}
+
+void Port::run()
+{
+    rte_mbuf* txb[tx_drain_batch];
+    unsigned empty_turns = 0;
+    while (!_stop.load(std::memory_order_relaxed)) {
+        bool worked = false;
+        const unsigned freed =
+            rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), tx_drain_batch, nullptr);
+        if (freed != 0) {
+            rte_pktmbuf_free_bulk(txb, freed);
+            _tx_freed += freed;
+            worked = true;
+        }
+        if (_pend_n == 0 && !_gen.finished()) {
+            _pend_head = 0;
+            _pend_n = _gen.next_burst(_pool, _pending.data(), _cfg.burst);
+            if (_pend_n != 0 && _cfg.realtime && _ts_offset >= 0)
+                pace(*RTE_MBUF_DYNFIELD(_pending[0], _ts_offset, rte_mbuf_timestamp_t*));
+        }
+        if (_pend_n != 0) {
+            const unsigned put = rte_ring_enqueue_burst(
+                _rx, reinterpret_cast<void* const*>(_pending.data() + _pend_head), _pend_n, nullptr);
+            _pend_head += put;
+            _pend_n -= put;
+            _enqueued += put;
+            worked = worked || put != 0;
+        }
+        publish();
+        if (worked) {
+            empty_turns = 0;
+        } else if (++empty_turns < yield_turns) {
+            std::this_thread::yield();
+        } else if (_gen.finished() && _pend_n == 0) {
+            std::this_thread::sleep_for(finished_sleep);  // only the tx ring can still need us
+        } else {
+            std::this_thread::sleep_for(busy_sleep);
+        }
+    }
+    publish();
+}
+
+void Port::pace(uint64_t first_ts_us) noexcept
+{
+    if (first_ts_us <= _anchor_virtual_us)
+        return;
+    const int64_t target = _anchor_wall_ns + static_cast<int64_t>(first_ts_us - _anchor_virtual_us) * 1000;
+    for (int64_t now = wall_ns(); now < target && !_stop.load(std::memory_order_relaxed); now = wall_ns())
+        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(target - now, 1'000'000)));
+}
+
+void Port::publish() noexcept
+{
+    Stats s = _gen.stats();
+    s.packets = _enqueued;
+    s.tx_freed = _tx_freed;
+    s.finished = s.finished && _pend_n == 0;
+    const uint64_t v[published_fields] = {s.packets,      s.flows_started,  s.flows_fin,      s.flows_rst,
+                                          s.flows_idle,   s.wave_flows,     s.virtual_now_us, s.finished,
+                                          s.active_flows, s.arrivals_dropped, s.alloc_failures, s.tx_freed};
+    for (unsigned i = 0; i < published_fields; ++i)
+        _published[i].store(v[i], std::memory_order_relaxed);
+}
+
+Stats Port::stats() const noexcept
+{
+    uint64_t v[published_fields];
+    for (unsigned i = 0; i < published_fields; ++i)
+        v[i] = _published[i].load(std::memory_order_relaxed);
+    Stats s;
+    s.packets = v[0];
+    s.flows_started = v[1];
+    s.flows_fin = v[2];
+    s.flows_rst = v[3];
+    s.flows_idle = v[4];
+    s.wave_flows = v[5];
+    s.virtual_now_us = v[6];
+    s.finished = v[7] != 0;
+    s.active_flows = v[8];
+    s.arrivals_dropped = v[9];
+    s.alloc_failures = v[10];
+    s.tx_freed = v[11];
+    return s;
+}
+
+Port::~Port()
+{
+    stop();
+    if (_has_port) {
+        // The application may have closed the port and its id been reused: touch it only by our name.
+        char name[RTE_ETH_NAME_MAX_LEN];
+        if (rte_eth_dev_get_name_by_port(_port_id, name) == 0 && _name == name)
+            rte_eth_dev_stop(_port_id);
+        rte_vdev_uninit(_name.c_str());
+    }
+    if (_pend_n != 0)
+        rte_pktmbuf_free_bulk(_pending.data() + _pend_head, _pend_n);
+    drain_and_free(_rx);
+    drain_and_free(_tx);
+    rte_ring_free(_rx);
+    rte_ring_free(_tx);
+    if (_own_pool)
+        rte_mempool_free(_pool);
+}
+
+}  // namespace flowcop::flowgen

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contract: Port is flowgen as an ordinary ethdev: rte_eth_from_rings() over an rx ring that a
+// generator thread fills, so flowcop configures, starts and polls it (rte_eth_rx_burst) like any port.
+//
+// Device: one rx and one tx queue. DPDK's ring PMD prefixes the name it is given, so the ethdev is
+// called "net_ring_net_flowgenN" (N counts Ports in the process; name() returns it). The application
+// configures and starts it as usual (rte_eth_dev_configure with 1/1 queues, queue setup, start).
+// Rx: mbufs from Generator (see generator.h for their fields and the microsecond timestamp dynfield).
+// Back-pressure, not loss: when the rx ring is full the thread holds its burst and retries, so the
+// stream reaching rx_burst is exactly the Generator's stream. With packets=/duration= reached the
+// port returns no more packets (stats().finished once the last frame is in the ring).
+// Tx: the tx queue is a ring that the generator thread drains and frees (tx_freed), so flowcop's inline
+// mode can forward to this port; nothing is transmitted anywhere.
+// Ownership: create() makes the rings and, if pool is nullptr, a pktmbuf pool sized for the ring
+// (ring + 4*burst + 2048 mbufs, room for max_frame_len()); a caller's pool must outlive the Port and
+// hold max_frame_len() bytes after headroom. The application must free every mbuf it received before
+// destroying the Port when the Port owns the pool. ~Port stops the thread, stops and removes the
+// ethdev (rte_vdev_uninit), frees the mbufs left in the rings and then the rings and its own pool.
+// Threading: create/start/stop/~Port from one control thread; stats() from any thread (each field is
+// a value it held; fields may come from adjacent bursts). The thread is a plain std::thread, not an
+// EAL lcore, and it uses a CPU while the consumer keeps up (it yields when the ring is full, sleeps
+// when finished): on a small machine pin it with the process's affinity or accept that it shares a
+// core with an lcore. realtime=1 paces bursts to wall time (sleeping, so it costs little CPU).
+// Errors: create() returns nullptr and one sentence in `error` (bad Config, pool too small, ring,
+// mempool or ethdev creation failed, no EAL); it never throws for those.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <flowgen/config.h>
+#include <flowgen/generator.h>
+#include <flowgen/stats.h>
+
+struct rte_mempool;
+struct rte_ring;
+
+namespace flowcop::flowgen {
+
+class Port {
+public:
+    // socket: NUMA socket for rings, pool and device; -1 (SOCKET_ID_ANY) for any.
+    static std::unique_ptr<Port> create(const Config& cfg, rte_mempool* pool, int socket, std::string& error);
+
+    uint16_t port_id() const noexcept { return _port_id; }
+    const std::string& name() const noexcept { return _name; }
+
+    // Starts the generator thread; no-op if running. After stop(), start() resumes the same stream.
+    void start();
+    // Joins the thread; idempotent. Call before the ethdev is closed (~Port does).
+    void stop();
+    Stats stats() const noexcept;
+
+    ~Port();
+    Port(const Port&) = delete;
+    Port& operator=(const Port&) = delete;
+
+private:
+    explicit Port(const Config& cfg);
+    std::string setup(rte_mempool* pool, int socket);
+    void run();
+    void publish() noexcept;
+    void pace(uint64_t first_ts_us) noexcept;
+
+    Config _cfg;
+    Generator _gen;
+    rte_mempool* _pool = nullptr;
+    bool _own_pool = false;
+    rte_ring* _rx = nullptr;
+    rte_ring* _tx = nullptr;
+    bool _has_port = false;
+    uint16_t _port_id = 0;
+    std::string _name;
+    int _ts_offset = -1;
+
+    std::thread _thread;
+    std::atomic<bool> _stop{false};
+    // Thread-owned between start() and stop().
+    std::vector<rte_mbuf*> _pending;
+    unsigned _pend_head = 0, _pend_n = 0;
+    uint64_t _enqueued = 0, _tx_freed = 0;
+    int64_t _anchor_wall_ns = 0;
+    uint64_t _anchor_virtual_us = 0;
+
+    // Published by the thread after each burst, read by stats().
+    static constexpr unsigned published_fields = 12;
+    alignas(64) std::array<std::atomic<uint64_t>, published_fields> _published{};
+};
+
+}  // namespace flowcop::flowgen

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Port: flowgen as an ethdev, polled with rte_eth_rx_burst like any port (EAL needed).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_mempool.h>
+
+#include <flowgen/port.h>
+
+#include "eal.h"
+#include "run.h"
+
+using namespace flowcop::flowgen;
+using namespace flowcop::flowgen::test;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// What an application does with any port.
+bool bring_up(uint16_t port, rte_mempool* rx_pool)
+{
+    rte_eth_conf conf;
+    std::memset(&conf, 0, sizeof(conf));
+    return rte_eth_dev_configure(port, 1, 1, &conf) == 0 &&
+           rte_eth_rx_queue_setup(port, 0, 512, SOCKET_ID_ANY, nullptr, rx_pool) == 0 &&
+           rte_eth_tx_queue_setup(port, 0, 512, SOCKET_ID_ANY, nullptr) == 0 && rte_eth_dev_start(port) == 0;
+}
+
+struct Received {
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<uint64_t> ts;
+    uint64_t missing_flag = 0;
+};
+
+// Polls until `want` frames arrived or the deadline; optionally sends each burst back (inline mode)
+// and optionally dawdles between polls so the ring fills and the generator must wait.
+Received poll(uint16_t port, size_t want, bool send_back, std::chrono::microseconds pause = {})
+{
+    const int off = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, nullptr);
+    const int bit = rte_mbuf_dynflag_lookup(RTE_MBUF_DYNFLAG_RX_TIMESTAMP_NAME, nullptr);
+    Received r;
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    rte_mbuf* m[32];
+    while (r.frames.size() < want && Clock::now() < deadline) {
+        const uint16_t n = rte_eth_rx_burst(port, 0, m, 32);
+        for (uint16_t i = 0; i < n; ++i) {
+            const uint8_t* p = rte_pktmbuf_mtod(m[i], const uint8_t*);
+            r.frames.emplace_back(p, p + m[i]->pkt_len);
+            r.missing_flag += bit < 0 || (m[i]->ol_flags & (uint64_t{1} << bit)) == 0;
+            r.ts.push_back(off < 0 ? 0 : *RTE_MBUF_DYNFIELD(m[i], off, rte_mbuf_timestamp_t*));
+        }
+        uint16_t sent = send_back ? rte_eth_tx_burst(port, 0, m, n) : 0;
+        if (sent < n)
+            rte_pktmbuf_free_bulk(m + sent, n - sent);
+        if (pause.count() != 0)
+            std::this_thread::sleep_for(pause);
+    }
+    return r;
+}
+
+bool same_as_core(const Config& cfg, const Received& r)
+{
+    Core core(cfg);
+    std::vector<uint8_t> buf(core.max_frame_len());
+    uint64_t ts = 0;
+    for (size_t i = 0; i < r.frames.size(); ++i) {
+        const uint32_t len = core.next(buf.data(), ts);
+        if (len != r.frames[i].size() || std::memcmp(buf.data(), r.frames[i].data(), len) != 0 || ts != r.ts[i])
+            return false;
+    }
+    return true;
+}
+
+struct Pool {
+    explicit Pool(const char* name, unsigned n) : mp(rte_pktmbuf_pool_create(name, n, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY)) {}
+    ~Pool() { rte_mempool_free(mp); }
+    rte_mempool* mp;
+};
+
+}  // namespace
+
+// The brief's core promise: flowcop polls it like any port and gets the generated stream, stamped.
+TEST_CASE("rx_burst returns the generated frames with the timestamp dynflag and packets=N ends the stream",
+          "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    const Config cfg = config("flows=500,pps=1000000,lifetime=0.1,ipv6_pct=20,packets=20000");
+    std::string err;
+    auto port = Port::create(cfg, nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(err == "");
+    REQUIRE(port != nullptr);
+    CHECK(port->name().rfind("net_ring_net_flowgen", 0) == 0);
+    Pool rx_pool("fg_t_rxq", 255);  // rx queue setup wants a pool; the ring PMD never allocates from it
+    REQUIRE(bring_up(port->port_id(), rx_pool.mp));
+    port->start();
+    const Received r = poll(port->port_id(), 20000, false);
+    CHECK(r.frames.size() == 20000);
+    CHECK(r.missing_flag == 0);
+    CHECK(same_as_core(cfg, r));
+    // Finished: nothing more arrives.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    rte_mbuf* m[32];
+    CHECK(rte_eth_rx_burst(port->port_id(), 0, m, 32) == 0);
+    const Stats s = port->stats();
+    CHECK(s.finished);
+    CHECK(s.packets == 20000);
+    port->stop();
+    port->stop();  // idempotent
+    CHECK(port->stats().packets == 20000);
+}
+
+// Back-pressure, not loss: a slow consumer with a tiny ring still gets exactly Core's stream.
+TEST_CASE("a slow consumer gets the whole stream unchanged", "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    const Config cfg = config("flows=100,pps=100000,lifetime=0.1,packets=3000,ring=64,burst=16");
+    std::string err;
+    auto port = Port::create(cfg, nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(port != nullptr);
+    Pool rx_pool("fg_t_rxq2", 255);
+    REQUIRE(bring_up(port->port_id(), rx_pool.mp));
+    port->start();
+    const Received r = poll(port->port_id(), 3000, false, std::chrono::microseconds(200));
+    CHECK(r.frames.size() == 3000);
+    CHECK(same_as_core(cfg, r));
+}
+
+// Inline mode: what the application transmits on the port comes back to the pool, freed by the
+// generator thread; with a caller's pool every mbuf is home once the Port is gone.
+TEST_CASE("frames sent to the port are freed by the generator thread", "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    Pool pool("fg_t_txpool", 8191);
+    REQUIRE(pool.mp != nullptr);
+    const Config cfg = config("flows=100,pps=100000,lifetime=0.1,packets=5000");
+    std::string err;
+    auto port = Port::create(cfg, pool.mp, SOCKET_ID_ANY, err);
+    REQUIRE(port != nullptr);
+    REQUIRE(bring_up(port->port_id(), pool.mp));
+    port->start();
+    const Received r = poll(port->port_id(), 5000, true);
+    CHECK(r.frames.size() == 5000);
+    const auto deadline = Clock::now() + std::chrono::seconds(5);
+    while (port->stats().tx_freed < 5000 && Clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(port->stats().tx_freed == 5000);
+    port.reset();
+    CHECK(rte_mempool_avail_count(pool.mp) == 8191);
+}
+
+// Bad input to create() is a sentence, not a crash or a half-made port.
+TEST_CASE("create refuses a bad Config or a pool too small, with a sentence", "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    const uint16_t ports_before = rte_eth_dev_count_avail();
+    std::string err;
+    Config bad;
+    bad.idle_pct = 70;
+    bad.rst_pct = 70;
+    CHECK(Port::create(bad, nullptr, SOCKET_ID_ANY, err) == nullptr);
+    CHECK(err == check_config(bad));
+    Pool pool("fg_t_tiny", 255);
+    CHECK(Port::create(config("pkt_size=9000"), pool.mp, SOCKET_ID_ANY, err) == nullptr);
+    CHECK(err.find("has 2176-byte mbufs; frames need 9000 bytes") != std::string::npos);
+    CHECK(rte_eth_dev_count_avail() == ports_before);
+    // Its own pool is sized for jumbo frames.
+    auto jumbo = Port::create(config("pkt_size=9000,packets=100"), nullptr, SOCKET_ID_ANY, err);
+    CHECK(err == "");
+    REQUIRE(jumbo != nullptr);
+    Pool rx_pool("fg_t_rxq3", 255);
+    REQUIRE(bring_up(jumbo->port_id(), rx_pool.mp));
+    jumbo->start();
+    const Received r = poll(jumbo->port_id(), 100, false);
+    CHECK(r.frames.size() == 100);
+}
+
+// Lifecycle edges: stop() before start(), two ports side by side, destroying a running port.
+TEST_CASE("ports have distinct names, stop before start is harmless, and a running port can be destroyed",
+          "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    Pool pool("fg_t_life", 8191);
+    std::string err;
+    auto a = Port::create(config("seed=1"), pool.mp, SOCKET_ID_ANY, err);
+    auto b = Port::create(config("seed=2"), pool.mp, SOCKET_ID_ANY, err);
+    REQUIRE(a != nullptr);
+    REQUIRE(b != nullptr);
+    CHECK(a->name() != b->name());
+    CHECK(a->port_id() != b->port_id());
+    a->stop();
+    a->start();
+    a->start();  // no second thread
+    b->start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK(a->stats().packets > 0);  // the ring fills even before the port is polled
+    const uint16_t a_id = a->port_id();
+    a.reset();  // running, never stopped
+    b.reset();
+    CHECK_FALSE(rte_eth_dev_is_valid_port(a_id));
+    CHECK(rte_mempool_avail_count(pool.mp) == 8191);
+}
+
+// realtime=1: 400 frames at 2000 pps take 0.2 s of wall time, not microseconds.
+TEST_CASE("realtime paces frames to wall time", "[flowgen][port]")
+{
+    REQUIRE(eal_up());
+    const Config cfg = config("flows=10,pps=2000,lifetime=1,packets=400,realtime=1,burst=8");
+    std::string err;
+    auto port = Port::create(cfg, nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(port != nullptr);
+    Pool rx_pool("fg_t_rxq4", 255);
+    REQUIRE(bring_up(port->port_id(), rx_pool.mp));
+    const auto t0 = Clock::now();
+    port->start();
+    const Received r = poll(port->port_id(), 400, false);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+    CHECK(r.frames.size() == 400);
+    CHECK(ms >= 150);
+    CHECK(ms < 5000);
+    CHECK(same_as_core(cfg, r));
+}
