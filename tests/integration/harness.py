@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Runs the real flowcop binary and reads back what it reported, for the integration tests.
+
+run() starts flowcop with EAL on virtual devices (no hugepages, a file prefix unique to the run),
+optionally scrapes its Prometheus exporter once the ports have delivered an expected number of
+packets and the counters stopped moving, stops it (SIGINT, or --stop-when-idle-ms) and returns the
+exit code, stderr, the parsed final summary, the parsed event log and the scraped metrics. Every
+wait is bounded; a run that overstays its deadline is killed and reported as a failure.
+
+check_invariants() holds for every run that exits 0, whatever was replayed:
+  - per lcore, flows created == flows destroyed (all reasons) in the event log, every destroy
+    closes the one open flow of its key, and no key has two open flows at once;
+  - the summary agrees with itself (created == ended == sum over reasons, 0 active, packets ==
+    sum by verdict, events written == lines in the file, none dropped) and with the event log
+    (per reason), and per-flow packet counts add up to the TCP packets the tracker accepted
+    (tracked + invalid for state);
+  - the last scrape, taken while flowcop still ran, agrees with the summary: created per lcore,
+    each non-shutdown reason, and shutdown == what was still active then.
+TAP is the output format (tests/meson.build registers these tests with protocol 'tap').
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter, defaultdict
+
+REASONS = ("inactivity", "active", "closed", "reset", "killed", "evicted", "shutdown")
+NS = 1_000_000_000
+
+
+class Tap:
+    """Minimal TAP 13 producer: ok/not ok lines, diagnostics, plan at the end."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+        print("TAP version 13", flush=True)
+
+    def ok(self, cond, name, diag=None):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
+        if not cond and diag is not None:
+            for line in str(diag).splitlines() or [""]:
+                print("#   " + line, flush=True)
+        return bool(cond)
+
+    def eq(self, got, want, name):
+        return self.ok(got == want, name, "got:  %r\nwant: %r" % (got, want))
+
+    def skip(self, name, why):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, why), flush=True)
+
+    def note(self, text):
+        for line in str(text).splitlines():
+            print("# " + line, flush=True)
+
+    def done(self):
+        print("1..%d" % self.n, flush=True)
+        sys.exit(1 if self.failed else 0)
+
+
+def skip_all(why):
+    print("TAP version 13\n1..0 # SKIP %s" % why, flush=True)
+    sys.exit(0)
+
+
+_run_id = [0]
+
+
+def eal_args(vdevs, lcores="0", memory_mb=512, prefix=None):
+    _run_id[0] += 1
+    prefix = prefix or "fcit%d_%d" % (os.getpid(), _run_id[0])
+    args = ["--no-huge", "-m", str(memory_mb), "--no-pci", "-l", lcores, "--file-prefix=" + prefix,
+            "--log-level=*:error"]
+    return args + ["--vdev=" + v for v in vdevs]
+
+
+class Result:
+    def __init__(self):
+        self.rc = None
+        self.stderr = ""
+        self.summary = None
+        self.events = []
+        self.metrics = None       # last scrape before the stop, [(name, labels, value)]
+        self.metrics_url = None
+        self.timed_out = False
+        self.elapsed = 0.0
+
+    def destroys(self):
+        return [e for e in self.events if e["event"] == "destroy"]
+
+    def news(self):
+        return [e for e in self.events if e["event"] == "new"]
+
+
+# --- summary and metrics parsing ---------------------------------------------------------------
+
+def parse_summary(stderr):
+    """The final summary print_summary() writes (app/service/status.cpp), or None if absent."""
+    s = {}
+    m = re.search(r"^  packets: (\d+) received(?:, (\d+) forwarded, (\d+) tx-dropped)?"
+                  r"(?:, (\d+) without timestamp)?$", stderr, re.M)
+    if not m:
+        return None
+    s["received"] = int(m.group(1))
+    s["forwarded"] = int(m.group(2)) if m.group(2) else None
+    s["tx_dropped"] = int(m.group(3)) if m.group(3) else None
+    s["no_timestamp"] = int(m.group(4)) if m.group(4) else 0
+    m = re.search(r"^  by verdict:(.*)$", stderr, re.M)
+    toks = m.group(1).split() if m else []
+    s["verdict"] = {toks[i]: int(toks[i + 1]) for i in range(0, len(toks) - 1, 2)}
+    m = re.search(r"^  tcp: (\d+) invalid for state, (\d+) could not start a flow, (\d+) refused", stderr, re.M)
+    s["tcp_invalid"], s["tcp_no_flow"], s["tcp_table_full"] = (int(x) for x in m.groups()) if m else (None,) * 3
+    m = re.search(r"^  flows: (\d+) created, (\d+) active, (\d+) ended:(.*)$", stderr, re.M)
+    if m:
+        s["created"], s["active"], s["ended"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        t = m.group(4).split()
+        s["reasons"] = {t[i]: int(t[i + 1]) for i in range(0, len(t) - 1, 2)}
+    m = re.search(r"^  events: (\d+) written, (\d+) dropped, (\d+) write errors$", stderr, re.M)
+    if m:
+        s["events_written"], s["events_dropped"], s["events_errors"] = (int(x) for x in m.groups())
+    s["ports"] = {}
+    for m in re.finditer(r"^  port (\d+) \((\S+)\): rx (\d+), tx (\d+), missed (\d+), rx errors (\d+), "
+                         r"no mbuf (\d+)$", stderr, re.M):
+        s["ports"][int(m.group(1))] = dict(name=m.group(2), rx=int(m.group(3)), tx=int(m.group(4)),
+                                           missed=int(m.group(5)), errors=int(m.group(6)),
+                                           nombuf=int(m.group(7)))
+    return s
+
+
+_METRIC_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$')
+_LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _METRIC_RE.match(line)
+        if m:
+            labels = dict(_LABEL_RE.findall(m.group(2) or ""))
+            out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def metric(metrics, name, **labels):
+    """Sum of the samples of `name` whose labels include `labels`."""
+    return sum(v for n, l, v in metrics if n == name and all(l.get(k) == str(x) for k, x in labels.items()))
+
+
+def scrape(url, timeout=2.0):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return parse_metrics(r.read().decode())
+
+
+# --- running -----------------------------------------------------------------------------------
+
+def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", scrape_when_rx=None,
+        stop_when_idle_ms=None, stop_after_s=None, on_started=None, memory_mb=512, env=None):
+    """Runs flowcop to completion.
+
+    scrape_when_rx: an int (packets all ports must have received) or a callable(metrics) -> bool;
+    flowcop is then run with the exporter on a free loopback port, scraped until the condition
+    holds and two consecutive scrapes agree, and stopped with SIGINT. Otherwise it stops by
+    --stop-when-idle-ms (default 500) or, with stop_after_s, by SIGINT after that long.
+    on_started(result) runs once the exporter URL is known (inline tests drive traffic there) and
+    may return a callable(metrics) -> bool used as the stop condition."""
+    res = Result()
+    ev_path = None
+    args = list(opts)
+    if events:
+        ev_path = os.path.join(tmpdir, "events_%d_%d.jsonl" % (os.getpid(), _run_id[0] + 1))
+        if os.path.exists(ev_path):
+            os.unlink(ev_path)
+        args += ["--events", ev_path]
+    want_metrics = scrape_when_rx is not None or on_started is not None
+    if "--metrics-addr" not in args:
+        args += ["--metrics-addr", "127.0.0.1:0" if want_metrics else "none"]
+    if not want_metrics and stop_after_s is None and "--stop-when-idle-ms" not in args:
+        args += ["--stop-when-idle-ms", str(stop_when_idle_ms or 500)]
+    if "--flows-per-lcore" not in args:
+        args += ["--flows-per-lcore", "65536"]
+    cmd = [exe] + eal_args(vdevs, lcores, memory_mb) + ["--"] + args
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    lines = []
+    url_found = threading.Event()
+
+    def reader():
+        for line in p.stderr:
+            lines.append(line)
+            if "metrics at " in line:
+                res.metrics_url = line.split("metrics at ", 1)[1].strip()
+                url_found.set()
+        url_found.set()
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    try:
+        if want_metrics:
+            url_found.wait(max(0.0, deadline - time.monotonic()))
+            cond = None
+            if on_started is not None and res.metrics_url:
+                cond = on_started(res)
+            if cond is None and scrape_when_rx is not None:
+                if callable(scrape_when_rx):
+                    cond = scrape_when_rx
+                else:
+                    want = int(scrape_when_rx)
+                    cond = lambda m: metric(m, "flowcop_port_rx_packets_total") >= want
+            prev = None
+            while res.metrics_url and cond is not None and time.monotonic() < deadline and p.poll() is None:
+                try:
+                    m = scrape(res.metrics_url)
+                except OSError:
+                    time.sleep(0.05)
+                    continue
+                stable = [(n, tuple(sorted(l.items())), v) for n, l, v in m
+                          if n.startswith(("flowcop_flows_", "flowcop_packets_total", "flowcop_port_rx_packets"))]
+                if cond(m) and stable == prev:
+                    res.metrics = m
+                    break
+                prev = stable if cond(m) else None
+                time.sleep(0.1)
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        elif stop_after_s is not None:
+            end = min(deadline, time.monotonic() + stop_after_s)
+            while time.monotonic() < end and p.poll() is None:
+                time.sleep(0.05)
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        try:
+            p.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            res.timed_out = True
+            p.kill()
+            p.wait(5)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+        th.join(5)
+    res.elapsed = time.monotonic() - t0
+    res.rc = p.returncode
+    res.stderr = "".join(lines)
+    res.summary = parse_summary(res.stderr)
+    if ev_path and os.path.exists(ev_path):
+        with open(ev_path) as f:
+            res.events = [json.loads(line) for line in f if line.strip()]
+        os.unlink(ev_path)
+    return res
+
+
+# --- invariants --------------------------------------------------------------------------------
+
+def flow_id(e):
+    return (e["lcore"], e["proto"], e["src"], e["sport"], e["dst"], e["dport"], tuple(e.get("vlan", ())))
+
+
+def conn_key(e):
+    """Direction-free key of an event's connection (what a VLAN-aware tracker keys on)."""
+    a, b = (e["src"], e["sport"]), (e["dst"], e["dport"])
+    return (tuple(e.get("vlan", ())), min(a, b), max(a, b))
+
+
+def pair_flows(events):
+    """[(new_event, destroy_event)] in destroy order, plus a list of problems."""
+    open_ = {}
+    pairs, problems = [], []
+    for e in events:
+        k = (e["lcore"],) + conn_key(e)
+        if e["event"] == "new":
+            if k in open_:
+                problems.append("second new while open: %r" % (k,))
+            open_[k] = e
+        elif e["event"] == "destroy":
+            n = open_.pop(k, None)
+            if n is None:
+                problems.append("destroy without new: %r" % (k,))
+                continue
+            if (n["src"], n["sport"]) != (e["src"], e["sport"]):
+                problems.append("originator changed between new and destroy: %r" % (k,))
+            pairs.append((n, e))
+        else:
+            problems.append("unknown event kind %r" % e["event"])
+    for k in open_:
+        problems.append("never destroyed: %r" % (k,))
+    return pairs, problems
+
+
+def check_invariants(tap, res, label=""):
+    """The checks every successful run must pass (see the module docstring)."""
+    p = (label + ": ") if label else ""
+    tap.eq(res.rc, 0, p + "flowcop exits 0")
+    tap.ok(not res.timed_out, p + "flowcop stopped within its time bound")
+    s = res.summary
+    if not tap.ok(s is not None and "created" in s, p + "the final summary is printed", res.stderr[-3000:]):
+        return
+    news, dest = Counter(), Counter()
+    for e in res.events:
+        (news if e["event"] == "new" else dest)[e["lcore"]] += 1
+    tap.eq(dict(news), dict(dest), p + "per lcore, flows created == flows destroyed in the event log")
+    pairs, problems = pair_flows(res.events)
+    tap.ok(not problems, p + "every destroy event closes the one open flow of its key", "\n".join(problems[:20]))
+    bad = [e for e in res.destroys() if e.get("reason") not in REASONS]
+    tap.ok(not bad, p + "every destroy event has a known reason", bad[:5])
+    tap.eq((s["created"], s["ended"], s["active"]), (len(res.news()), len(res.destroys()), 0),
+           p + "summary: created and ended match the event log, nothing left active")
+    by_reason = Counter(e["reason"] for e in res.destroys())
+    tap.eq(s["reasons"], {r: by_reason.get(r, 0) for r in REASONS},
+           p + "summary: flows ended per reason match the event log")
+    tap.eq(sum(s["verdict"].values()), s["received"], p + "summary: packets by verdict add up to packets received")
+    tap.eq(sum(pt["rx"] for pt in s["ports"].values()), s["received"],
+           p + "summary: packets received == the ports' rx counters")
+    tap.eq((s.get("events_written"), s.get("events_dropped"), s.get("events_errors")), (len(res.events), 0, 0),
+           p + "summary: every event was written, none dropped")
+    tcp = s["verdict"].get("tcp", 0)
+    tracked = tcp - s["tcp_invalid"] - s["tcp_no_flow"] - s["tcp_table_full"]
+    flow_pkts = sum(e["packets_orig"] + e["packets_reply"] for e in res.destroys())
+    tap.eq(flow_pkts, tracked + s["tcp_invalid"],
+           p + "per-flow packets summed == TCP packets that reached a flow (tracked + invalid for state)")
+    bad_t = [e for e in res.destroys() if not (e["first_seen"] <= e["last_seen"] <= e["time"])]
+    tap.ok(not bad_t, p + "first_seen <= last_seen <= time for every destroyed flow", bad_t[:3])
+    m = res.metrics
+    if m is None:
+        return
+    lcores = sorted({l["lcore"] for n, l, v in m if n == "flowcop_flows_created_total"})
+    ok = True
+    diag = []
+    for lc in lcores:
+        created = metric(m, "flowcop_flows_created_total", lcore=lc)
+        expired = metric(m, "flowcop_flows_expired_total", lcore=lc)
+        active = metric(m, "flowcop_flows_active", lcore=lc)
+        if created != expired + active:
+            ok = False
+            diag.append("lcore %s: created %s != expired %s + active %s" % (lc, created, expired, active))
+        if created != news.get(int(lc), 0):
+            ok = False
+            diag.append("lcore %s: metric created %s, events %s" % (lc, created, news.get(int(lc), 0)))
+    tap.ok(ok, p + "metrics: per lcore created == expired + active, and == the event log's creations", "\n".join(diag))
+    want = dict(s["reasons"])
+    got = {r: int(metric(m, "flowcop_flows_expired_total", reason=r)) for r in REASONS}
+    got["shutdown"] += int(metric(m, "flowcop_flows_active"))
+    tap.eq(got, want, p + "metrics: expiries per reason (+ active as shutdown) match the summary")
+    results = int(metric(m, "flowcop_packets_total"))
+    tap.eq(results, s["received"], p + "metrics: packets by result add up to packets received")
+    tap.eq(int(metric(m, "flowcop_packets_total", result="tracked")), tracked,
+           p + "metrics: tracked TCP packets match the summary")
+    tap.eq(int(metric(m, "flowcop_port_rx_packets_total")), s["received"],
+           p + "metrics: port rx packets match the summary")
