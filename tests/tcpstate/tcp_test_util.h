@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Test fixtures for tcpstate: flag spellings, printable states, canonical trackers, and FlowDriver,
+// the smallest stand-in for the flow table's use of the API (create, step, reopen, reap).
+#pragma once
+
+#include <tcpstate/tcp_state.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace tcptest {
+
+using flowcop::tcpstate::Dir;
+using flowcop::tcpstate::Flag;
+using flowcop::tcpstate::Outcome;
+using flowcop::tcpstate::State;
+using flowcop::tcpstate::Tracker;
+
+constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20, ECE = 0x40,
+                  CWR = 0x80;
+constexpr uint8_t SYNACK = SYN | ACK, FINACK = FIN | ACK, RSTACK = RST | ACK, DATA = PSH | ACK;
+constexpr Dir O = Dir::orig, R = Dir::reply;
+
+// One captured segment: which endpoint sent it ('c' client, 's' server) and its flags byte.
+using Seg = std::pair<char, uint8_t>;
+
+// The states a flow can be in (everything but none), in declaration order.
+constexpr State kFlowStates[] = {State::syn_sent,  State::syn_recv,  State::established, State::fin_wait,
+                                 State::close_wait, State::last_ack, State::time_wait,  State::close,
+                                 State::syn_sent2};
+
+inline Tracker stepped(Tracker t, Dir d, uint8_t flags)
+{
+    flowcop::tcpstate::step(t, d, flags);
+    return t;
+}
+
+// A tracker in state s, reached the ordinary way (a SYN from orig, then the usual packets), so its
+// private bits are what real traffic leaves behind. FIN_WAIT/CLOSE_WAIT/LAST_ACK follow an orig FIN.
+inline Tracker reach(State s)
+{
+    Tracker t{flowcop::tcpstate::initial_state(SYN, false)};
+    switch (s) {
+    case State::syn_sent: return t;
+    case State::syn_sent2: return stepped(t, R, SYN);
+    default: break;
+    }
+    t = stepped(t, R, SYNACK);
+    if (s == State::syn_recv)
+        return t;
+    t = stepped(t, O, ACK);
+    if (s == State::established)
+        return t;
+    if (s == State::close)
+        return stepped(t, O, RST);
+    t = stepped(t, O, FINACK);
+    if (s == State::fin_wait)
+        return t;
+    t = stepped(t, R, ACK);
+    if (s == State::close_wait)
+        return t;
+    t = stepped(t, R, FINACK);
+    if (s == State::last_ack)
+        return t;
+    return stepped(t, O, ACK); // time_wait
+}
+
+// Drives one 5-tuple the way the flow table does (lifecycle in tcp_state.h). Endpoints are 'c' and
+// 's' (client, server) so a sequence can be copied from a capture without deciding who is "orig".
+class FlowDriver {
+public:
+    enum class Event { created, not_created, ok, ignored, reset, reopened };
+
+    explicit FlowDriver(bool loose) : _loose(loose) {}
+
+    Event feed(char from, uint8_t flags)
+    {
+        if (!_tracked)
+            return create(from, flags);
+        const Dir d = from == _orig ? Dir::orig : Dir::reply;
+        switch (flowcop::tcpstate::step(_t, d, flags)) {
+        case Outcome::ok: return Event::ok;
+        case Outcome::ignored: ++ignored; return Event::ignored;
+        case Outcome::reset: ++resets; _reap_due = true; return Event::reset;
+        case Outcome::reopen:
+            ++reopens;
+            _tracked = false;
+            return create(from, flags) == Event::created ? Event::reopened : Event::not_created;
+        }
+        FAIL("step() returned a value outside Outcome");
+        return Event::ignored;
+    }
+
+    // The next timer tick: a reset flow goes away (the table reaps it on the tick after the RST).
+    void tick()
+    {
+        if (_tracked && _reap_due)
+            _tracked = false;
+        _reap_due = false;
+    }
+
+    bool tracked() const { return _tracked; }
+    const Tracker& tracker() const { return _t; }
+    State state() const { return _tracked ? _t.state : State::none; }
+    char orig() const { return _orig; }
+
+    int created = 0, not_created = 0, ignored = 0, resets = 0, reopens = 0;
+
+private:
+    Event create(char from, uint8_t flags)
+    {
+        const State s = flowcop::tcpstate::initial_state(flags, _loose);
+        if (s == State::none) {
+            ++not_created;
+            return Event::not_created;
+        }
+        _t = Tracker{s};
+        _orig = from;
+        _tracked = true;
+        _reap_due = false;
+        ++created;
+        return Event::created;
+    }
+
+    bool _loose;
+    bool _tracked = false;
+    bool _reap_due = false;
+    char _orig = 0;
+    Tracker _t{};
+};
+
+} // namespace tcptest
+
+namespace Catch {
+template <>
+struct StringMaker<flowcop::tcpstate::State> {
+    static std::string convert(flowcop::tcpstate::State s) { return flowcop::tcpstate::state_name(s); }
+};
+template <>
+struct StringMaker<flowcop::tcpstate::Outcome> {
+    static std::string convert(flowcop::tcpstate::Outcome o)
+    {
+        switch (o) {
+        case flowcop::tcpstate::Outcome::ok: return "ok";
+        case flowcop::tcpstate::Outcome::ignored: return "ignored";
+        case flowcop::tcpstate::Outcome::reset: return "reset";
+        case flowcop::tcpstate::Outcome::reopen: return "reopen";
+        }
+        return "Outcome(" + std::to_string(static_cast<int>(o)) + ")";
+    }
+};
+template <>
+struct StringMaker<tcptest::FlowDriver::Event> {
+    static std::string convert(tcptest::FlowDriver::Event e)
+    {
+        static const char* const names[] = {"created", "not_created", "ok", "ignored", "reset", "reopened"};
+        return names[static_cast<int>(e)];
+    }
+};
+} // namespace Catch

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Closing a connection: the FIN exchange in both orders, repeated FINs, RST in every state, and a SYN
+// that reuses a closed 5-tuple.
+#include "tcp_test_util.h"
+
+using namespace tcptest;
+using flowcop::tcpstate::expiry_is_closed;
+using flowcop::tcpstate::initial_state;
+using flowcop::tcpstate::step;
+
+namespace {
+Dir other(Dir d) { return d == O ? R : O; }
+} // namespace
+
+// netfilter's close path: the first FIN opens FIN_WAIT, the peer's ACK of it gives CLOSE_WAIT, the
+// peer's own FIN gives LAST_ACK and the ACK of that gives TIME_WAIT, whose expiry is a "closed" end.
+// Either side may close first; the path is the same.
+TEST_CASE("A FIN from either side closes through FIN_WAIT, CLOSE_WAIT, LAST_ACK and TIME_WAIT",
+          "[tcpstate][close]")
+{
+    const Dir closer = GENERATE(O, R);
+    Tracker t = reach(State::established);
+    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(t.state == State::fin_wait);
+    CHECK(step(t, other(closer), ACK) == Outcome::ok);
+    CHECK(t.state == State::close_wait);
+    CHECK(step(t, other(closer), DATA) == Outcome::ok); // the half-open side may keep sending
+    CHECK(t.state == State::close_wait);
+    CHECK(step(t, other(closer), FINACK) == Outcome::ok);
+    CHECK(t.state == State::last_ack);
+    CHECK(step(t, closer, ACK) == Outcome::ok);
+    CHECK(t.state == State::time_wait);
+    CHECK(expiry_is_closed(t.state));
+    CHECK(t.assured());
+}
+
+// The peer often acknowledges the FIN and sends its own in one FIN-ACK segment, skipping CLOSE_WAIT.
+TEST_CASE("A FIN answered by the peer's FIN goes from FIN_WAIT straight to LAST_ACK", "[tcpstate][close]")
+{
+    const Dir closer = GENERATE(O, R);
+    Tracker t = reach(State::established);
+    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(step(t, other(closer), FINACK | PSH) == Outcome::ok);
+    CHECK(t.state == State::last_ack);
+    CHECK(step(t, closer, ACK) == Outcome::ok);
+    CHECK(t.state == State::time_wait);
+}
+
+// zeek ssh-dups sends every FIN three times. netfilter would take the second copy as the peer's FIN
+// (FIN_WAIT -> LAST_ACK) and the next ACK to TIME_WAIT while the peer had not closed at all. A repeat
+// from the side that already sent a FIN is a retransmission and must leave the state where it is.
+TEST_CASE("A FIN repeated by the side that sent it does not advance FIN_WAIT or CLOSE_WAIT",
+          "[tcpstate][close]")
+{
+    const Dir closer = GENERATE(O, R);
+    Tracker t = reach(State::established);
+    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(step(t, closer, FINACK | PSH) == Outcome::ok);
+    CHECK(t.state == State::fin_wait);
+    CHECK(step(t, other(closer), ACK) == Outcome::ok);
+    CHECK(t.state == State::close_wait);
+    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(t.state == State::close_wait);
+    CHECK(step(t, other(closer), FINACK) == Outcome::ok);
+    CHECK(t.state == State::last_ack);
+}
+
+// Once both FINs are seen, or the close is complete, more FINs are retransmissions of one of them.
+TEST_CASE("Repeated FINs in LAST_ACK and TIME_WAIT leave the state unchanged", "[tcpstate][close]")
+{
+    for (const State s : {State::last_ack, State::time_wait}) {
+        for (const Dir d : {O, R}) {
+            Tracker t = reach(s);
+            CHECK(step(t, d, FINACK) == Outcome::ok);
+            CHECK(step(t, d, FINACK) == Outcome::ok);
+            CHECK(t.state == s);
+        }
+    }
+}
+
+// Without window tracking every RST is believed (docs/tcp-tracking.md), in every state including
+// CLOSE itself, and the caller learns it through Outcome::reset so it can reap on the next tick.
+TEST_CASE("A RST in every state moves the flow to CLOSE with Outcome::reset", "[tcpstate][close]")
+{
+    for (const State s : kFlowStates) {
+        for (const Dir d : {O, R}) {
+            for (const uint8_t rst : {uint8_t(RST), uint8_t(RSTACK), uint8_t(RSTACK | PSH)}) {
+                CAPTURE(s, d == O ? "orig" : "reply", int(rst));
+                Tracker t = reach(s);
+                CHECK(step(t, d, rst) == Outcome::reset);
+                CHECK(t.state == State::close);
+            }
+        }
+    }
+}
+
+// The flow table reaps a reset flow on the next tick; packets already in flight may reach it first.
+// They keep it in CLOSE (so the CLOSE timeout applies to them) instead of resurrecting it, and
+// another RST is reported as a reset again.
+TEST_CASE("Packets after a RST keep the flow in CLOSE until it is reaped", "[tcpstate][close]")
+{
+    Tracker t = reach(State::established);
+    REQUIRE(step(t, R, RSTACK) == Outcome::reset);
+    CHECK(step(t, O, DATA) == Outcome::ok);
+    CHECK(step(t, R, ACK) == Outcome::ok);
+    CHECK(step(t, O, FINACK) == Outcome::ok);
+    CHECK(t.state == State::close);
+    CHECK(step(t, R, SYNACK) == Outcome::ignored);
+    CHECK(step(t, O, RST) == Outcome::reset);
+    CHECK(t.state == State::close);
+    CHECK(expiry_is_closed(t.state));
+
+    // The driver reaps on the tick; a late packet afterwards is a new (loose) pickup, as in netfilter.
+    FlowDriver f(true);
+    f.feed('c', SYN);
+    f.feed('s', SYNACK);
+    f.feed('c', ACK);
+    CHECK(f.feed('s', RSTACK) == FlowDriver::Event::reset);
+    CHECK(f.feed('c', DATA) == FlowDriver::Event::ok);
+    CHECK(f.state() == State::close);
+    f.tick();
+    CHECK_FALSE(f.tracked());
+    CHECK(f.feed('c', DATA) == FlowDriver::Event::created);
+    CHECK(f.state() == State::established);
+}
+
+// A client may reuse a 5-tuple as soon as the old connection is closed (RFC 1122 4.2.2.13). The
+// tracker cannot turn itself into the new flow (its counters and start time belong to the old one),
+// so it reports reopen untouched and the caller rebuilds from this SYN, whose sender becomes orig.
+TEST_CASE("A SYN from either side on a TIME_WAIT or CLOSE flow asks for a reopen", "[tcpstate][close]")
+{
+    for (const State s : {State::time_wait, State::close}) {
+        for (const Dir d : {O, R}) {
+            Tracker t = reach(s);
+            const Tracker before = t;
+            CHECK(step(t, d, SYN) == Outcome::reopen);
+            CHECK(t.state == before.state);
+            CHECK(t.flags == before.flags);
+        }
+    }
+    FlowDriver f(false);
+    const Seg close[] = {{'c', SYN}, {'s', SYNACK}, {'c', ACK}, {'c', FINACK}, {'s', FINACK}, {'c', ACK}};
+    for (const auto& [from, flags] : close)
+        f.feed(from, flags);
+    REQUIRE(f.state() == State::time_wait);
+    CHECK(f.feed('s', SYN) == FlowDriver::Event::reopened);
+    CHECK(f.state() == State::syn_sent);
+    CHECK(f.orig() == 's');
+    CHECK_FALSE(f.tracker().assured());
+    CHECK(f.feed('c', SYNACK) == FlowDriver::Event::ok);
+    CHECK(f.state() == State::syn_recv);
+}
+
+// A SYN inside a live connection is either a stale duplicate or an attack; the receiver will answer
+// it (RST or challenge ACK) and that answer is what we act on (netfilter sIG/sIV).
+TEST_CASE("A SYN on an open connection is ignored", "[tcpstate][close]")
+{
+    for (const State s : {State::syn_recv, State::established, State::fin_wait, State::close_wait,
+                          State::last_ack}) {
+        for (const Dir d : {O, R}) {
+            CAPTURE(s, d == O ? "orig" : "reply");
+            Tracker t = reach(s);
+            CHECK(step(t, d, SYN) == Outcome::ignored);
+            CHECK(t.state == s);
+        }
+    }
+}
