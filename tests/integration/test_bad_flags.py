@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Bad command lines through the real flowcop binary: one case per validation rule, each must
+exit 2 with exactly one line on stderr that names the flag (and the offending value), and nothing
+on stdout. Rules checked after EAL is up (a port already bound, an unwritable --events path,
+--clock packet on a port without timestamps, an odd port count in inline mode, a bad --flowgen
+key) run with EAL's own logging at error level, so the one line is flowcop's. --help (and -h,
+also after '--') exits 0 without EAL and documents every option the sources define, and every
+default it shows is accepted back as a value.
+
+Usage: test_bad_flags.py FLOWCOP_EXE SOURCE_ROOT TMPDIR
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+
+
+def run(cmd, timeout=20):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired as e:
+        return None, e.stdout or "", e.stderr or "", timeout
+
+
+def options_from_sources(root):
+    """Every long option the parser's table defines, read from the sources (not from --help)."""
+    with open(os.path.join(root, "app", "service", "option_table.cpp")) as f:
+        table = f.read()
+    with open(os.path.join(root, "app", "service", "options.h")) as f:
+        header = f.read()
+    names = set(re.findall(r'"(--[a-z][a-z-]*)"', table))
+    names.discard("--tcp-timeout-")
+    m = re.search(r"kTcpStateFlagNames = \{(.*?)\};", header, re.S)
+    states = re.findall(r'"([a-z_0-9]+)"', m.group(1)) if m else []
+    names |= {"--tcp-timeout-" + s for s in states}
+    return names, states
+
+
+def parse_help(text):
+    """{option: (metavar, default or None)} from the help's option blocks."""
+    out, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^  (-\w, )?(--[a-z][a-z_0-9-]*)(?: (\S+))?$", line)
+        if m:
+            cur = m.group(2)
+            out[cur] = [m.group(3), None]
+            continue
+        m = re.match(r"^\s+default: (.*)$", line)
+        if m and cur:
+            out[cur][1] = m.group(1)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def main():
+    exe, root, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(tmp, exist_ok=True)
+    tap = harness.Tap()
+    eal = lambda vdevs: harness.eal_args(vdevs, memory_mb=256)  # noqa: E731
+
+    def bad(name, flow_args, flag, value=None, vdevs=None, want_rc=2):
+        """vdevs None: the error must come before EAL starts (no EAL arguments needed)."""
+        cmd = [exe] + (eal(vdevs) if vdevs is not None else []) + ["--"] + flow_args
+        rc, out, err, secs = run(cmd)
+        lines = err.splitlines()
+        tap.ok(rc == want_rc and len(lines) == 1 and out == "" and secs < 15,
+               "%s: exit %d, one stderr line, nothing on stdout" % (name, want_rc),
+               "rc %r, %.1f s, stdout %r\nstderr:\n%s" % (rc, secs, out[:200], err[:2000]))
+        line = lines[0] if lines else ""
+        tap.ok(line.startswith("flowcop: ") and flag in line and (value is None or value in line),
+               "%s: the line names %s%s" % (name, flag, (" and " + value) if value else ""), line)
+
+    # Parse-time rules (options.h): no EAL needed, so nothing but flowcop can print.
+    bad("not a power of two", ["--wheel-buckets", "1000"], "--wheel-buckets", "1000")
+    bad("not a power of two (events ring)", ["--events-ring", "100"], "--events-ring", "100")
+    bad("zero fire budget", ["--timeout-budget", "0"], "--timeout-budget", "0")
+    bad("zero visit budget factor", ["--visit-budget-factor", "0"], "--visit-budget-factor", "0")
+    bad("zero default inactivity timeout", ["--default-inactivity-timeout", "0"], "--default-inactivity-timeout")
+    bad("below the minimum", ["--flows-per-lcore", "1023"], "--flows-per-lcore", "1023")
+    bad("above the maximum", ["--tick-ms", "60001"], "--tick-ms", "60001")
+    bad("timeout above one year", ["--tcp-timeout-established", "31536001"], "--tcp-timeout-established")
+    bad("overflowing number", ["--active-timeout", "99999999999999999999999"], "--active-timeout")
+    bad("signed number", ["--tick-ms", "-1"], "--tick-ms", "-1")
+    bad("number with trailing text", ["--tick-ms=10ms"], "--tick-ms", "10ms")
+    bad("unknown TCP state", ["--tcp-timeout-bogus", "5"], "--tcp-timeout-bogus", "bogus")
+    bad("the no-flow state has no timeout", ["--tcp-timeout-none", "5"], "--tcp-timeout-none")
+    bad("unknown option", ["--frobnicate"], "--frobnicate")
+    bad("positional argument", ["stray"], "stray")
+    bad("missing value", ["--mode"], "--mode")
+    bad("an option is not a value", ["--events", "--quiet"], "--events")
+    bad("given twice", ["--tick-ms", "5", "--tick-ms", "5"], "--tick-ms")
+    bad("bad choice", ["--mode", "bridge"], "--mode", "bridge")
+    bad("bad clock", ["--clock", "ptp"], "--clock", "ptp")
+    bad("bad switch", ["--loose-pickup", "yes"], "--loose-pickup", "yes")
+    bad("empty path", ["--events="], "--events")
+    bad("unparsable address", ["--metrics-addr", "300.1.2.3:80"], "--metrics-addr", "300.1.2.3")
+    bad("address without port", ["--metrics-addr", "127.0.0.1"], "--metrics-addr", "127.0.0.1")
+    bad("unbracketed IPv6", ["--metrics-addr", "::1:9781"], "--metrics-addr", "::1:9781")
+    bad("port out of range", ["--metrics-addr", "127.0.0.1:65536"], "--metrics-addr", "65536")
+    bad("host name", ["--metrics-addr", "example.com:80"], "--metrics-addr", "example.com")
+
+    # Rules checked once EAL and the ports are up.
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        bad("port in use", ["--metrics-addr", "127.0.0.1:%d" % port], "--metrics-addr", str(port),
+            vdevs=["net_null0"])
+    finally:
+        s.close()
+    missing = os.path.join(tmp, "no_such_dir", "events.jsonl")
+    bad("events path in a missing directory", ["--events", missing, "--metrics-addr", "none"], "--events", missing,
+        vdevs=["net_null0"])
+    bad("events path is a directory", ["--events", tmp, "--metrics-addr", "none"], "--events", tmp,
+        vdevs=["net_null0"])
+    bad("--clock packet on a port without timestamps", ["--clock", "packet", "--metrics-addr", "none"], "--clock",
+        vdevs=["net_null0"])
+    bad("inline mode with one port", ["--mode", "inline", "--metrics-addr", "none"], "--mode", vdevs=["net_null0"])
+    bad("inline mode with three ports", ["--mode", "inline", "--metrics-addr", "none"], "--mode",
+        vdevs=["net_null0", "net_null1", "net_null2"])
+    bad("unknown --flowgen key", ["--flowgen", "bogus=1", "--metrics-addr", "none"], "--flowgen", "bogus",
+        vdevs=["net_null0"])
+
+    # --help: no EAL (no hugepages, no root needed), every option documented.
+    rc, out, err, secs = run([exe, "--help"])
+    tap.ok(rc == 0 and err == "" and "Usage:" in out and secs < 2,
+           "--help exits 0 at once, without EAL: usage on stdout, no EAL line on stderr",
+           "rc %r, %.1f s, stderr %r" % (rc, secs, err[:500]))
+    for args in (["-h"], ["--no-huge", "--", "--help"], ["--", "-h"]):
+        rc2, out2, err2, _ = run([exe] + args)
+        tap.ok(rc2 == 0 and out2 == out and err2 == "", "%s prints the same help and exits 0" % " ".join(args))
+    names, states = options_from_sources(root)
+    helped = parse_help(out)
+    tap.ok(len(states) == 9, "the sources define nine TCP states with a timeout flag", states)
+    tap.eq(sorted(names - set(helped)), [], "every option the parser table defines is in --help")
+    tap.eq(sorted(set(helped) - names), [], "--help lists no option the parser table does not define")
+    no_default = sorted(n for n, (mv, d) in helped.items() if mv and d is None)
+    tap.eq(no_default, [], "every option that takes a value shows its default")
+    back = []
+    for n, (mv, d) in sorted(helped.items()):
+        if mv and d is not None:
+            back.append("%s=%s" % (n, d))
+    rc, out, err, _ = run([exe, "--"] + back + ["--frobnicate"])
+    tap.ok(rc == 2 and "--frobnicate" in err and len(err.splitlines()) == 1,
+           "every default --help shows is accepted back as that option's value (%d options)" % len(back), err)
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
