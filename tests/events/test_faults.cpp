@@ -54,6 +54,20 @@ TEST_CASE("An unwritable events path fails at open with the path and strerror", 
     check_open_fails("/proc/forbidden", ENOENT);
 }
 
+// A daemon started with fd 1 closed must not later write events into whatever file reuses fd 1.
+TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[events][faults]") {
+    std::fflush(nullptr);
+    const int saved = dup(STDOUT_FILENO);
+    close(STDOUT_FILENO);
+    std::string error;
+    auto w = Writer::open("-", 1, 15, error);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    CHECK(w == nullptr);
+    CHECK(error.find("'-'") != std::string::npos);
+    CHECK(error.find(std::strerror(EBADF)) != std::string::npos);
+}
+
 TEST_CASE("Zero or absurd producer and ring sizes fail at open with a clear error", "[events][faults]") {
     std::string error;
     CHECK(Writer::open("/dev/null", 0, 15, error) == nullptr);
