@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -35,6 +36,8 @@ bool parse_uint(const std::string& s, uint64_t max, uint64_t& out)
 bool parse_addr(const std::string& s, uint8_t out[16])
 {
     std::memset(out, 0, 16);
+    if (s.find('\0') != std::string::npos)
+        return false; // inet_pton would stop there and accept the prefix
     in_addr v4{};
     if (inet_pton(AF_INET, s.c_str(), &v4) == 1) {
         out[10] = 0xff;
@@ -45,27 +48,66 @@ bool parse_addr(const std::string& s, uint8_t out[16])
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
+constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>";
+
+// A user-supplied part of an error sentence, quoted and shortened so that what
+// the sentence says about it still fits in one telemetry string.
+std::string quoted(const std::string& s)
+{
+    constexpr size_t kMax = 40;
+    std::string q = reply_text(s, SIZE_MAX);
+    if (q.size() > kMax)
+        q = reply_text(s, kMax) + "...";
+    return "'" + q + "'";
+}
+
 } // namespace
+
+std::string reply_text(std::string_view text, size_t max_len)
+{
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (const char ch : text) {
+        const auto b = static_cast<unsigned char>(ch);
+        const bool plain = b >= 0x20 && b < 0x7f;
+        const size_t need = plain ? 1 : 4;
+        if (out.size() + need > max_len)
+            break;
+        if (plain) {
+            out += ch;
+        } else {
+            out += "\\x";
+            out += hex[b >> 4];
+            out += hex[b & 0xf];
+        }
+    }
+    return out;
+}
+
+std::string parse_no_params(const std::string& params)
+{
+    return params.empty() ? "" : "this command takes no parameters, got " + quoted(params);
+}
 
 std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
 {
     const std::vector<std::string> f = split(params, ',');
     if (f.size() < 4 || f.size() > 6)
-        return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]], got '" + params + "'";
+        return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]], got " + quoted(params);
     uint8_t a[16], b[16];
     uint64_t pa = 0, pb = 0, v1 = 0, v2 = 0;
     if (!parse_addr(f[0], a))
-        return "'" + f[0] + "' is not an IPv4 or IPv6 address";
+        return quoted(f[0]) + " is not an IPv4 or IPv6 address";
     if (!parse_addr(f[2], b))
-        return "'" + f[2] + "' is not an IPv4 or IPv6 address";
+        return quoted(f[2]) + " is not an IPv4 or IPv6 address";
     if (!parse_uint(f[1], 65535, pa))
-        return "'" + f[1] + "' is not a port (0..65535)";
+        return quoted(f[1]) + " is not a port (0..65535)";
     if (!parse_uint(f[3], 65535, pb))
-        return "'" + f[3] + "' is not a port (0..65535)";
+        return quoted(f[3]) + " is not a port (0..65535)";
     if (f.size() >= 5 && !parse_uint(f[4], 4095, v1))
-        return "'" + f[4] + "' is not a VLAN ID (0..4095)";
+        return quoted(f[4]) + " is not a VLAN ID (0..4095)";
     if (f.size() == 6 && !parse_uint(f[5], 4095, v2))
-        return "'" + f[5] + "' is not a VLAN ID (0..4095)";
+        return quoted(f[5]) + " is not a VLAN ID (0..4095)";
     const bool a_is_v4 = a[10] == 0xff && a[11] == 0xff && std::memcmp(a, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
     const bool b_is_v4 = b[10] == 0xff && b[11] == 0xff && std::memcmp(b, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
     if (a_is_v4 != b_is_v4)
@@ -93,54 +135,54 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q)
     for (const std::string& kv : split(params, ',')) {
         const size_t eq = kv.find('=');
         if (eq == std::string::npos)
-            return "expected key=value, got '" + kv + "' (keys: addr, port, lcore, limit)";
+            return "expected key=value, got " + quoted(kv) + " (keys: addr, port, lcore, limit)";
         const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
         uint64_t n = 0;
         if (k == "addr") {
             if (!parse_addr(v, q.filter.addr))
-                return "addr: '" + v + "' is not an IPv4 or IPv6 address";
+                return "addr: " + quoted(v) + " is not an IPv4 or IPv6 address";
             q.filter.match_addr = true;
         } else if (k == "port") {
             if (!parse_uint(v, 65535, n))
-                return "port: '" + v + "' is not a port (0..65535)";
+                return "port: " + quoted(v) + " is not a port (0..65535)";
             q.filter.match_port = true;
             q.filter.port = uint16_t(n);
         } else if (k == "lcore") {
             if (!parse_uint(v, 1023, n))
-                return "lcore: '" + v + "' is not an lcore id";
+                return "lcore: " + quoted(v) + " is not an lcore id (0..1023)";
             q.match_lcore = true;
             q.lcore = unsigned(n);
         } else if (k == "limit") {
             if (!parse_uint(v, FlowQuery::kMaxLimit, n) || n == 0)
-                return "limit: '" + v + "' is not a number in 1.." + std::to_string(FlowQuery::kMaxLimit);
+                return "limit: " + quoted(v) + " is not a number in 1.." + std::to_string(FlowQuery::kMaxLimit);
             q.limit = unsigned(n);
         } else {
-            return "unknown key '" + k + "' (keys: addr, port, lcore, limit)";
+            return "unknown key " + quoted(k) + " (keys: addr, port, lcore, limit)";
         }
     }
     return "";
 }
 
-std::string settable_names()
+std::vector<std::string> settable_names()
 {
-    std::string s = "timeout_budget, visit_budget_factor, default_inactivity_timeout, active_timeout";
+    std::vector<std::string> names{"timeout_budget", "visit_budget_factor", "default_inactivity_timeout",
+                                   "active_timeout"};
     for (const char* st : kTcpStateFlagNames)
-        s += std::string(", tcp_timeout_") + st;
-    return s;
+        names.push_back(std::string("tcp_timeout_") + st);
+    return names;
 }
 
 std::string apply_setting(const std::string& params, Options& opt)
 {
     const size_t comma = params.find(',');
     if (comma == std::string::npos)
-        return "expected NAME,VALUE (names: " + settable_names() + ")";
+        return "expected NAME,VALUE, got " + quoted(params) + " (" + kSettableHint + ")";
     const std::string name = params.substr(0, comma), value = params.substr(comma + 1);
-    bool known = name == "timeout_budget" || name == "visit_budget_factor" ||
-                 name == "default_inactivity_timeout" || name == "active_timeout";
-    for (const char* st : kTcpStateFlagNames)
-        known = known || name == std::string("tcp_timeout_") + st;
+    bool known = false;
+    for (const std::string& n : settable_names())
+        known = known || name == n;
     if (!known)
-        return "'" + name + "' cannot be set at run time (names: " + settable_names() + ")";
+        return quoted(name) + " cannot be set at run time (" + kSettableHint + ")";
     // Validate through the command line's parser: same ranges, same messages.
     std::string flag;
     if (name.rfind("tcp_timeout_", 0) == 0) {

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Parsing of control-plane parameters, shared by the telemetry handlers and
-// their tests: pure functions, no EAL, no service.
+// their tests: pure functions, no EAL, no service, any thread.
+//
+// Every parser takes the raw parameter text DPDK telemetry hands over (at most
+// about 1000 bytes: the rest of an oversized request is cut by the socket read)
+// and returns "" on success or ONE sentence saying what is wrong, quoting the bad
+// part through reply_text() so the sentence is safe to put in a telemetry reply.
+// On error the output argument may be partly written; callers discard it.
 #pragma once
 
 #include "options.h"
@@ -9,12 +15,25 @@
 #include <packet/flow_key.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace flowcop::app {
 
 // "IP,PORT,IP,PORT[,VLAN[,VLAN]]" (IPv4 or IPv6, either direction) -> the canonical TCP key.
 // Returns "" or one sentence saying what is wrong.
 std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key);
+
+// "" for commands that take no parameters (/flowcop/stats, /flowcop/config), else the error.
+std::string parse_no_params(const std::string& params);
+
+// Makes `text` safe for a telemetry string value: DPDK 22.11's JSON writer drops
+// control characters and emits an invalid escape for any byte >= 0x80 (it reads
+// it as a negative char), so every byte outside printable ASCII becomes "\xNN".
+// The result is cut to at most max_len bytes (RTE_TEL_MAX_STRING_LEN - 1 for a
+// value) without splitting an escape, so an oversized value is shortened, never
+// rejected by DPDK.
+std::string reply_text(std::string_view text, size_t max_len = 127);
 
 struct FlowQuery {
     conntrack::SnapshotFilter filter;
@@ -30,7 +49,7 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q);
 // ranges (so a value is valid at run time exactly when it is valid as a flag).
 // Returns "" or the error sentence.
 std::string apply_setting(const std::string& params, Options& opt);
-// Names /flowcop/set accepts, for help and errors.
-std::string settable_names();
+// The names /flowcop/set accepts, in help order (telemetry lists them in its error reply).
+std::vector<std::string> settable_names();
 
 } // namespace flowcop::app

@@ -10,7 +10,9 @@
 
 #include <rte_telemetry.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,15 +26,26 @@ namespace {
 // service can detach while a handler runs.
 std::mutex g_mu;
 Service* g_service = nullptr;
-bool g_registered = false;
 
 using conntrack::load_relaxed;
+
+// Every string a reply carries goes through here (see telemetry.h: Replies).
+void add_dict_text(rte_tel_data* d, const std::string& key, const std::string& value)
+{
+    rte_tel_data_add_dict_string(d, key.c_str(), reply_text(value, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+}
 
 int reply_error(rte_tel_data* d, const std::string& msg)
 {
     rte_tel_data_start_dict(d);
-    rte_tel_data_add_dict_string(d, "error", msg.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+    add_dict_text(d, "error", msg);
     return 0;
+}
+
+void add_config(rte_tel_data* d, const Options& o)
+{
+    for (const auto& [k, v] : describe(o))
+        add_dict_text(d, k, v);
 }
 
 template <typename F>
@@ -57,8 +70,10 @@ void per_lcore(rte_tel_data* d, const Service& s, const char* name, Get get)
     rte_tel_data_add_dict_container(d, name, a, 0);
 }
 
-int cmd_stats(const char*, const char*, rte_tel_data* d)
+int cmd_stats(const char*, const char* params, rte_tel_data* d)
 {
+    if (std::string e = parse_no_params(params ? params : ""); !e.empty())
+        return reply_error(d, e);
     return with_service(d, [d](Service& s) {
         const Totals t = totals(s);
         rte_tel_data_start_dict(d);
@@ -97,19 +112,20 @@ int cmd_stats(const char*, const char*, rte_tel_data* d)
     });
 }
 
-int cmd_config(const char*, const char*, rte_tel_data* d)
+int cmd_config(const char*, const char* params, rte_tel_data* d)
 {
+    if (std::string e = parse_no_params(params ? params : ""); !e.empty())
+        return reply_error(d, e);
     return with_service(d, [d](Service& s) {
         rte_tel_data_start_dict(d);
-        for (const auto& [k, v] : describe(s.current_options()))
-            rte_tel_data_add_dict_string(d, k.c_str(), v.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+        add_config(d, s.current_options());
         return 0;
     });
 }
 
 void add_field(rte_tel_data* a, const std::string& s)
 {
-    rte_tel_data_add_array_string(a, s.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+    rte_tel_data_add_array_string(a, reply_text(s, RTE_TEL_MAX_STRING_LEN - 1).c_str());
 }
 
 int cmd_flows(const char*, const char* params, rte_tel_data* d)
@@ -194,8 +210,17 @@ int cmd_set(const char*, const char* params, rte_tel_data* d)
 {
     return with_service(d, [d, params](Service& s) {
         Options o = s.current_options();
-        if (std::string e = apply_setting(params ? params : "", o); !e.empty())
-            return reply_error(d, e);
+        if (std::string e = apply_setting(params ? params : "", o); !e.empty()) {
+            reply_error(d, e);
+            rte_tel_data* names = rte_tel_data_alloc();
+            if (names != nullptr) {
+                rte_tel_data_start_array(names, RTE_TEL_STRING_VAL);
+                for (const std::string& n : settable_names())
+                    rte_tel_data_add_array_string(names, n.c_str());
+                rte_tel_data_add_dict_container(d, "settable", names, 0);
+            }
+            return 0;
+        }
         Command budgets;
         budgets.type = Command::Type::set_budgets;
         budgets.fire_budget = o.timeout_budget;
@@ -208,30 +233,47 @@ int cmd_set(const char*, const char* params, rte_tel_data* d)
             return reply_error(d, "a worker lcore did not answer");
         s.update_options(o);
         rte_tel_data_start_dict(d);
-        for (const auto& [k, v] : describe(o))
-            rte_tel_data_add_dict_string(d, k.c_str(), v.substr(0, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+        add_config(d, o);
         return 0;
     });
 }
 
 } // namespace
 
+std::string register_telemetry_commands()
+{
+    struct Cmd {
+        const char* name;
+        telemetry_cb fn;
+        const char* help;
+    };
+    // DPDK 22.11 refuses a help text of RTE_TEL_MAX_STRING_LEN (128) bytes or more.
+    static const Cmd cmds[] = {
+        {"/flowcop/stats", cmd_stats, "Counters: totals and per-lcore arrays. No parameters"},
+        {"/flowcop/config", cmd_config, "The running configuration. No parameters"},
+        {"/flowcop/flows", cmd_flows, "Most recently seen flows. Parameters: addr=IP,port=N,lcore=N,limit=N (max 32)"},
+        {"/flowcop/kill", cmd_kill, "Reap a TCP flow on the next tick. Parameters: IP,PORT,IP,PORT[,VLAN[,VLAN]]"},
+        {"/flowcop/set", cmd_set,
+         "Change a setting at run time. Parameters: NAME,VALUE (an error reply lists the names)"},
+    };
+    static std::once_flag once;
+    static std::string refused;
+    std::call_once(once, [] {
+        for (const Cmd& c : cmds)
+            if (rte_telemetry_register_cmd(c.name, c.fn, c.help) != 0)
+                refused += refused.empty() ? c.name : std::string(" ") + c.name;
+    });
+    return refused;
+}
+
 Telemetry::Telemetry(Service& s)
 {
-    std::lock_guard<std::mutex> g(g_mu);
-    g_service = &s;
-    if (g_registered)
-        return;
-    g_registered = true;
-    rte_telemetry_register_cmd("/flowcop/stats", cmd_stats, "Counters: totals and per-lcore arrays. No parameters");
-    rte_telemetry_register_cmd("/flowcop/config", cmd_config, "The running configuration. No parameters");
-    rte_telemetry_register_cmd("/flowcop/flows", cmd_flows,
-                               "Most recently seen flows. Parameters: addr=IP,port=N,lcore=N,limit=N (max 32)");
-    rte_telemetry_register_cmd("/flowcop/kill", cmd_kill,
-                               "Reap a TCP flow on the next tick. Parameters: IP,PORT,IP,PORT[,VLAN[,VLAN]]");
-    rte_telemetry_register_cmd("/flowcop/set", cmd_set,
-                               "Change a setting at run time. Parameters: NAME,VALUE; names: timeout_budget, "
-                               "visit_budget_factor, default_inactivity_timeout, active_timeout, tcp_timeout_<state>");
+    {
+        std::lock_guard<std::mutex> g(g_mu);
+        g_service = &s;
+    }
+    if (std::string refused = register_telemetry_commands(); !refused.empty())
+        std::fprintf(stderr, "flowcop: warning: DPDK telemetry refused the commands %s\n", refused.c_str());
 }
 
 Telemetry::~Telemetry()

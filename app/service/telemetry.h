@@ -13,21 +13,47 @@
 //                                       default_inactivity_timeout, active_timeout,
 //                                       tcp_timeout_<state>: validated exactly as the flag is
 //
-// Handlers run on DPDK's telemetry thread. They read counters with relaxed
-// loads and flows through FlowTable::snapshot (one shard lock at a time); they
-// change nothing themselves — kill and set are posted to every worker's mailbox
-// and executed by the owning lcore. Bad parameters get an error reply
-// (a {"error": "..."} dict) and never a crash. Telemetry cannot unregister a
-// command, so after the service stops the handlers answer "not running".
+// Handlers run on DPDK's telemetry threads (one per connected client, so two
+// clients' requests may arrive at once: one mutex serialises the handlers).
+// They read counters with relaxed loads and flows through FlowTable::snapshot
+// (one shard lock at a time, so the owner's cop defers at most that shard's due
+// flows for one pass over kShardSize records); they change nothing themselves —
+// kill and set are posted to every worker's mailbox and executed by the owning
+// lcore, and the reply is sent once every worker has done it (2 s at most).
+//
+// Replies. Success: the shapes above. Any bad input — malformed tuple, unknown
+// name, out-of-range value, bad filter, parameters to a command that takes none,
+// oversized or binary parameters — gets {"error": "<one sentence>"} (set errors
+// add "settable": [names]) and never a crash; nothing is changed. Strings in
+// replies are printable ASCII only (control_parse.h's reply_text: DPDK 22.11
+// mangles other bytes into invalid JSON) and at most 127 bytes.
+//
+// Exposure: DPDK creates the socket as <runtime dir>/dpdk_telemetry.v2, i.e.
+// /var/run/dpdk/<file-prefix>/ for root (the directory is mode 0700) or
+// $XDG_RUNTIME_DIR/dpdk/<file-prefix>/ otherwise; only that user can connect.
+// /flowcop/kill and /flowcop/set change the running service: whoever can open
+// the socket controls flowcop. EAL's --no-telemetry removes the socket.
+//
+// Telemetry cannot unregister a command, so after the service stops the
+// handlers answer "flowcop is not running".
 #pragma once
+
+#include <string>
 
 namespace flowcop::app {
 
 class Service;
 
+// Registers the five /flowcop/* commands with DPDK telemetry, once per process
+// (later calls return ""). Needs no EAL. Returns "" or the commands DPDK refused
+// (it rejects a help text of 128 bytes or more, or a name it already has).
+std::string register_telemetry_commands();
+
 class Telemetry {
 public:
-    explicit Telemetry(Service& s);  // registers the commands (once per process)
+    // Attaches `s` and registers the commands; a refused command is reported on
+    // stderr as a warning (the service runs on without it).
+    explicit Telemetry(Service& s);
     ~Telemetry();                    // detaches: handlers answer "not running"
 };
 

@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A synthetic capture whose every count is known in advance (stdlib only).
+
+The metrics and telemetry tests replay it through DPDK's pcap vdev and compare
+what flowcop exports with EXPECTED below, so a counter that is wired to the
+wrong field, double-counted or dropped shows up as a wrong number, not just a
+missing name. The capture has, in this order (one packet every 10 us from T0):
+
+  * ESTABLISHED_V4 IPv4 flows and ESTABLISHED_V6 IPv6 flows on VLAN 100 that
+    complete the handshake, carry data and never close (they stay open for the
+    kill and set tests under --clock tsc);
+  * CLOSED flows that finish a FIN exchange (TIME_WAIT, 120 s);
+  * RESET flows ended by an RST;
+  * HALF_OPEN flows that never get past SYN (SYN_SENT, 120 s);
+  * one SYN-ACK from the originator of an established flow (invalid for its state),
+    stray RSTs and flag-less segments of unknown flows (they cannot start a flow);
+  * well-formed traffic nothing tracks (ARP, UDP, ICMP, a non-first fragment, GRE);
+  * one frame of every malformed class the parser names;
+  * a last UDP packet at T0 + 300 s, which moves the packet clock past every
+    120 s deadline so that, under --clock packet, the final state is exact.
+"""
+import struct
+
+T0 = 1_700_000_000  # seconds, Unix time of the first packet
+
+ESTABLISHED_V4 = 6
+ESTABLISHED_V6 = 4
+CLOSED = 3
+RESET = 5
+HALF_OPEN = 7
+STRAY_RST = 2
+NO_FLAGS = 1
+
+MAC_A = bytes.fromhex("020000000001")
+MAC_B = bytes.fromhex("020000000002")
+ETH_IPV4, ETH_IPV6, ETH_ARP, ETH_VLAN = 0x0800, 0x86DD, 0x0806, 0x8100
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+V4_CLIENT, V4_SERVER = "10.0.0.1", "10.0.1.1"
+V6_CLIENT, V6_SERVER = "2001:db8:1111:2222:3333:4444:5555:1", "2001:db8:1111:2222:3333:4444:5555:2"
+VLAN = 100
+
+
+def v4_tuple(i):
+    """(client, cport, server, sport) of established IPv4 flow i."""
+    return V4_CLIENT, 40000 + i, V4_SERVER, 80
+
+
+def v6_tuple(i):
+    return V6_CLIENT, 41000 + i, V6_SERVER, 443
+
+
+def _csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def _ip4(addr):
+    return bytes(int(x) for x in addr.split("."))
+
+
+def _ip6(addr):
+    import ipaddress
+    return ipaddress.IPv6Address(addr).packed
+
+
+def eth(payload, ethertype, vlans=()):
+    hdr = MAC_A + MAC_B
+    for v in vlans:
+        hdr += struct.pack("!HH", ETH_VLAN, v)
+    return hdr + struct.pack("!H", ethertype) + payload
+
+
+def ipv4(src, dst, proto, payload, frag=0, total=None, ver_ihl=0x45):
+    length = 20 + len(payload) if total is None else total
+    hdr = struct.pack("!BBHHHBBH4s4s", ver_ihl, 0, length, 1, frag, 64, proto, 0, _ip4(src), _ip4(dst))
+    hdr = hdr[:10] + struct.pack("!H", _csum(hdr)) + hdr[12:]
+    return hdr + payload
+
+
+def ipv6(src, dst, nh, payload, plen=None):
+    length = len(payload) if plen is None else plen
+    return struct.pack("!IHBB16s16s", 6 << 28, length, nh, 64, _ip6(src), _ip6(dst)) + payload
+
+
+def tcp(sport, dport, flags, data=b"", offset_words=5):
+    return struct.pack("!HHIIBBHHH", sport, dport, 1000, 2000, offset_words << 4, flags, 65535, 0, 0) + data
+
+
+def tcp4(src, sport, dst, dport, flags, data=b""):
+    return eth(ipv4(src, dst, 6, tcp(sport, dport, flags, data)), ETH_IPV4)
+
+
+def tcp6(src, sport, dst, dport, flags, data=b""):
+    return eth(ipv6(src, dst, 6, tcp(sport, dport, flags, data)), ETH_IPV6, vlans=(VLAN,))
+
+
+def udp4(src, dst, sport=5353, dport=53):
+    return eth(ipv4(src, dst, 17, struct.pack("!HHHH", sport, dport, 12, 0) + b"abcd"), ETH_IPV4)
+
+
+def _handshake(mk, c, cp, s, sp):
+    return [mk(c, cp, s, sp, SYN), mk(s, sp, c, cp, SYN | ACK), mk(c, cp, s, sp, ACK)]
+
+
+def _malformed():
+    """One frame per malformed verdict, keyed by the verdict's exported name."""
+    ok_tcp = tcp(1, 2, ACK)
+    v6 = (V6_CLIENT, V6_SERVER)
+    ext = lambda nh: bytes([nh, 0]) + b"\0" * 6  # an 8-byte destination-options header
+    chain = b"".join(ext(60) for _ in range(8)) + ext(6) + ok_tcp  # 9 extension headers
+    return {
+        "truncated_l2": (MAC_A + MAC_B)[:10],
+        "truncated_l3": eth(b"\x45" + b"\0" * 9, ETH_IPV4),
+        "truncated_l4": eth(ipv4("10.9.0.1", "10.9.0.2", 6, b"\0" * 10), ETH_IPV4),
+        "ip_bad_version": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp, ver_ihl=0x55), ETH_IPV4),
+        "ipv4_bad_ihl": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp, ver_ihl=0x44), ETH_IPV4),
+        "ip_bad_total_length": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp, total=1000), ETH_IPV4),
+        "ipv6_ext_truncated": eth(ipv6(*v6, 0, b"\0" * 4), ETH_IPV6),
+        "ipv6_ext_too_long": eth(ipv6(*v6, 60, chain), ETH_IPV6),
+        "tcp_bad_data_offset": eth(ipv4("10.9.0.1", "10.9.0.2", 6, tcp(1, 2, ACK, offset_words=4)), ETH_IPV4),
+        "vlan_too_deep": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp), ETH_IPV4, vlans=(1, 2, 3, 4, 5)),
+    }
+
+
+def frames():
+    """The capture as a list of (time in microseconds, frame bytes)."""
+    out = []
+    for i in range(ESTABLISHED_V4):
+        c, cp, s, sp = v4_tuple(i)
+        out += _handshake(tcp4, c, cp, s, sp)
+        out += [tcp4(c, cp, s, sp, PSH | ACK, b"GET / HTTP/1.0\r\n\r\n"), tcp4(s, sp, c, cp, ACK)]
+    for i in range(ESTABLISHED_V6):
+        c, cp, s, sp = v6_tuple(i)
+        out += _handshake(tcp6, c, cp, s, sp)
+        out += [tcp6(c, cp, s, sp, PSH | ACK, b"hello"), tcp6(s, sp, c, cp, ACK)]
+    for i in range(CLOSED):
+        c, cp, s, sp = "10.0.0.2", 42000 + i, V4_SERVER, 21
+        out += _handshake(tcp4, c, cp, s, sp)
+        out += [tcp4(c, cp, s, sp, FIN | ACK), tcp4(s, sp, c, cp, ACK), tcp4(s, sp, c, cp, FIN | ACK),
+                tcp4(c, cp, s, sp, ACK)]
+    for i in range(RESET):
+        c, cp, s, sp = "10.0.0.3", 43000 + i, V4_SERVER, 22
+        out += [tcp4(c, cp, s, sp, SYN), tcp4(s, sp, c, cp, SYN | ACK), tcp4(c, cp, s, sp, RST)]
+    for i in range(HALF_OPEN):
+        out.append(tcp4("10.0.0.4", 44000 + i, V4_SERVER, 25, SYN))
+    c, cp, s, sp = v4_tuple(0)
+    out.append(tcp4(c, cp, s, sp, SYN | ACK))  # orig sends a SYN-ACK: invalid in ESTABLISHED
+    for i in range(STRAY_RST):
+        out.append(tcp4("10.0.0.5", 45000 + i, V4_SERVER, 80, RST))
+    for i in range(NO_FLAGS):
+        out.append(tcp4("10.0.0.6", 46000 + i, V4_SERVER, 80, 0))
+    out += [eth(b"\0\1\x08\0\6\4\0\1" + b"\0" * 20, ETH_ARP)] * 2
+    out += [udp4("10.0.0.7", "10.0.0.8")] * 3
+    out += [eth(ipv4("10.0.0.7", "10.0.0.8", 1, b"\x08\0\0\0\0\0\0\0"), ETH_IPV4)] * 2
+    out.append(eth(ipv4("10.0.0.7", "10.0.0.8", 17, b"\0" * 16, frag=100), ETH_IPV4))
+    out.append(eth(ipv4("10.0.0.7", "10.0.0.8", 47, b"\0" * 8), ETH_IPV4))
+    out += list(_malformed().values())
+    timed = [(T0 * 1_000_000 + 10 * n, f) for n, f in enumerate(out)]
+    timed.append(((T0 + 300) * 1_000_000, udp4("10.0.0.7", "10.0.0.8")))
+    return timed
+
+
+def _count_packets():
+    flows_tcp = (ESTABLISHED_V4 + ESTABLISHED_V6) * 5 + CLOSED * 7 + RESET * 3 + HALF_OPEN
+    results = {
+        "tracked": flows_tcp,
+        "tcp_invalid_for_state": 1,
+        "tcp_no_flow": STRAY_RST + NO_FLAGS,
+        "tcp_table_full": 0,
+        "udp": 3 + 1,
+        "icmp": 2,
+        "other_l4": 1,
+        "non_ip": 2,
+        "fragment": 1,
+    }
+    results.update({name: 1 for name in _malformed()})
+    return results
+
+
+# What flowcop must report after replaying the capture with --clock packet (one lcore).
+EXPECTED = {
+    "packets": _count_packets(),
+    "created": ESTABLISHED_V4 + ESTABLISHED_V6 + CLOSED + RESET + HALF_OPEN,
+    "expired": {"closed": CLOSED, "reset": RESET, "inactivity": HALF_OPEN},
+    "active": ESTABLISHED_V4 + ESTABLISHED_V6,
+    # Deadlines passed by the jump to T0 + 300 s: TIME_WAIT and SYN_SENT flows (120 s).
+    "lagged": CLOSED + HALF_OPEN,
+}
+
+
+def write(path):
+    """Writes the capture (classic pcap, microsecond timestamps, Ethernet) and returns its packet count."""
+    recs = frames()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for us, frame in recs:
+            f.write(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)))
+            f.write(frame)
+    return len(recs)
+
+
+if __name__ == "__main__":
+    import sys
+    print(write(sys.argv[1]), "packets")
