@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -149,9 +150,12 @@ def main():
             procs.append(p)
             sniffers.append((p, out))
         for p, _ in sniffers:
-            line = p.stdout.readline()  # "ready" once bound; EOF if it died
+            # "ready" once bound; EOF if it died. Bounded: a sniffer that hangs fails the test.
+            ready, _, _ = select.select([p.stdout], [], [], 10)
+            line = p.stdout.readline() if ready else ""
             if line.strip() != "ready":
-                raise RuntimeError("sniffer did not start: " + p.stderr.read()[:500])
+                stop(p)
+                raise RuntimeError("sniffer did not start: " + (p.stderr.read() or "")[:500])
         server = net.popen(net.ns[1], PY, "-m", "http.server", str(HTTP_PORT), "--bind", SERVER_IP,
                            "--directory", www, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(server)
@@ -208,6 +212,8 @@ def main():
             except (OSError, ValueError):
                 counts.append({})
         check(tap, res, results, counts)
+    except Exception as ex:  # setup or a tool failed: a failed test point, then clean up
+        tap.ok(False, "the namespaces, veths, sniffers and server were set up and flowcop ran", repr(ex))
     finally:
         for p in procs:
             stop(p)
