@@ -140,7 +140,9 @@ struct Timeouts {
     //                 covers the retransmissions of a lost FIN or ACK;
     //   time_wait 120: twice Linux's own 60 s TIME_WAIT (TCP_TIMEWAIT_LEN), so late segments of the old
     //                 connection still match it instead of creating loose-pickup flows;
-    //   close 10:     applies only to non-RST packets that reach a reset flow before it is reaped;
+    //   close 10:     netfilter's linger after a RST. A reset flow is reaped on the next tick, so this
+    //                 applies only if the caller re-arms on a later non-RST packet (Outcome::ok in
+    //                 CLOSE); lib/conntrack does not (a reset flow stays due on the next tick);
     //   syn_sent2 120: the same as syn_sent (it is a SYN_SENT seen from both sides);
     //   none 0:       no flow is ever in it.
     // default_inactivity 600: netfilter's generic timeout (nf_conntrack_generic_timeout, for traffic it

@@ -96,8 +96,8 @@ TEST_CASE("A RST in every state moves the flow to CLOSE with Outcome::reset", "[
 }
 
 // The flow table reaps a reset flow on the next tick; packets already in flight may reach it first.
-// They keep it in CLOSE (so the CLOSE timeout applies to them) instead of resurrecting it, and
-// another RST is reported as a reset again.
+// They are accepted (ok: a caller that re-arms would use the CLOSE timeout) but never resurrect the
+// flow, and another RST is reported as a reset again.
 TEST_CASE("Packets after a RST keep the flow in CLOSE until it is reaped", "[tcpstate][close]")
 {
     Tracker t = reach(State::established);
