@@ -12,6 +12,13 @@
 
 #include <rte_ethdev.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace flowcop::app {
@@ -35,6 +42,8 @@ private:
 };
 
 namespace {
+
+constexpr uint64_t kNsPerSecond = 1'000'000'000;
 
 std::vector<uint64_t> bounds_of(const conntrack::Histogram& h)
 {
@@ -96,8 +105,8 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
         exhausted.counter(l, double(load_relaxed(c.cop_budget_exhausted)));
         lockfail.counter(l, double(load_relaxed(c.cop_lock_failures)));
         passes.counter(l, double(load_relaxed(c.cop_passes)));
-        pass_s.histogram(l, bounds_of(c.cop_pass_ns), counts_of(c.cop_pass_ns), c.cop_pass_ns.sum(), 1e-9);
-        lag.histogram(l, bounds_of(c.timeout_lag_ns), counts_of(c.timeout_lag_ns), c.timeout_lag_ns.sum(), 1e-9);
+        pass_s.histogram(l, bounds_of(c.cop_pass_ns), counts_of(c.cop_pass_ns), c.cop_pass_ns.sum(), kNsPerSecond);
+        lag.histogram(l, bounds_of(c.timeout_lag_ns), counts_of(c.timeout_lag_ns), c.timeout_lag_ns.sum(), kNsPerSecond);
         active.gauge(l, double(c.active()));
         capacity.gauge(l, double(t.capacity()));
         created.counter(l, double(load_relaxed(c.flows_created)));
@@ -200,6 +209,43 @@ std::vector<prometheus::MetricFamily> Collector::Collect() const
     return out;
 }
 
+namespace {
+
+// Why the Exposer could not listen: civetweb only says "null context". Binding a
+// plain socket to the same address tells a taken or foreign address (errno) from
+// an address the HTTP server itself cannot serve. Returns "" if the bind works.
+std::string bind_error(const std::string& host, uint16_t port, bool v6)
+{
+    sockaddr_storage ss{};
+    socklen_t len;
+    if (v6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        if (inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) != 1)
+            return "not an IPv6 address";
+        len = sizeof(*a);
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(port);
+        if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1)
+            return "not an IPv4 address";
+        len = sizeof(*a);
+    }
+    const int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return std::strerror(errno);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); // as civetweb does
+    const int rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+    const int err = errno;
+    close(fd);
+    return rc == 0 ? std::string() : std::strerror(err);
+}
+
+} // namespace
+
 std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
 {
     const Options& o = s.options();
@@ -210,7 +256,14 @@ std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
     try {
         e->exposer_ = std::make_unique<prometheus::Exposer>(bind, 2);
     } catch (const std::exception&) {
-        error = bind + ": cannot listen (address already in use, or not an address of this host)";
+        const std::string why = bind_error(o.metrics_host, o.metrics_port, v6);
+        if (!why.empty())
+            error = bind + ": cannot listen: " + why;
+        else if (v6)
+            error = bind + ": cannot listen on IPv6: the HTTP server prometheus-cpp uses (civetweb) was built "
+                           "without IPv6 (as Debian 12's is); use an IPv4 address such as 127.0.0.1";
+        else
+            error = bind + ": cannot listen (the HTTP server refused the address)";
         return nullptr;
     }
     const std::vector<int> ports = e->exposer_->GetListeningPorts();

@@ -1,11 +1,32 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The Prometheus exporter: prometheus-cpp's pull Exposer serving /metrics at
-// --metrics-addr, with one custom Collectable that reads flowcop's plain
-// per-lcore counters at scrape time (no per-packet cost, no lock the data
-// plane waits on: every read is a relaxed load; port counters come from
-// rte_eth_stats_get). Per-lcore values carry lcore="N". Names follow the
-// Prometheus conventions (base units, _total counters) and pass
-// `promtool check metrics` (tests/metrics).
+// --metrics-addr (loopback by default), with one custom Collectable that reads
+// flowcop's plain per-lcore counters at scrape time. Per-lcore values carry
+// lcore="N", port values port="N",name="<device>". Names follow the Prometheus
+// conventions (base units, _total counters; prometheus-cpp 1.0 appends no
+// suffix, the names here are final) and pass `promtool check metrics`
+// (tests/metrics). docs/operations.md says what each one means.
+//
+// Threading and cost. Collect() runs on one of the Exposer's two HTTP threads,
+// never on a worker lcore, and costs the data plane nothing per packet. A scrape
+// never takes a lock the data plane waits on:
+//   - flow-table and worker counters and histograms are single-writer fields read
+//     with relaxed loads (conntrack/relaxed.h): no lock, no fence, no shard lock;
+//   - event-writer statistics are relaxed atomic loads;
+//   - port counters come from rte_eth_stats_get(), which reads the PMD's per-queue
+//     counters (pcap, ring, af_packet, null) or device registers, never a lock taken
+//     by rx/tx bursts;
+//   - flowcop_config_info reads Service::current_options(), whose mutex only the
+//     control plane (this exporter and /flowcop/set) ever takes;
+//   - prometheus-cpp's own collectables mutex is taken only by its HTTP threads.
+// Values read in one scrape are not a single snapshot: a flow created and
+// expired between two loads may show in one counter and not yet in the other,
+// so created == sum(expired) + active holds exactly only while the lcore is idle
+// (flows_active is clamped at 0 rather than wrapping).
+//
+// Lifetime: the Exporter must be destroyed before the Service's workers and
+// ports (Service's destructor does so); until then it keeps serving, and
+// flowcop_up reports 0 once the data plane has stopped.
 #pragma once
 
 #include <memory>
@@ -22,7 +43,7 @@ class Collector;
 
 class Exporter {
 public:
-    // Binds and starts serving. nullptr + error ("127.0.0.1:9781: address already in use") on failure.
+    // Binds and starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
     static std::unique_ptr<Exporter> start(const Service& s, std::string& error);
     ~Exporter();
     // "http://HOST:PORT/metrics" with the port actually bound, or "" if no exporter runs.
