@@ -60,6 +60,8 @@ void set_key_vlan(Packet& out) noexcept
     out.key.vlan[2] = static_cast<uint8_t>(packed);
 }
 
+static_assert(key_vlan_tags == 2, "Packet and FlowKey hold an outer and an inner VLAN ID");
+
 Verdict parse_frame(const View& v, Packet& out) noexcept
 {
     if (!v.readable(0, w::eth_header_len))
@@ -70,23 +72,22 @@ Verdict parse_frame(const View& v, Packet& out) noexcept
 
     uint32_t off = w::eth_header_len;
     unsigned tags = 0;
-    uint16_t vid[key_vlan_tags] = {0, 0};
     while (is_vlan_tpid(type)) {
         if (tags == max_vlan_tags)
             return Verdict::vlan_too_deep;
         // A tag is the 2-byte TCI plus the next ethertype (the TPID was the previous one).
         if (!v.readable(off, w::vlan_tag_len))
             return v.unreadable(off, w::vlan_tag_len, Verdict::truncated_l2);
-        if (tags < key_vlan_tags) {
-            vid[tags] = w::be16(v.bytes + off) & 0x0fff;
-            out.vlan_outer = vid[0];
-            out.vlan_inner = vid[1];
-            set_key_vlan(out);
-        }
+        const auto vid = static_cast<uint16_t>(w::be16(v.bytes + off) & 0x0fff);  // drop PCP and DEI
+        if (tags == 0)
+            out.vlan_outer = vid;
+        else if (tags == 1)
+            out.vlan_inner = vid;  // tags 3 and 4 are skipped
         type = w::be16(v.bytes + off + 2);
         off += w::vlan_tag_len;
         ++tags;
     }
+    set_key_vlan(out);
     if (type == w::ethertype_ipv4)
         return parse_ipv4(v, off, out);
     if (type == w::ethertype_ipv6)

@@ -2,8 +2,11 @@
 // Test helpers around packet::parse().
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <packet/packet.h>
@@ -31,7 +34,6 @@ inline packet::Verdict verdict_of(const std::vector<uint8_t>& f)
 }  // namespace flowcop::test
 
 // Lets Catch2 print verdicts by name in failed assertions.
-#include <catch2/catch.hpp>
 namespace Catch {
 template <>
 struct StringMaker<flowcop::packet::Verdict> {

@@ -166,3 +166,25 @@ TEST_CASE("parse is deterministic and overwrites every field of a reused Packet"
     CHECK(std::memcmp(&fresh, &reused, sizeof fresh) == 0);
     CHECK(packet::parse(nullptr, 0, fresh) == Verdict::truncated_l2);
 }
+
+// The core's precondition (hdr_len >= min(frame_len, cap)) broken: it still never reads
+// past hdr_len and names the layer it could not read, while lengths use frame_len.
+TEST_CASE("the core given fewer header bytes than the frame classifies truncation at that layer", "[packet][core]")
+{
+    const auto f = FrameBuilder().vlan(2).ipv4().tcp().payload(100).build();
+    Packet p;
+    for (uint32_t hdr = 0; hdr < 18; ++hdr) {
+        CAPTURE(hdr);
+        std::unique_ptr<uint8_t[]> front(new uint8_t[hdr]);
+        std::memcpy(front.get(), f.data(), hdr);
+        CHECK(packet::parse(front.get(), hdr, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l2);
+        CHECK(p.frame_len == f.size());
+    }
+    std::unique_ptr<uint8_t[]> front(new uint8_t[f.size()]);
+    std::memcpy(front.get(), f.data(), f.size());
+    CHECK(packet::parse(front.get(), 37, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l3);
+    CHECK(packet::parse(front.get(), 57, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l4);
+    CHECK(packet::parse(front.get(), 58, static_cast<uint32_t>(f.size()), p) == Verdict::tcp);
+    CHECK(p.l4_payload_len == 100);  // from the IP length, not from the bytes given
+    CHECK(p.frame_len == f.size());
+}
