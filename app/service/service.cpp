@@ -92,6 +92,9 @@ StartError Service::start()
             return {1, format_flag_error("--flowgen", error)};
     }
 
+    if (opt_.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
+        return {2, format_flag_error("--mode", "inline forwards between port pairs (0<->1, 2<->3, ...) but " +
+                                                   std::to_string(rte_eth_dev_count_avail()) + " port(s) were found")};
     if (!setup_ports(opt_, pool_, plan_, error)) {
         ports_started_ = true; // close whatever did start
         return {1, "flowcop: " + error};

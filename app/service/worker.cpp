@@ -70,13 +70,31 @@ void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
     for (uint16_t i = 0; i < n; ++i) {
-        if (settings_.clock == ClockSource::packet && !packet_clock_.observe(mbufs[i]))
-            bump(stats_.no_timestamp);
         packet::parse_mbuf(mbufs[i], pkts[i]);
         ptrs[i] = &pkts[i];
     }
-    const uint64_t now = settings_.clock == ClockSource::packet ? packet_clock_.now_ns() : clock_.ns_from_tsc(tsc);
-    table_.process_burst(ptrs, n, now);
+    if (settings_.clock == ClockSource::packet) {
+        // Replay: each packet at its own time, and the cop runs wherever the
+        // timeline crosses a check instant, as it would have on the wire —
+        // not once per read with the read's latest timestamp.
+        uint64_t times[kBurst];
+        unsigned start = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+            if (!packet_clock_.observe(mbufs[i]))
+                bump(stats_.no_timestamp);
+            times[i] = packet_clock_.now_ns();
+            if (times[i] >= next_cop_ns_ && times[i] != 0 && next_cop_ns_ != 0) {
+                table_.process_burst(ptrs + start, i - start, times + start);
+                run_cop(times[i]);
+                start = i;
+            }
+        }
+        table_.process_burst(ptrs + start, n - start, times + start);
+        if (next_cop_ns_ == 0) // the first packets: start the cop's schedule from them
+            next_cop_ns_ = times[0] + settings_.check_interval_ns;
+    } else {
+        table_.process_burst(ptrs, n, clock_.ns_from_tsc(tsc));
+    }
 
     if (settings_.mode == Mode::inline_fwd) {
         const uint16_t sent = rte_eth_tx_burst(q.tx_port, q.tx_queue, mbufs, n);

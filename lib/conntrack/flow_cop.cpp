@@ -89,6 +89,15 @@ uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
     return seen;
 }
 
+// A flow already marked (RST, kill) or past its deadline when the table is torn
+// down ends for that reason; only flows that were really still open get `reason`.
+Reason FlowTable::final_reason(const FlowRecord& r, Reason reason, uint64_t now_ns) const noexcept
+{
+    if ((r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) || deadline_of(r) <= now_ns)
+        return reason_of(r, now_ns);
+    return reason;
+}
+
 void FlowTable::destroy_all(uint64_t now_ns, Reason reason) noexcept
 {
     for (uint32_t s = 0; s < n_shards_; ++s) {
@@ -96,7 +105,7 @@ void FlowTable::destroy_all(uint64_t now_ns, Reason reason) noexcept
         const uint32_t end = std::min(n_records_, (s + 1) * kShardSize);
         for (uint32_t pos = s * kShardSize; pos < end; ++pos)
             if (records_[pos].flags & FlowRecord::kInUse)
-                end_flow(pos, reason, now_ns);
+                end_flow(pos, final_reason(records_[pos], reason, now_ns), now_ns);
         release_shard(s);
     }
 }

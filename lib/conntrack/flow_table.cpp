@@ -149,35 +149,52 @@ int32_t FlowTable::find(const packet::FlowKey& key) const noexcept { return rte_
 
 void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
 {
+    uint64_t times[kMaxBurst];
+    for (unsigned i = 0; i < n; ++i)
+        times[i] = now_ns;
+    process_burst(pkts, n, times);
+}
+
+void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept
+{
     const void* keys[kMaxBurst];
     const packet::Packet* tcp[kMaxBurst];
+    uint64_t when[kMaxBurst];
     unsigned nt = 0;
     for (unsigned i = 0; i < n; ++i) {
         const packet::Verdict v = pkts[i]->verdict;
         bump(counters_.packets_by_verdict[static_cast<unsigned>(v)]);
         if (v == packet::Verdict::tcp) {
             keys[nt] = &pkts[i]->key;
+            when[nt] = times[i];
             tcp[nt++] = pkts[i];
         }
     }
     if (nt == 0)
         return;
     if (!clock_started_) [[unlikely]]
-        start_clock(now_ns);
+        start_clock(when[0]);
     int32_t pos[kMaxBurst];
     rte_hash_lookup_bulk(hash_, keys, nt, pos);
     for (unsigned j = 0; j < nt; ++j)
         if (pos[j] >= 0)
             rte_prefetch0(&records_[pos[j]]);
+    const uint64_t ends_before = ends_;
     for (unsigned j = 0; j < nt; ++j) {
         int32_t p = pos[j];
+        // A flow that ended earlier in this burst (reopen, eviction, expiry on
+        // arrival) may have freed — and a new flow reused — a position looked up
+        // before: check it still holds this key.
+        if (p >= 0 && ends_ != ends_before &&
+            (!(records_[p].flags & FlowRecord::kInUse) || !(key_at(uint32_t(p)) == tcp[j]->key)))
+            p = -1;
         // A miss may be a flow an earlier packet of this same burst created.
         if (p < 0)
             p = rte_hash_lookup(hash_, keys[j]);
         if (p >= 0)
-            track(uint32_t(p), *tcp[j], now_ns);
+            track(uint32_t(p), *tcp[j], when[j]);
         else
-            create_flow(*tcp[j], now_ns);
+            create_flow(*tcp[j], when[j]);
     }
 }
 
@@ -186,6 +203,20 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     FlowRecord& r = records_[pos];
     const bool from_orig = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
     const tcpstate::Dir dir = from_orig ? tcpstate::Dir::orig : tcpstate::Dir::reply;
+    // Its timeout ran out but the cop has not reaped it yet (it runs between
+    // bursts, once per check interval): the flow is over, and this packet starts
+    // a new one — as in netfilter, where an expired entry no longer matches.
+    // RST- or kill-marked flows are excluded: packets between the RST and the
+    // next tick still belong to the closing flow.
+    if (!(r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) && timeout_deadline(r) <= now_ns) [[unlikely]] {
+        const uint32_t shard = shard_of(pos);
+        hold_shard(shard);
+        counters_.timeout_lag_ns.observe(now_ns - timeout_deadline(r));
+        end_flow(pos, reason_of(r, now_ns), now_ns);
+        release_shard(shard);
+        create_flow(pkt, now_ns);
+        return;
+    }
     tcpstate::Tracker tracker = r.tcp;
     const tcpstate::State before = tracker.state;
     const tcpstate::Outcome outcome = tcpstate::step(tracker, dir, pkt.tcp_flags);
@@ -300,6 +331,11 @@ uint64_t FlowTable::deadline_of(const FlowRecord& r) const noexcept
     // the next bucket it drains.
     if (r.flags & (FlowRecord::kReset | FlowRecord::kKilled))
         return 1;
+    return timeout_deadline(r);
+}
+
+uint64_t FlowTable::timeout_deadline(const FlowRecord& r) const noexcept
+{
     const uint64_t inactivity = r.last_seen_ns + state_timeout_ns_[static_cast<size_t>(r.tcp.state)];
     const uint64_t active = active_timeout_ns_ ? r.first_seen_ns + active_timeout_ns_ : 0;
     return active != 0 && active < inactivity ? active : inactivity;
@@ -324,6 +360,7 @@ void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
     emit(pos, false, reason, now_ns);
     bump(counters_.flows_expired[static_cast<unsigned>(reason)]);
     --live_;
+    ++ends_;
     wheel_->cancel(pos);
     const packet::FlowKey key = key_at(pos); // the key store slot is freed by the delete
     store_release(r.flags, uint8_t(0));

@@ -30,6 +30,10 @@
 //      (rebase_step) re-arms every flow so that a shortened timeout is not late;
 //   4. a due flow whose shard lock was held — the wheel re-links it for the next tick;
 //   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed.
+// A packet for a flow whose timeout has run out but which the cop has not reaped
+// yet ends that flow (with its expiry reason) and starts a new one, so a flow
+// never outlives its deadline by being "revived" (RST/kill-marked flows keep
+// their packets until the next tick reaps them).
 // A plain packet in the same state only moves last_seen (no wheel work: the
 // wheel re-reads the deadline when the cached one comes due). A state change,
 // an RST and a kill re-arm, which moves the flow only if its deadline got earlier.
@@ -130,6 +134,8 @@ public:
     void set_events(events::Producer* producer) noexcept { events_ = producer; }
     // Counts every packet by verdict and tracks the TCP ones. n <= kMaxBurst.
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
+    // The same with one time per packet (the packet clock: each packet's own timestamp).
+    void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
     // One inactivity-cop pass over the wheel buckets due at now_ns.
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
@@ -189,6 +195,9 @@ private:
     void end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
     void emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept;
     uint64_t deadline_of(const FlowRecord& rec) const noexcept;
+    // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
+    uint64_t timeout_deadline(const FlowRecord& rec) const noexcept;
+    Reason final_reason(const FlowRecord& rec, Reason reason, uint64_t now_ns) const noexcept;
     Reason reason_of(const FlowRecord& rec, uint64_t now_ns) const noexcept;
     const packet::FlowKey& key_at(uint32_t pos) const noexcept
     {
@@ -211,6 +220,7 @@ private:
     uint32_t capacity_ = 0;
     uint32_t rebase_cursor_ = 0;
     uint32_t live_ = 0;                // flows in the table (owner's own count)
+    uint64_t ends_ = 0;                // flows ended so far (detects stale positions within a burst)
     bool clock_started_ = false;       // the wheel's cursor is placed at the first time seen
     uint16_t lcore_ = 0;
     bool loose_pickup_ = true;

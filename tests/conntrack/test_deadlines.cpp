@@ -177,10 +177,53 @@ TEST_CASE("The active timeout fires from the first packet regardless of activity
     }
     CHECK(h.c().active() == 1);
     h.now += kSec;
-    h.send(client, server, ACK, 1);
     h.cop();
     CHECK(h.c().active() == 0);
     CHECK(h.expired(Reason::active) == 1);
+    // The connection goes on: its next packet starts a new (picked-up) flow.
+    h.send(client, server, ACK, 1);
+    CHECK(h.c().flows_created == 2);
+}
+
+TEST_CASE("A packet after a flow's deadline but before the cop reaped it starts a new flow", "[conntrack][deadline]")
+{
+    // The cop runs once per check interval; a flow must not be revived by a
+    // packet that arrives after its deadline in between.
+    Harness h;
+    h.send(client, server, SYN);
+    h.now += 121 * kSec; // past syn_sent's 120 s, no cop pass yet
+    h.send(client, server, SYN);
+    CHECK(h.expired(Reason::inactivity) == 1);
+    CHECK(h.c().flows_created == 2);
+    CHECK(h.c().active() == 1);
+    CHECK(h.c().timeout_lag_ns.total() == 1);
+    CHECK(h.accounting_holds());
+}
+
+TEST_CASE("Packets after an RST stay with the closing flow until the next tick", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server);
+    h.send(server, client, RST);
+    h.send(client, server, ACK, 10); // in flight when the RST arrived
+    CHECK(h.c().flows_created == 1);
+    h.run_for(1);
+    CHECK(h.expired(Reason::reset) == 1);
+    CHECK(h.c().active() == 0);
+}
+
+TEST_CASE("Shutdown reports flows already reset or past their deadline by that reason", "[conntrack][deadline]")
+{
+    Harness h;
+    h.handshake(client, server);
+    h.send(server, client, RST);
+    h.send({"10.0.0.3", 1}, server, SYN);
+    h.now += 200 * kSec; // the SYN flow's deadline passed, no cop pass ran
+    h.send({"10.0.0.4", 1}, server, SYN);
+    h.table->destroy_all(h.now, Reason::shutdown);
+    CHECK(h.expired(Reason::reset) == 1);
+    CHECK(h.expired(Reason::inactivity) == 1);
+    CHECK(h.expired(Reason::shutdown) == 1);
 }
 
 TEST_CASE("A state with no explicit timeout gets the default inactivity timeout", "[conntrack][deadline]")
