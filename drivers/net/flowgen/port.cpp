@@ -210,7 +210,9 @@ Port::~Port()
     if (_has_port) {
         // The application may have closed the port and its id been reused: touch it only by our name.
         char name[RTE_ETH_NAME_MAX_LEN];
-        if (rte_eth_dev_get_name_by_port(_port_id, name) == 0 && _name == name)
+        // is_valid_port first: get_name_by_port logs an error for a port the application closed.
+        if (rte_eth_dev_is_valid_port(_port_id) && rte_eth_dev_get_name_by_port(_port_id, name) == 0 &&
+            _name == name)
             rte_eth_dev_stop(_port_id);
         rte_vdev_uninit(_name.c_str());
     }
