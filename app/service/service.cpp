@@ -76,17 +76,21 @@ StartError Service::start()
 {
     std::string error;
     const unsigned lcores = rte_lcore_count();
-    uint16_t ports = rte_eth_dev_count_avail() + (opt_.flowgen.empty() ? 0 : 1);
-    pool_ = rte_pktmbuf_pool_create("flowcop_mbufs", mbufs_needed(ports ? ports : 1, lcores), 256, 0,
+    flowgen::Config fg;
+    if (!opt_.flowgen.empty())
+        if (std::string e = flowgen::parse_config(opt_.flowgen.c_str(), fg); !e.empty())
+            return {2, format_flag_error("--flowgen", e)};
+    const uint16_t ports = rte_eth_dev_count_avail() + (opt_.flowgen.empty() ? 0 : 1);
+    // The synthetic port holds up to its RX ring, its TX ring and a burst of
+    // mbufs from the same pool, on top of what the real queues need.
+    const unsigned extra = opt_.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    pool_ = rte_pktmbuf_pool_create("flowcop_mbufs", mbufs_needed(ports ? ports : 1, lcores) + extra, 256, 0,
                                     RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
     if (pool_ == nullptr)
         return {1, std::string("flowcop: cannot create the mbuf pool: ") + rte_strerror(rte_errno) +
                        " (give EAL more memory with -m, or hugepages)"};
 
     if (!opt_.flowgen.empty()) {
-        flowgen::Config fg;
-        if (std::string e = flowgen::parse_config(opt_.flowgen.c_str(), fg); !e.empty())
-            return {2, format_flag_error("--flowgen", e)};
         flowgen_ = flowgen::Port::create(fg, pool_, int(rte_socket_id()), error);
         if (!flowgen_)
             return {1, format_flag_error("--flowgen", error)};
