@@ -11,6 +11,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,11 +27,17 @@ DEMO_PCAP = os.path.join(REPO, "tests", "data", "captures", "suricata_ftp_data_i
 _live = []
 
 
+_runtime_dirs = []
+
+
 def _cleanup():
     for p in list(_live):
         if p.poll() is None:
             p.kill()
             p.wait(timeout=10)
+    # EAL leaves its runtime directory (config, fbarrays) behind: one per run would pile up.
+    for d in _runtime_dirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 atexit.register(_cleanup)
@@ -62,6 +69,14 @@ def wait_until(pred, timeout, what, interval=0.1):
         time.sleep(interval)
 
 
+def temp_dir(prefix):
+    """A temporary directory removed when the test process exits."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -73,6 +88,7 @@ class Flowcop:
 
     def __init__(self, exe, pcap, args, name, lcores="0", wait_metrics=True):
         self.prefix = f"fct-{name}-{os.getpid()}"
+        _runtime_dirs.append(f"/var/run/dpdk/{self.prefix}")
         self.cmd = [exe, "--no-huge", "-m", "512", "--no-pci", "-l", lcores, f"--file-prefix={self.prefix}",
                     "--log-level=lib.eal:error", "--log-level=lib.telemetry:error",
                     f"--vdev=net_pcap0,rx_pcap={pcap}", "--"] + list(args)
@@ -225,7 +241,6 @@ def telemetry(path, request, timeout=5):
         doc = json.loads(reply)
     except ValueError as e:
         raise Fail(f"reply to {raw[:80]!r} is not JSON ({e}): {reply[:300]!r}")
-    cmd = raw.split(b",", 1)[0].decode("ascii", "replace")
     check(isinstance(doc, dict) and len(doc) == 1, f"reply to {raw[:80]!r} is not one command object: {doc}")
     return next(iter(doc.values()))
 

@@ -8,18 +8,16 @@ count is known in advance; the demo capture checks the same invariants on real
 traffic. promtool (Debian's prometheus package) lints a real scrape.
 """
 import json
-import math
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapgen  # noqa: E402
-from harness import DEMO_PCAP, Flowcop, Scrape, check, free_port, run_tests, wait_until  # noqa: E402
+from harness import DEMO_PCAP, Flowcop, Scrape, check, run_tests, temp_dir, wait_until  # noqa: E402
 
 EXE = sys.argv[1]
-TMP = tempfile.mkdtemp(prefix="flowcop-metrics-")
+TMP = temp_dir(prefix="flowcop-metrics-")
 PCAP = os.path.join(TMP, "synthetic.pcap")
 N_PACKETS = pcapgen.write(PCAP)
 E = pcapgen.EXPECTED

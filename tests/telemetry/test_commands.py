@@ -13,16 +13,15 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "metrics"))
 import pcapgen  # noqa: E402
-from harness import Flowcop, Scrape, check, run_tests, telemetry, telemetry_raw, wait_until  # noqa: E402
+from harness import Flowcop, Scrape, check, run_tests, telemetry, temp_dir, wait_until  # noqa: E402
 
 EXE = sys.argv[1]
-PCAP = os.path.join(tempfile.mkdtemp(prefix="flowcop-tel-"), "synthetic.pcap")
+PCAP = os.path.join(temp_dir(prefix="flowcop-tel-"), "synthetic.pcap")
 N_PACKETS = pcapgen.write(PCAP)
 ESTABLISHED = pcapgen.ESTABLISHED_V4 + pcapgen.ESTABLISHED_V6
 # Open once the resets are reaped: established + TIME_WAIT (120 s) + SYN_SENT (120 s).
