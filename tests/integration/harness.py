@@ -45,11 +45,14 @@ class Tap:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
         print("TAP version 13", flush=True)
 
-    def ok(self, cond, name, diag=None):
+    def ok(self, cond, name, diag=None, todo=None):
+        """todo: a known, reported bug this check shows; TAP's TODO directive keeps it from
+        failing the run, and meson reports an unexpected pass once the bug is fixed."""
         self.n += 1
-        if not cond:
+        if not cond and todo is None:
             self.failed += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
+        print("%s %d - %s%s" % ("ok" if cond else "not ok", self.n, name, " # TODO " + todo if todo else ""),
+              flush=True)
         if not cond and diag is not None:
             for line in str(diag).splitlines() or [""]:
                 print("#   " + line, flush=True)
@@ -97,6 +100,10 @@ class Result:
         self.metrics_url = None
         self.timed_out = False
         self.elapsed = 0.0
+        self.pid = None
+
+    def config(self):
+        return parse_config(self.stderr)
 
     def destroys(self):
         return [e for e in self.events if e["event"] == "destroy"]
@@ -169,7 +176,8 @@ def scrape(url, timeout=2.0):
 # --- running -----------------------------------------------------------------------------------
 
 def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", scrape_when_rx=None,
-        stop_when_idle_ms=None, stop_after_s=None, on_started=None, memory_mb=512, env=None):
+        stop_when_idle_ms=None, stop_after_s=None, on_started=None, memory_mb=512, env=None,
+        stop_signal=signal.SIGINT):
     """Runs flowcop to completion.
 
     scrape_when_rx: an int (packets all ports must have received) or a callable(metrics) -> bool;
@@ -177,7 +185,8 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
     holds and two consecutive scrapes agree, and stopped with SIGINT. Otherwise it stops by
     --stop-when-idle-ms (default 500) or, with stop_after_s, by SIGINT after that long.
     on_started(result) runs once the exporter URL is known (inline tests drive traffic there) and
-    may return a callable(metrics) -> bool used as the stop condition."""
+    may return a callable(metrics) -> bool used as the stop condition (result.pid is set by then).
+    stop_signal: what stops a metrics or stop_after_s run (SIGINT, or SIGTERM as systemd sends)."""
     res = Result()
     ev_path = None
     args = list(opts)
@@ -197,6 +206,7 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
     t0 = time.monotonic()
     deadline = t0 + timeout
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    res.pid = p.pid
     lines = []
     url_found = threading.Event()
 
@@ -237,13 +247,13 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
                 prev = stable if cond(m) else None
                 time.sleep(0.1)
             if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+                p.send_signal(stop_signal)
         elif stop_after_s is not None:
             end = min(deadline, time.monotonic() + stop_after_s)
             while time.monotonic() < end and p.poll() is None:
                 time.sleep(0.05)
             if p.poll() is None:
-                p.send_signal(signal.SIGINT)
+                p.send_signal(stop_signal)
         try:
             p.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -368,3 +378,103 @@ def check_invariants(tap, res, label=""):
            p + "metrics: tracked TCP packets match the summary")
     tap.eq(int(metric(m, "flowcop_port_rx_packets_total")), s["received"],
            p + "metrics: port rx packets match the summary")
+
+
+# --- configuration, histograms, process memory ---------------------------------------------------
+
+_CONFIG_RE = re.compile(r'([a-z_0-9]+)=("(?:[^"\\]|\\.)*"|\S*)')
+
+
+def parse_config(stderr):
+    """{key: value} of the startup line 'flowcop: config: k=v ...' (status.cpp's describe_line),
+    or {} when it is absent (--quiet). Quoted values are returned without their quotes."""
+    m = re.search(r"^flowcop: config: (.*)$", stderr, re.M)
+    if not m:
+        return {}
+    return {k: (v[1:-1] if v.startswith('"') else v) for k, v in _CONFIG_RE.findall(m.group(1))}
+
+
+def state_timeouts_us(config):
+    """{'ESTABLISHED': microseconds, ...}: each state's inactivity timeout as the running flowcop
+    applies it (tcp_timeout_<state>, or default_inactivity_timeout when that is 0)."""
+    default = int(config["default_inactivity_timeout"])
+    out = {}
+    for k, v in config.items():
+        if k.startswith("tcp_timeout_"):
+            out[k[len("tcp_timeout_"):].upper()] = (int(v) or default) * 1_000_000
+    return out
+
+
+def histogram(metrics, name, **labels):
+    """(buckets, count, sum) of histogram `name` summed over the series matching labels;
+    buckets is [(upper bound as float, cumulative count)] sorted, +Inf last."""
+    b = defaultdict(float)
+    for n, l, v in metrics:
+        if n == name + "_bucket" and all(l.get(k) == str(x) for k, x in labels.items()):
+            b[float(l["le"])] += v
+    return sorted(b.items()), metric(metrics, name + "_count", **labels), metric(metrics, name + "_sum", **labels)
+
+
+def rss_bytes(pid):
+    """Resident set size of a live process (VmRSS), or None once it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def us(t):
+    """An event time (Unix seconds, 6 decimals) as integer microseconds."""
+    return int(round(float(t) * 1_000_000))
+
+
+# --- further invariants: event accounting, deadlines -------------------------------------------
+
+def check_event_accounting(tap, res, label=""):
+    """Every event the tables produced (one per flow created, one per flow ended) was written or
+    counted dropped, and the file holds exactly the written ones. Holds with drops too (a full
+    disk), where check_invariants' 'none dropped' does not."""
+    p = (label + ": ") if label else ""
+    s = res.summary
+    if not tap.ok(s is not None and "events_written" in s, p + "the summary has an events line", res.stderr[-2000:]):
+        return
+    tap.eq(s["events_written"] + s["events_dropped"], s["created"] + s["ended"],
+           p + "events written + dropped == produced (flows created + flows ended)")
+
+
+def check_deadlines(tap, res, label=""):
+    """No flow ended by a timeout before its deadline, from the event times: an inactivity expiry
+    at or after last_seen + its state's timeout, an active one at or after first_seen + the
+    active timeout, a 'closed' one at or after its TIME_WAIT/CLOSE timeout unless a SYN reopened
+    the connection at that very time. From the last scrape's lag histogram: no expiry observed a
+    negative lag (which would wrap into the +Inf bucket, beyond the 60 s bound)."""
+    p = (label + ": ") if label else ""
+    cfg = res.config()
+    if not tap.ok(bool(cfg), p + "the startup config line is printed (timeouts to check deadlines against)"):
+        return
+    tmo = state_timeouts_us(cfg)
+    active = int(cfg["active_timeout"]) * 1_000_000
+    reopened = {(e["lcore"],) + conn_key(e) + (e["time"],) for e in res.news()}
+    early = []
+    for e in res.destroys():
+        t, last, first = us(e["time"]), us(e["last_seen"]), us(e["first_seen"])
+        r = e["reason"]
+        if r == "inactivity" and t < last + tmo[e["state"]]:
+            early.append(e)
+        elif r == "active" and (not active or t < first + active):
+            early.append(e)
+        elif r == "closed" and t < last + tmo[e["state"]] and \
+                (e["lcore"],) + conn_key(e) + (e["time"],) not in reopened:
+            early.append(e)
+    tap.ok(not early, p + "no flow ended by a timeout before its deadline (event times)", early[:3])
+    if res.metrics is not None:
+        buckets, count, total = histogram(res.metrics, "flowcop_timeout_lag_seconds")
+        finite = [c for le, c in buckets if le != float("inf")]
+        top = finite[-1] if finite else 0
+        tap.ok(buckets and count == top and total <= count * buckets[-2][0],
+               p + "lag histogram: no expiry beyond its largest bound (a negative lag would wrap there)",
+               "buckets %r count %r sum %r" % (buckets, count, total))

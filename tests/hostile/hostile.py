@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What the hostile-traffic, fault and exposure tests share on top of tests/integration.
+
+finish() runs every end-of-run invariant (harness.check_invariants, check_event_accounting,
+check_deadlines). Veth is a veth pair in the root network namespace with IPv6 (and so every
+kernel-originated frame) disabled: flowcop reads one end through net_af_packet, and inject()
+writes crafted frames into the other with an AF_PACKET socket, so a test can pace phases and
+scrape between them, which a pcap replay (read at full speed) cannot.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+
+import harness  # noqa: E402,F401
+
+
+def finish(tap, res, label, events=True):
+    """All end-of-run invariants of a run that must exit 0."""
+    harness.check_invariants(tap, res, label)
+    harness.check_event_accounting(tap, res, label)
+    if events:
+        harness.check_deadlines(tap, res, label)
+
+
+def verdict_names(repo_root):
+    """Every Verdict name, and the malformed ones, read from lib/packet/verdict.h (the source of
+    truth: a class added there and not covered here fails the coverage check)."""
+    with open(os.path.join(repo_root, "lib", "packet", "verdict.h")) as f:
+        text = f.read()
+    body = text[text.index("enum class Verdict"):]
+    body = "\n".join(line.split("//")[0] for line in body[body.index("{") + 1:body.index("};")].splitlines())
+    names = [n.strip() for n in body.split(",") if n.strip() and n.strip() != "count"]
+    return names, names[names.index("truncated_l2"):]
+
+
+def have_root_net():
+    return os.geteuid() == 0 and subprocess.run(["ip", "-V"], capture_output=True).returncode == 0
+
+
+class Veth:
+    """A veth pair A<->B; flowcop reads B, inject() writes into A."""
+
+    def __init__(self, tag):
+        self.a = "fch%sa" % tag
+        self.b = "fch%sb" % tag
+
+    def __enter__(self):
+        subprocess.run(["ip", "link", "del", self.a], capture_output=True)
+        subprocess.run(["ip", "link", "add", self.a, "type", "veth", "peer", "name", self.b], check=True,
+                       capture_output=True)
+        for d in (self.a, self.b):
+            # No IPv6 means no router solicitation, MLD or DAD frame: the port sees only ours.
+            with open("/proc/sys/net/ipv6/conf/%s/disable_ipv6" % d, "w") as f:
+                f.write("1")
+            subprocess.run(["ip", "link", "set", d, "up"], check=True, capture_output=True)
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        self.sock.bind((self.a, 0))
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.sock.close()
+        finally:
+            subprocess.run(["ip", "link", "del", self.a], capture_output=True)
+
+    def inject(self, frames, pace_every=64, pause_s=0.0005):
+        """Sends frames in order, pausing briefly every pace_every frames so the PMD's ring of
+        received frames is drained before it could overflow. Returns the number sent."""
+        n = 0
+        for f in frames:
+            while True:
+                try:
+                    self.sock.send(f)
+                    break
+                except (BlockingIOError, OSError) as e:
+                    if getattr(e, "errno", None) not in (11, 105):  # EAGAIN, ENOBUFS
+                        raise
+                    time.sleep(0.001)
+            n += 1
+            if pace_every and n % pace_every == 0:
+                time.sleep(pause_s)
+        return n
+
+
+def listening_sockets(pid):
+    """[(family, 'addr', port)] of the TCP sockets the process listens on, from /proc/net/tcp{,6}
+    matched to the process's socket inodes."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    out = []
+    for fam, path in (("ipv4", "/proc/net/tcp"), ("ipv6", "/proc/net/tcp6")):
+        try:
+            with open(path) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            local, state, inode = parts[1], parts[3], parts[9]
+            if state != "0A" or inode not in inodes:  # 0A = TCP_LISTEN
+                continue
+            addr_hex, port_hex = local.split(":")
+            if fam == "ipv4":
+                addr = socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr_hex)[::-1])
+            else:
+                raw = bytes.fromhex(addr_hex)
+                addr = socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4)))
+            out.append((fam, addr, int(port_hex, 16)))
+    return out
