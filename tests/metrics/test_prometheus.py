@@ -18,6 +18,7 @@ import tempfile
 import urllib.parse
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapgen  # noqa: E402
 from harness import Flowcop, Scrape, check, free_port, run_tests, wait_until  # noqa: E402

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pcapgen  # noqa: E402
 from harness import DEMO_PCAP, Flowcop, Scrape, check, run_tests, temp_dir, wait_until  # noqa: E402

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "metrics"))
 import pcapgen  # noqa: E402
 from harness import Flowcop, Scrape, check, run_tests, telemetry, temp_dir, wait_until  # noqa: E402
