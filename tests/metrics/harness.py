@@ -219,12 +219,31 @@ class Scrape:
 
 # ---------------------------------------------------------------- telemetry
 
+def telemetry_connect(path, timeout=5):
+    """A connected telemetry socket with `timeout` set. DPDK listens with a backlog of one, and a
+    unix connect() on a socket with a timeout fails with EAGAIN (not EINPROGRESS) while the backlog
+    is full, so clients arriving together retry until `timeout` runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(timeout)
+        try:
+            s.connect(path)
+            return s
+        except BlockingIOError:
+            s.close()
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+        except BaseException:
+            s.close()
+            raise
+
+
 def telemetry_raw(path, request, timeout=5):
     """Sends one request (bytes) on a fresh connection; returns the raw reply bytes."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(timeout)
+    s = telemetry_connect(path, timeout)
     try:
-        s.connect(path)
         hello = json.loads(s.recv(1024))
         check("max_output_len" in hello, f"unexpected telemetry greeting {hello}")
         s.send(request)

@@ -11,7 +11,6 @@ for an error reply, no change, and a service that keeps answering.
 """
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -19,7 +18,7 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "metrics"))
 import pcapgen  # noqa: E402
-from harness import Flowcop, Scrape, check, run_tests, telemetry, temp_dir, wait_until  # noqa: E402
+from harness import Flowcop, Scrape, check, run_tests, telemetry, telemetry_connect, temp_dir, wait_until  # noqa: E402
 
 EXE = sys.argv[1]
 PCAP = os.path.join(temp_dir(prefix="flowcop-tel-"), "synthetic.pcap")
@@ -232,10 +231,12 @@ def test_concurrent_clients_are_all_answered():
     reqs = [b"/flowcop/stats", b"/flowcop/flows,limit=32", b"/flowcop/config", b"/flowcop/kill,1.1.1.1,1,2.2.2.2,2"]
 
     def client(i):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(10)
         try:
-            s.connect(SOCK)
+            s = telemetry_connect(SOCK, 10)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+            return
+        try:
             json.loads(s.recv(1024))
             for n in range(10):
                 s.send(reqs[(i + n) % len(reqs)])
