@@ -21,13 +21,6 @@ void symmetric_key(uint8_t* key, size_t len) noexcept
         key[i] = (i % 2 == 0) ? 0x6d : 0x5a;
 }
 
-bool can_rss(const rte_eth_dev_info& info, unsigned lcores) noexcept
-{
-    const uint64_t want = RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP;
-    return info.max_rx_queues >= lcores && info.max_tx_queues >= lcores &&
-           (info.flow_type_rss_offloads & want) != 0 && info.hash_key_size >= 40 && info.hash_key_size <= 64;
-}
-
 std::string port_name(uint16_t port)
 {
     char name[RTE_ETH_NAME_MAX_LEN] = {};
@@ -90,56 +83,29 @@ unsigned mbufs_needed(unsigned ports, unsigned lcores) noexcept
 
 bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error)
 {
-    std::vector<uint16_t> ports;
+    std::vector<PortCaps> caps;
+    std::vector<rte_eth_dev_info> infos;
     uint16_t p;
     RTE_ETH_FOREACH_DEV(p)
-    ports.push_back(p);
-    if (ports.empty()) {
-        error = "no ports: give EAL a NIC (-a PCI) or a virtual device, e.g. "
-                "--vdev=net_pcap0,rx_pcap=FILE.pcap, or use --flowgen";
-        return false;
+    {
+        rte_eth_dev_info info{};
+        if (rte_eth_dev_info_get(p, &info) != 0) {
+            error = "port " + std::to_string(p) + " (" + port_name(p) + "): cannot read device info";
+            return false;
+        }
+        caps.push_back(PortCaps{p, port_name(p), info.max_rx_queues, info.max_tx_queues,
+                                info.flow_type_rss_offloads, info.hash_key_size});
+        infos.push_back(info);
     }
-    if (opt.mode == Mode::inline_fwd && ports.size() % 2 != 0) {
-        error = "--mode inline forwards between port pairs (0<->1, 2<->3, ...) but " +
-                std::to_string(ports.size()) + " port(s) were found";
-        return false;
-    }
-    std::vector<unsigned> lcores;
-    lcores.push_back(rte_get_main_lcore());
+    std::vector<unsigned> lcores{rte_get_main_lcore()};
     unsigned l;
     RTE_LCORE_FOREACH_WORKER(l)
     lcores.push_back(l);
-
-    bool rss = lcores.size() > 1;
-    std::vector<rte_eth_dev_info> infos(ports.size());
-    for (size_t i = 0; i < ports.size(); ++i) {
-        if (rte_eth_dev_info_get(ports[i], &infos[i]) != 0) {
-            error = "port " + std::to_string(ports[i]) + ": cannot read device info";
+    if (!plan_ports(caps, lcores, opt.mode, plan, error))
+        return false;
+    for (size_t i = 0; i < caps.size(); ++i)
+        if (!configure(caps[i].id, plan.queues_per_port, plan.rss, infos[i], pool, error))
             return false;
-        }
-        if (plan.port_names.size() <= ports[i])
-            plan.port_names.resize(ports[i] + 1);
-        plan.port_names[ports[i]] = port_name(ports[i]);
-        if (rss && !can_rss(infos[i], unsigned(lcores.size()))) {
-            rss = false;
-            plan.warnings.push_back("port " + std::to_string(ports[i]) + " (" + plan.port_names[ports[i]] +
-                                    ") cannot spread flows symmetrically over " + std::to_string(lcores.size()) +
-                                    " lcores; every port is polled by lcore " + std::to_string(lcores[0]) +
-                                    " so that no flow has two owners (other lcores stay idle)");
-        }
-    }
-    plan.rss = rss;
-    const unsigned n_workers = rss ? unsigned(lcores.size()) : 1;
-    for (unsigned w = 0; w < n_workers; ++w)
-        plan.workers.push_back(WorkerPlan{lcores[w], {}});
-    for (size_t i = 0; i < ports.size(); ++i) {
-        if (!configure(ports[i], uint16_t(n_workers), rss, infos[i], pool, error))
-            return false;
-        for (unsigned w = 0; w < n_workers; ++w) {
-            const uint16_t peer = opt.mode == Mode::inline_fwd ? ports[i ^ 1] : ports[i];
-            plan.workers[w].rx.push_back(RxQueueRef{ports[i], uint16_t(w), peer, uint16_t(w)});
-        }
-    }
     return true;
 }
 

@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Two lcores, two single-queue ports, each direction of every connection on a different port:
+the layout where a naive "one lcore per port" plan gives every flow two owners. flowcop must
+fall back to one owner lcore for both ports (app/service/port_plan.h), say so in one warning,
+and track each connection as ONE flow with both directions counted.
+
+Usage: test_port_ownership.py FLOWCOP_EXE TMPDIR
+
+The capture is crafted here: CONNS IPv4 and IPv6 connections (handshake, data both ways, FIN
+close), split by direction into two pcap files, one per net_pcap port; flowcop runs in monitor
+mode with --clock packet and EAL lcores 0 and 1. The RSS half of the plan needs a NIC with
+several queues; its rule is covered by the unit test tests/app/test_port_plan.cpp.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+import pcaplib  # noqa: E402
+from pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
+
+CONNS = 40
+T0_US = 1_700_000_000 * 1_000_000
+
+
+def connection(i):
+    """(client, frames client->server, frames server->client), frames as (time_us, bytes)."""
+    if i % 2:
+        c, s = "2001:db8::%x" % (i + 1), "2001:db8:1::1"
+    else:
+        c, s = "10.1.%d.%d" % (i // 200, i % 200 + 1), "10.2.0.1"
+    cp, sp = 20000 + i, 80
+    t = T0_US + i * 10_000
+    up, down = [], []
+    step = [0]
+
+    def send(to_server, flags, payload=b""):
+        step[0] += 1
+        frame = pcaplib.tcp_frame(c, s, cp, sp, flags, payload=payload) if to_server else \
+            pcaplib.tcp_frame(s, c, sp, cp, flags, payload=payload)
+        (up if to_server else down).append((t + step[0] * 1000, frame))
+
+    send(True, SYN)
+    send(False, SYN | ACK)
+    send(True, ACK)
+    for k in range(1 + i % 4):
+        send(True, PSH | ACK, b"GET /%d HTTP/1.1\r\n\r\n" % k)
+        send(False, PSH | ACK, b"x" * (100 + 37 * k))
+    send(True, FIN | ACK)
+    send(False, FIN | ACK)
+    send(True, ACK)
+    return (c, cp), up, down
+
+
+def main():
+    exe, tmp = sys.argv[1], sys.argv[2]
+    os.makedirs(tmp, exist_ok=True)
+    tap = harness.Tap()
+    conns, up_all, down_all = {}, [], []
+    for i in range(CONNS):
+        client, up, down = connection(i)
+        conns[client] = (len(up), sum(len(f) for _, f in up), len(down), sum(len(f) for _, f in down))
+        up_all += up
+        down_all += down
+    up_all.sort(key=lambda r: r[0])
+    down_all.sort(key=lambda r: r[0])
+    p0, p1 = os.path.join(tmp, "to_server.pcap"), os.path.join(tmp, "to_client.pcap")
+    pcaplib.write_pcap(p0, up_all)
+    pcaplib.write_pcap(p1, down_all)
+    res = harness.run(exe, ["net_pcap0,rx_pcap=" + p0, "net_pcap1,rx_pcap=" + p1], ["--clock", "packet"],
+                      lcores="0,1", tmpdir=tmp, timeout=30)
+    harness.check_invariants(tap, res, "two lcores")
+    warnings = [l for l in res.stderr.splitlines() if "cannot spread flows symmetrically over 2 lcores" in l]
+    tap.ok(len(warnings) == 1 and "polled by lcore 0" in warnings[0] and "no flow has two owners" in warnings[0],
+           "one warning says the single-queue ports are all polled by lcore 0", res.stderr[-2000:])
+    tap.eq(sorted({e["lcore"] for e in res.events}), [0], "every flow is owned by lcore 0")
+    # Which side a flow calls its originator depends on which port's burst flowcop read first (the
+    # pcap PMD hands out 32 frames a burst, whatever their times): a SYN-ACK read before its SYN is
+    # picked up as the server's flow, as it would be on two real taps. Ownership is what is checked.
+    pairs, _ = harness.pair_flows(res.events)
+    got = {}
+    for n, d in pairs:
+        got.setdefault(harness.conn_key(d), []).append(d)
+    want_by_key = {}
+    for (ip, port), want in conns.items():
+        srv = ("10.2.0.1" if ":" not in ip else "2001:db8:1::1", 80)
+        want_by_key[((), min((ip, port), srv), max((ip, port), srv))] = want
+    tap.eq(sorted(got), sorted(want_by_key), "one flow per connection")
+    for key, want in sorted(want_by_key.items()):
+        lives = got.get(key, [])
+        name = "%s port %d <-> %s port %d" % (key[1] + key[2])
+        if len(lives) != 1:
+            tap.ok(False, name + ": exactly one flow", lives)
+            continue
+        d = lives[0]
+        counted = sorted([(d["packets_orig"], d["bytes_orig"]), (d["packets_reply"], d["bytes_reply"])])
+        tap.eq(counted, sorted([want[:2], want[2:]]), name + ": both directions, from two ports, counted in its one flow")
+    tap.eq(res.summary and res.summary["received"], len(up_all) + len(down_all),
+           "every frame of both captures was received")
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
