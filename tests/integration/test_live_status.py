@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The one-line live status (app/service/status.h): on a terminal, flowcop rewrites one stderr
+line every second with pps, flows active, expiries/s, cop visits/s and budget hits; with --quiet,
+or when stderr is not a terminal, it prints none. The summary always starts on a line of its own.
+
+Usage: test_live_status.py FLOWCOP_EXE TMPDIR
+
+Traffic: the flowgen port paced to wall time (realtime=1), so every second has packets, flows
+and expiries to show. The terminal is a pseudo-terminal this test reads (stdlib pty).
+"""
+
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+
+LIVE = re.compile(r"\r\x1b\[K(\d+) pps \| (\d+) flows \| (\d+) expiries/s \| (\d+) cop visits/s \| budget hits (\d+)")
+FLOWGEN = "flows=200,lifetime=1,pps=20000,realtime=1,seed=7"
+OPTS = ["--flowgen", FLOWGEN, "--tick-ms", "10", "--check-interval-ms", "10", "--metrics-addr", "none",
+        "--flows-per-lcore", "4096", "--tcp-timeout-time_wait", "1", "--tcp-timeout-close", "1"]
+RUN_S = 3.5
+
+
+def run_on_tty(exe, extra):
+    """Runs flowcop for RUN_S seconds with stderr on a pty; returns (exit code, all it wrote)."""
+    master, slave = pty.openpty()
+    cmd = [exe] + harness.eal_args([], "0") + ["--"] + OPTS + extra
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out = b""
+    stop_at, deadline = time.monotonic() + RUN_S, time.monotonic() + RUN_S + 20
+    stopped = False
+    try:
+        while time.monotonic() < deadline:
+            if not stopped and time.monotonic() >= stop_at:
+                p.send_signal(signal.SIGINT)
+                stopped = True
+            r, _, _ = select.select([master], [], [], 0.1)
+            if r:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the child closed its side
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif p.poll() is not None and stopped:
+                break
+        rc = p.wait(timeout=max(0.1, deadline - time.monotonic()))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    return rc, out.decode(errors="replace").replace("\r\n", "\n")
+
+
+def main():
+    exe, tmp = sys.argv[1], sys.argv[2]
+    os.makedirs(tmp, exist_ok=True)
+    tap = harness.Tap()
+
+    rc, text = run_on_tty(exe, [])
+    tap.eq(rc, 0, "on a terminal: flowcop exits 0 after SIGINT")
+    lines = [tuple(int(g) for g in m.groups()) for m in LIVE.finditer(text)]
+    tap.ok(2 <= len(lines) <= RUN_S + 1, "on a terminal: one live line a second (%d in %.1f s)" % (len(lines), RUN_S),
+           text[-2000:])
+    busy = lines[1:] or lines
+    tap.ok(all(pps > 0 and flows > 0 for pps, flows, _, _, _ in busy),
+           "the live line shows packets per second and flows active", lines)
+    tap.ok(any(exp > 0 and visits >= exp for _, _, exp, visits, _ in busy),
+           "the live line shows expiries/s, and cop visits/s cover them", lines)
+    tail = text[text.rfind("budget hits"):] if lines else ""
+    tap.ok(re.search(r"budget hits \d+\n", tail) is not None and "\nflowcop: " in tail,
+           "the summary starts on a line of its own after the live line", tail[:400])
+
+    rc, text = run_on_tty(exe, ["--quiet"])
+    tap.eq(rc, 0, "--quiet on a terminal: flowcop exits 0")
+    tap.ok(LIVE.search(text) is None and " pps | " not in text, "--quiet: no live line", text[-1000:])
+
+    res = harness.run(exe, [], OPTS, tmpdir=tmp, stop_after_s=2.5, events=False)
+    tap.eq(res.rc, 0, "stderr not a terminal: flowcop exits 0")
+    tap.ok(" pps | " not in res.stderr and "\x1b[K" not in res.stderr,
+           "stderr not a terminal: no live line (and no escape codes in a log)", res.stderr[-1000:])
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
