@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What the hostile-traffic, fault and exposure tests share on top of tests/integration.
 
-finish() runs every end-of-run invariant (harness.check_invariants, check_event_accounting,
-check_deadlines). Veth is a veth pair in the root network namespace with IPv6 (and so every
-kernel-originated frame) disabled: flowcop reads one end through net_af_packet, and inject()
-writes crafted frames into the other with an AF_PACKET socket, so a test can pace phases and
-scrape between them, which a pcap replay (read at full speed) cannot.
+finish() runs every end-of-run invariant (harness.check_invariants, which includes
+check_event_accounting and check_deadlines). Veth is a veth pair in the root network namespace
+with IPv6 (and so every kernel-originated frame) disabled: flowcop reads one end through
+net_af_packet, and inject() writes crafted frames into the other with an AF_PACKET socket, so a
+test can pace phases and scrape between them, which a pcap replay (read at full speed) cannot.
 """
 
 import os
@@ -20,12 +20,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 import harness  # noqa: E402,F401
 
 
-def finish(tap, res, label, events=True):
-    """All end-of-run invariants of a run that must exit 0."""
+def finish(tap, res, label):
+    """All end-of-run invariants of a run that must exit 0 (check_invariants runs them all)."""
     harness.check_invariants(tap, res, label)
-    harness.check_event_accounting(tap, res, label)
-    if events:
-        harness.check_deadlines(tap, res, label)
 
 
 def verdict_names(repo_root):

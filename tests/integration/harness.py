@@ -16,6 +16,9 @@ check_invariants() holds for every run that exits 0, whatever was replayed:
     (tracked + invalid for state);
   - the last scrape, taken while flowcop still ran, agrees with the summary: created per lcore,
     each non-shutdown reason, and shutdown == what was still active then.
+  - events written + dropped == produced, and no flow ended by a timeout before its deadline
+    (check_event_accounting, check_deadlines; the fault tests call these alone where drops are
+    expected).
 TAP is the output format (tests/meson.build registers these tests with protocol 'tap').
 """
 
@@ -314,7 +317,14 @@ def pair_flows(events):
 
 
 def check_invariants(tap, res, label=""):
-    """The checks every successful run must pass (see the module docstring)."""
+    """The checks every successful run must pass (see the module docstring), then
+    check_event_accounting and check_deadlines."""
+    _check_run(tap, res, label)
+    check_event_accounting(tap, res, label)
+    check_deadlines(tap, res, label)
+
+
+def _check_run(tap, res, label):
     p = (label + ": ") if label else ""
     tap.eq(res.rc, 0, p + "flowcop exits 0")
     tap.ok(not res.timed_out, p + "flowcop stopped within its time bound")
