@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "ports.h"
 
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
@@ -83,6 +84,18 @@ unsigned mbufs_needed(unsigned ports, unsigned lcores) noexcept
 
 bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error)
 {
+    // EAL logs a network vdev that failed to probe (a missing capture file or
+    // interface) and carries on without it: refuse to track fewer ports than given.
+    const rte_devargs* da;
+    RTE_EAL_DEVARGS_FOREACH("vdev", da)
+    {
+        uint16_t id;
+        const bool net = std::strncmp(da->name, "net_", 4) == 0 || std::strncmp(da->name, "eth_", 4) == 0;
+        if (net && rte_eth_dev_get_port_by_name(da->name, &id) != 0) {
+            error = std::string("--vdev ") + da->name + " did not start (EAL's message above says why)";
+            return false;
+        }
+    }
     std::vector<PortCaps> caps;
     std::vector<rte_eth_dev_info> infos;
     uint16_t p;

@@ -12,7 +12,8 @@ struct rte_mempool;
 namespace flowcop::app {
 
 // Configures and starts every probed port (RTE_ETH_FOREACH_DEV) for the lcores EAL
-// was given. Returns false with one sentence in `error` (naming the port) on failure.
+// was given. Returns false with one sentence in `error` (naming the port) on failure,
+// and before touching any port if a network --vdev given to EAL did not probe.
 bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error);
 // Stops and closes every port; safe to call after a partial setup.
 void close_ports() noexcept;
