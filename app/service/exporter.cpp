@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace flowcop::app {
 
@@ -254,7 +255,11 @@ std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
     const std::string bind = host + ":" + std::to_string(o.metrics_port);
     std::unique_ptr<Exporter> e(new Exporter());
     try {
-        e->exposer_ = std::make_unique<prometheus::Exposer>(bind, 2);
+        // civetweb gives each connection a thread until it is served, and waits 30 s
+        // for a request by default: two idle connections blocked every scrape.
+        e->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+            "listening_ports", bind, "num_threads", std::to_string(kHttpThreads), "request_timeout_ms",
+            std::to_string(kRequestTimeoutMs)});
     } catch (const std::exception&) {
         const std::string why = bind_error(o.metrics_host, o.metrics_port, v6);
         if (!why.empty())

@@ -7,7 +7,7 @@
 // suffix, the names here are final) and pass `promtool check metrics`
 // (tests/metrics). docs/operations.md says what each one means.
 //
-// Threading and cost. Collect() runs on one of the Exposer's two HTTP threads,
+// Threading and cost. Collect() runs on one of the Exposer's kHttpThreads HTTP threads,
 // never on a worker lcore, and costs the data plane nothing per packet. A scrape
 // never takes a lock the data plane waits on:
 //   - flow-table and worker counters and histograms are single-writer fields read
@@ -43,6 +43,11 @@ class Collector;
 
 class Exporter {
 public:
+    // A client that connects and sends no complete request (a stuck scraper, a
+    // port scan) holds one HTTP thread for at most kRequestTimeoutMs; scrapes are
+    // served while fewer than kHttpThreads such connections are open.
+    static constexpr unsigned kHttpThreads = 4;
+    static constexpr unsigned kRequestTimeoutMs = 2000;
     // Binds and starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
     static std::unique_ptr<Exporter> start(const Service& s, std::string& error);
     ~Exporter();
