@@ -96,10 +96,16 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     // the table is nearly full (tests/conntrack measures the reachable load); that
     // case is handled exactly like a full table (create_flow).
     hp.extra_flag = 0;
+    rte_errno = 0;
     t->hash_ = rte_hash_create(&hp);
     if (t->hash_ == nullptr) {
+        // DPDK 22.11 leaves rte_errno unset, or ENOENT from an internal lookup, when
+        // some of rte_hash_create's allocations fail.
+        const bool oom = rte_errno == 0 || rte_errno == ENOENT || rte_errno == ENOMEM;
         error = "flow table '" + config.name + "': rte_hash_create failed for " +
-                std::to_string(config.capacity) + " flows: " + rte_strerror(rte_errno);
+                std::to_string(config.capacity) + " flows: " +
+                (oom ? "out of DPDK memory (raise EAL -m / hugepages, or lower --flows-per-lcore)"
+                     : rte_strerror(rte_errno));
         return nullptr;
     }
     if (!locate_key_store(t->hash_, t->key_store_, t->key_stride_, error))
