@@ -8,6 +8,7 @@ net_af_packet, and inject() writes crafted frames into the other with an AF_PACK
 test can pace phases and scrape between them, which a pcap replay (read at full speed) cannot.
 """
 
+import json
 import os
 import socket
 import subprocess
@@ -117,3 +118,61 @@ def listening_sockets(pid):
                 addr = socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4)))
             out.append((fam, addr, int(port_hex, 16)))
     return out
+
+
+def run_to_exit(exe, vdevs, opts, eal_extra=(), memory_mb=512, timeout=30):
+    """Runs flowcop expecting it to stop on its own (a start failure, or a replay with
+    --stop-when-idle-ms). Returns (exit code, stderr, seconds); None for the code if it
+    overstayed `timeout` and was killed."""
+    cmd = [exe] + harness.eal_args(vdevs, memory_mb=memory_mb) + list(eal_extra) + ["--"] + list(opts)
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, err = None, e.stderr if isinstance(e.stderr, str) else (e.stderr or b"").decode(errors="replace")
+    finally:
+        harness.remove_runtime_dir(cmd)
+    return rc, err, time.monotonic() - t0
+
+
+def telemetry_path(pid):
+    """The telemetry socket of a running flowcop, from its --file-prefix."""
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        args = f.read().decode().split("\0")
+    prefix = next(a.split("=", 1)[1] for a in args if a.startswith("--file-prefix="))
+    return os.path.join(harness.runtime_dir(prefix), "dpdk_telemetry.v2")
+
+
+class Telemetry:
+    """One connection to DPDK's telemetry socket (SOCK_SEQPACKET: one message per request and
+    reply). DPDK listens with a backlog of one, so connect() retries EAGAIN until `timeout`."""
+
+    def __init__(self, path, timeout=3.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.sock.settimeout(timeout)
+            try:
+                self.sock.connect(path)
+                break
+            except (BlockingIOError, FileNotFoundError, ConnectionRefusedError):
+                self.sock.close()
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+        try:
+            greeting = self.sock.recv(1024)
+        except ConnectionResetError:
+            greeting = b""
+        # None: closed without a greeting (DPDK's connection limit).
+        self.hello = json.loads(greeting) if greeting else None
+
+    def __call__(self, request):
+        """The reply's value under its command key, or the whole reply if it has another shape."""
+        self.sock.send(request.encode() if isinstance(request, str) else request)
+        doc = json.loads(self.sock.recv(1 << 17))
+        return next(iter(doc.values())) if isinstance(doc, dict) and len(doc) == 1 else doc
+
+    def close(self):
+        self.sock.close()

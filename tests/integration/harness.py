@@ -25,6 +25,7 @@ TAP is the output format (tests/meson.build registers these tests with protocol 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,6 +92,20 @@ def eal_args(vdevs, lcores="0", memory_mb=512, prefix=None):
     args = ["--no-huge", "-m", str(memory_mb), "--no-pci", "-l", lcores, "--file-prefix=" + prefix,
             "--log-level=*:error"]
     return args + ["--vdev=" + v for v in vdevs]
+
+
+def runtime_dir(prefix):
+    """Where EAL keeps the runtime files (config, telemetry socket) of a --file-prefix."""
+    if os.geteuid() == 0:
+        return os.path.join("/var/run/dpdk", prefix)
+    return os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix)
+
+
+def remove_runtime_dir(cmd):
+    """EAL leaves its runtime directory behind at exit: one per run would pile up."""
+    for a in cmd:
+        if a.startswith("--file-prefix="):
+            shutil.rmtree(runtime_dir(a.split("=", 1)[1]), ignore_errors=True)
 
 
 class Result:
@@ -268,6 +283,7 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
             p.kill()
             p.wait(5)
         th.join(5)
+        remove_runtime_dir(cmd)
     res.elapsed = time.monotonic() - t0
     res.rc = p.returncode
     res.stderr = "".join(lines)

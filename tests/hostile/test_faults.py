@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Faults around the data plane, through the real flowcop binary: each is a clear error (exit
+code and one line naming the cause) or a counted degradation with the data plane unaffected.
+
+Usage: test_faults.py FLOWCOP_EXE TMPDIR REPO_ROOT
+
+  1. The events output fails. /dev/full (ENOSPC from the first write) and a 16 KiB tmpfs that
+     fills mid-run: the replay's flows, verdicts and end reasons are exactly those of a run with
+     a working file; every event is written or counted dropped (summary and metrics); one line
+     on stderr; on the tmpfs the complete lines are the first lines of the working run's log.
+     A read-only filesystem is an exit-2 error naming --events.
+  2. A port that cannot start: a capture file that does not exist, alone or next to a good
+     one, an interface that does not exist, an mbuf pool or a flow table larger than EAL's
+     memory. Exit 1, the cause on stderr, no packet read, within seconds.
+  3. SIGTERM in the middle of a flowgen burst (flows created and ending at full speed): exit 0,
+     the summary, every event flushed to the file, and every run invariant (hostile.finish).
+  4. Clients holding connections while flowgen runs: three idle HTTP connections (one with half
+     a request) do not delay a scrape; four (all of the exporter's threads) delay it by at most
+     the exporter's 2 s request timeout; with nine idle telemetry clients a tenth still works
+     and an eleventh is closed (DPDK's limit); RX keeps flowing throughout, and the run ends
+     with every invariant.
+The metrics port already taken and the events path in a missing directory are exit-2 errors
+tested in tests/integration/test_bad_flags.py; malformed telemetry commands are tested in
+tests/telemetry/test_commands.py.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import hostile  # noqa: E402
+from hostile import harness  # noqa: E402
+import pcaplib  # noqa: E402
+
+FAST = ["--clock", "packet"]
+HTTP_THREADS, REQUEST_TIMEOUT_S = 4, 2.0   # app/service/exporter.h
+TELEMETRY_MAX = 10                          # DPDK 22.11's connection limit
+
+
+def data_plane(s):
+    """What the tracker did, independent of where its events went."""
+    return {k: s.get(k) for k in ("received", "verdict", "tcp_invalid", "tcp_no_flow", "tcp_table_full", "created",
+                                  "ended", "active", "reasons")}
+
+
+def events_lines(res):
+    return [line for line in res.stderr.splitlines() if line.startswith("flowcop: events:")]
+
+
+def check_degraded(tap, res, ref, label, path):
+    s = res.summary
+    if not tap.ok(res.rc == 0 and s is not None and "events_written" in s, label + ": exits 0 with a summary",
+                  res.stderr[-2000:]):
+        return False
+    tap.eq(data_plane(s), data_plane(ref.summary), label + ": flows, verdicts and end reasons == the working run's")
+    harness.check_event_accounting(tap, res, label)
+    tap.ok(s["events_dropped"] > 0 and s["events_errors"] > 0,
+           label + ": the lost events are counted (%d dropped, %d write errors)" % (s["events_dropped"],
+                                                                                     s["events_errors"]))
+    lines = events_lines(res)
+    tap.ok(len(lines) == 1 and path in lines[0] and "No space left on device" in lines[0],
+           label + ": one stderr line names the output and the cause", lines)
+    return True
+
+
+def run_events_faults(tap, exe, tmp, pcap):
+    n = len(pcaplib.read_pcap(pcap)[1])
+    vdev = ["net_pcap0,rx_pcap=" + pcap]
+    ref = harness.run(exe, vdev, FAST, tmpdir=tmp)
+    hostile.finish(tap, ref, "working events file")
+
+    res = harness.run(exe, vdev, FAST + ["--events", "/dev/full"], events=False, tmpdir=tmp, scrape_when_rx=n)
+    if check_degraded(tap, res, ref, "/dev/full", "/dev/full") and tap.ok(res.metrics is not None,
+                                                                         "/dev/full: scraped"):
+        m = res.metrics
+        produced = harness.metric(m, "flowcop_flows_created_total") + harness.metric(m, "flowcop_flows_expired_total")
+        got = (harness.metric(m, "flowcop_events_written_total"),
+               harness.metric(m, "flowcop_events_dropped_total", reason="write_error"),
+               harness.metric(m, "flowcop_events_dropped_total", reason="ring_full"))
+        tap.eq(got, (0, produced, 0), "/dev/full: metrics: 0 written, every event produced so far dropped "
+                                      "(reason write_error), none for a full ring")
+        tap.ok(harness.metric(m, "flowcop_events_write_errors_total") >= 1, "/dev/full: metrics: write errors counted")
+
+    mnt = os.path.join(tmp, "tmpfs16k")
+    os.makedirs(mnt, exist_ok=True)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "flowcop-hostile", mnt],
+                      capture_output=True).returncode != 0:
+        tap.skip("a filesystem that fills mid-run", "cannot mount a tmpfs (needs root and mount)")
+        return
+    try:
+        path = os.path.join(mnt, "events.jsonl")
+        res = harness.run(exe, vdev, FAST + ["--events", path], events=False, tmpdir=tmp)
+        if check_degraded(tap, res, ref, "16 KiB tmpfs", path):
+            with open(path, "rb") as f:
+                blob = f.read()
+            complete = blob[:blob.rfind(b"\n") + 1].decode().splitlines() if b"\n" in blob else []
+            s = res.summary
+            tap.ok(0 < s["events_written"] < s["created"] + s["ended"] and len(complete) == s["events_written"],
+                   "16 KiB tmpfs: the file holds exactly the %d events counted written (%d bytes, disk full)"
+                   % (s["events_written"], len(blob)))
+            want = [json.dumps(e) for e in ref.events[:len(complete)]]
+            got = [json.dumps(json.loads(line)) for line in complete]
+            tap.ok(got == want, "16 KiB tmpfs: they are the first lines of the working run's log, in order")
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True, capture_output=True)
+        rc, err, secs = hostile.run_to_exit(exe, vdev, FAST + ["--events", os.path.join(mnt, "ro.jsonl"),
+                                                              "--metrics-addr", "none", "--stop-when-idle-ms", "300"])
+        ours = [line for line in err.splitlines() if line.startswith("flowcop:")]
+        tap.ok(rc == 2 and len(ours) == 1 and ours[0].startswith("flowcop: --events: ")
+               and "Read-only file system" in ours[0] and "packets:" not in err,
+               "read-only filesystem: exit 2 before any packet, one line naming --events and the cause", (rc, err))
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+
+
+def run_port_faults(tap, exe, tmp, pcap):
+    missing = os.path.join(tmp, "no-such-capture.pcap")
+    opts = FAST + ["--metrics-addr", "none", "--stop-when-idle-ms", "300"]
+    cases = [
+        ("a capture file that does not exist", ["net_pcap0,rx_pcap=" + missing], opts, (),
+         ["Couldn't open " + missing, "flowcop: --vdev net_pcap0 did not start"]),
+        ("a missing capture next to a good one", ["net_pcap0,rx_pcap=" + pcap, "net_pcap1,rx_pcap=" + missing],
+         opts, (), ["Couldn't open " + missing, "flowcop: --vdev net_pcap1 did not start"]),
+        ("an interface that does not exist", ["net_af_packet0,iface=fchnosuch0"], opts[2:], (),
+         ["net_af_packet0", "flowcop: --vdev net_af_packet0 did not start"]),
+        ("an mbuf pool larger than EAL's memory", ["net_pcap0,rx_pcap=" + pcap], opts + ["--flows-per-lcore", "1024"],
+         ("-m", "16"), ["flowcop: cannot create the mbuf pool: Cannot allocate memory"]),
+        ("a flow table larger than EAL's memory", ["net_pcap0,rx_pcap=" + pcap],
+         opts + ["--flows-per-lcore", "134217728"], (), ["flowcop: lcore 0: flow table", "out of DPDK memory"]),
+    ]
+    for name, vdevs, o, extra, want in cases:
+        # eal_args puts -m 512 first; a second -m overrides it.
+        rc, err, secs = hostile.run_to_exit(exe, vdevs, o, eal_extra=extra)
+        tap.ok(rc == 1 and all(w in err for w in want) and "packets:" not in err and secs < 20,
+               "port fault, %s: exit 1 within seconds, no packet read, stderr says %s" % (name, " / ".join(want)),
+               "rc %r after %.1f s\n%s" % (rc, secs, err[-1500:]))
+
+
+def run_sigterm_burst(tap, exe, tmp):
+    # pps=100000 stamps frames 10 us apart: at the ~1 Mpps flowcop reads here, virtual time runs ~10x
+    # wall time, so within 1.5 s flows are created, close (FIN, RST) and expire (2 s idle) all along.
+    fg = "flows=5000,lifetime=1,idle_pct=40,rst_pct=20,pps=100000,seed=11"
+    opts = FAST + ["--flowgen", fg, "--tick-ms", "10", "--check-interval-ms", "10", "--tcp-timeout-established", "2",
+                   "--tcp-timeout-time_wait", "1", "--tcp-timeout-close", "1"]
+    res = harness.run(exe, [], opts, tmpdir=tmp, stop_after_s=1.5, stop_signal=signal.SIGTERM, timeout=30)
+    label = "SIGTERM mid-burst"
+    hostile.finish(tap, res, label)
+    s = res.summary
+    if not tap.ok(s is not None and "reasons" in s, label + ": the summary is printed", res.stderr[-2000:]):
+        return
+    r = s["reasons"]
+    tap.ok(r["shutdown"] > 1000 and r["inactivity"] > 0 and r["closed"] + r["reset"] > 0,
+           label + ": flows were opening, closing and expiring when it came (%d open at the signal, %d expired, "
+           "%d closed or reset, %d packets)" % (r["shutdown"], r["inactivity"], r["closed"] + r["reset"],
+                                               s["received"]))
+    tap.ok(res.elapsed < 1.5 + 6, label + ": stopped within seconds of the signal (%.1f s in all)" % res.elapsed)
+
+
+def held_http(host, port, n, partial_first):
+    out = []
+    for i in range(n):
+        c = socket.create_connection((host, port), timeout=2)
+        if partial_first and i == 0:
+            c.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")   # half a request, never finished
+        out.append(c)
+    return out
+
+
+def timed_scrape(url, timeout):
+    t0 = time.monotonic()
+    try:
+        harness.scrape(url, timeout=timeout)
+        return time.monotonic() - t0
+    except OSError:
+        return None
+
+
+class Holders:
+    """on_started for harness.run: holds connections while flowgen runs, checks, releases."""
+
+    def __init__(self, tap):
+        self.tap = tap
+
+    def __call__(self, res):
+        tap = self.tap
+        url = res.metrics_url
+        host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+        tel = hostile.Telemetry(hostile.telemetry_path(res.pid))
+        held, tels = [], []
+        try:
+            time.sleep(0.3)
+            rx0 = tel("/flowcop/stats")["rx_packets"]
+            held = held_http(host, int(port), HTTP_THREADS - 1, True)
+            time.sleep(0.2)
+            d = timed_scrape(url, 3)
+            tap.ok(d is not None and d < 1.0, "%d idle HTTP connections (one with half a request): a scrape is "
+                   "answered at once (%s s)" % (HTTP_THREADS - 1, d and round(d, 2)))
+            held += held_http(host, int(port), 1, False)
+            time.sleep(0.2)
+            d = timed_scrape(url, REQUEST_TIMEOUT_S + 3)
+            tap.ok(d is not None and d < REQUEST_TIMEOUT_S + 1.5,
+                   "%d idle HTTP connections (every exporter thread): a scrape waits at most the %.0f s request "
+                   "timeout (%s s)" % (HTTP_THREADS, REQUEST_TIMEOUT_S, d and round(d, 2)))
+            rx1 = tel("/flowcop/stats")["rx_packets"]
+            for _ in range(TELEMETRY_MAX - 1):       # with ours, DPDK's limit
+                tels.append(hostile.Telemetry(hostile.telemetry_path(res.pid)))
+            extra = hostile.Telemetry(hostile.telemetry_path(res.pid))
+            tels.append(extra)
+            tap.ok(all(t.hello for t in tels[:-1]) and extra.hello is None,
+                   "telemetry: %d idle clients are greeted, one more is closed without a greeting (DPDK's limit)"
+                   % (TELEMETRY_MAX - 1))
+            time.sleep(0.3)
+            st = tel("/flowcop/stats")
+            tap.ok(isinstance(st, dict) and st.get("rx_packets", 0) > rx1,
+                   "telemetry: with %d idle clients connected, a working client still gets answers" % (TELEMETRY_MAX - 1))
+            tap.ok(rx0 < rx1 < st["rx_packets"], "RX kept flowing while the connections were held (%d, %d, %d packets)"
+                   % (rx0, rx1, st["rx_packets"]))
+        finally:
+            for c in held:
+                c.close()
+            for t in tels:
+                t.close()
+            tel.close()
+        # flowgen stops at duration=: the harness then waits for two equal scrapes and stops flowcop.
+        return lambda m: True
+
+
+def run_held_connections(tap, exe, tmp):
+    fg = "flows=2000,lifetime=1,pps=20000,realtime=1,duration=5,seed=12"
+    opts = FAST + ["--flowgen", fg, "--tick-ms", "10", "--check-interval-ms", "10", "--tcp-timeout-established", "1"]
+    res = harness.run(exe, [], opts, tmpdir=tmp, on_started=Holders(tap), timeout=40)
+    hostile.finish(tap, res, "held connections")
+
+
+def main():
+    exe, tmp, repo = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(tmp, exist_ok=True)
+    tap = harness.Tap()
+    pcap = os.path.join(repo, "tests", "data", "captures", "suricata_ftp_data_ipv4_ipv6_80conns.pcap")
+    run_events_faults(tap, exe, tmp, pcap)
+    run_port_faults(tap, exe, tmp, pcap)
+    run_sigterm_burst(tap, exe, tmp)
+    run_held_connections(tap, exe, tmp)
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
