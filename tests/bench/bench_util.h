@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared pieces of the expiry benchmarks (tests/bench): a fixed-seed RNG, clocks (wall and this
+// thread's CPU time, which excludes time the shared machine's scheduler took away), medians and
+// percentiles, a cache flush, memory probes (malloc's in-use bytes, the process RSS) and the
+// provenance line every result starts with. Nothing here is used by the service.
+#pragma once
+
+#include "bench_version.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <malloc.h>
+
+#ifndef FLOWCOP_BUILDTYPE
+#define FLOWCOP_BUILDTYPE "unknown"
+#endif
+
+namespace flowcop::bench {
+
+inline constexpr uint64_t kSec = 1'000'000'000;
+inline constexpr uint64_t kMs = 1'000'000;
+inline constexpr uint64_t kSeed = 20240601;
+
+class Rng { // splitmix64: fixed seeds give the same flows, deadlines and orders on every run
+public:
+    explicit Rng(uint64_t seed) : _s(seed) {}
+    uint64_t operator()()
+    {
+        uint64_t z = (_s += 0x9e3779b97f4a7c15u);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        return z ^ (z >> 31);
+    }
+    uint64_t below(uint64_t n) { return (*this)() % n; }
+
+private:
+    uint64_t _s;
+};
+
+// A random permutation of 0..n-1 (Fisher-Yates with Rng).
+inline std::vector<uint32_t> permutation(uint32_t n, uint64_t seed)
+{
+    std::vector<uint32_t> p(n);
+    for (uint32_t i = 0; i < n; ++i)
+        p[i] = i;
+    Rng rng(seed);
+    for (uint32_t i = n; i > 1; --i)
+        std::swap(p[i - 1], p[rng.below(i)]);
+    return p;
+}
+
+inline void clobber() { asm volatile("" ::: "memory"); }
+
+inline uint64_t mono_ns()
+{
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
+
+inline uint64_t thread_cpu_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return uint64_t(ts.tv_sec) * kSec + uint64_t(ts.tv_nsec);
+}
+
+// One timed region: wall time and this thread's CPU time. On a machine shared with other builds the
+// wall time of a short region sometimes includes a preemption; the CPU time never does.
+struct Timed {
+    double wall_ns;
+    double cpu_ns;
+};
+
+template <typename F>
+Timed timed(F&& f)
+{
+    clobber();
+    const uint64_t c0 = thread_cpu_ns();
+    const uint64_t t0 = mono_ns();
+    f();
+    clobber();
+    const uint64_t t1 = mono_ns();
+    const uint64_t c1 = thread_cpu_ns();
+    return {double(t1 - t0), double(c1 - c0)};
+}
+
+// q in [0, 1]: the nearest-rank quantile (q = 0.5 is the median, 1 the maximum).
+inline double quantile(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t i = std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5));
+    return v[i];
+}
+inline double median(const std::vector<double>& v) { return quantile(v, 0.5); }
+
+// Writes a buffer larger than the last-level cache so the next timed pass starts cold, as a cop pass
+// does a second after the last one, when the packet path has long since evicted its lines.
+inline void flush_caches()
+{
+    static std::vector<uint64_t> junk(size_t{256} << 20 >> 3); // 256 MiB, above this machine's 105 MiB L3
+    for (size_t i = 0; i < junk.size(); i += 8)
+        junk[i] += i;
+    clobber();
+}
+
+// Bytes malloc has handed out and not yet taken back: small chunks in use (with their headers) plus
+// mmap()ed large blocks. A delta across building a structure is that structure's heap footprint.
+inline uint64_t malloc_in_use()
+{
+    const struct mallinfo2 m = mallinfo2();
+    return uint64_t(m.uordblks) + uint64_t(m.hblkhd);
+}
+
+// Resident set size of this process in bytes (VmRSS).
+inline uint64_t rss_bytes()
+{
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stoull(line.substr(6)) * 1024;
+    return 0;
+}
+
+// Memory of this process mapped with transparent huge pages, in MiB: anonymous memory plus shared
+// memory (EAL's --no-huge memory is a memfd).
+inline uint64_t thp_mib()
+{
+    std::ifstream in("/proc/self/smaps_rollup");
+    uint64_t kib = 0;
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("AnonHugePages:", 0) == 0 || line.rfind("ShmemPmdMapped:", 0) == 0)
+            kib += std::stoull(line.substr(line.find(':') + 1));
+    return kib / 1024;
+}
+
+inline std::string cpu_model()
+{
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("model name", 0) == 0)
+            return line.substr(line.find(':') + 2);
+    return "unknown";
+}
+
+// Other work on the machine skews every timing; the load average is printed with each result.
+inline std::string load_average()
+{
+    std::ifstream in("/proc/loadavg");
+    std::string one, five, fifteen;
+    in >> one >> five >> fifteen;
+    return one + " " + five + " " + fifteen;
+}
+
+inline void provenance(const char* what)
+{
+    char date[32];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    std::printf("\n== %s ==\ncommit %s, buildtype %s, %s, seed %llu, %s, load %s, cpu \"%s\"\n", what,
+                FLOWCOP_BENCH_COMMIT, FLOWCOP_BUILDTYPE,
+#ifdef NDEBUG
+                "NDEBUG",
+#else
+                "asserts on",
+#endif
+                static_cast<unsigned long long>(kSeed), date, load_average().c_str(), cpu_model().c_str());
+    std::fflush(stdout);
+}
+
+} // namespace flowcop::bench

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Catch2 runner for the expiry benchmarks: boots EAL without hugepages or PCI, on one lcore, with
+// enough memory for a 10^7-flow table (~1.3 GB), then hands Catch2 its own arguments.
+//
+// Environment:
+//   FLOWCOP_BENCH_EAL_MEM  EAL -m in MB (default 3072: a 10^7-flow table plus headroom). --no-huge
+//                          memory is reserved up front but only resident where it is touched.
+//   FLOWCOP_BENCH_THP=1    madvise(MADV_HUGEPAGE) on EAL's memory, so the flow table can live in
+//                          2 MiB pages as production's hugepage memory does, on a machine without
+//                          hugetlbfs pages. Without them records sit in 4 KiB pages and a scattered
+//                          walk over a large table pays page-table walks that have nothing to do with
+//                          expiry. EAL's --no-huge memory is a memfd (shared memory), so this works
+//                          only where /sys/kernel/mm/transparent_hugepage/shmem_enabled allows
+//                          "advise"; the runner says when it does not, and each benchmark prints the
+//                          huge-page MiB it really got.
+// After init the main thread's CPU affinity is restored: EAL pins it to lcore 0's core, and on a
+// 2-core machine shared with other builds that only adds preemptions. rte_lcore_id() stays 0.
+// At exit the EAL runtime directory (/var/run/dpdk/PREFIX) is removed: rte_eal_cleanup() leaves it.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <catch2/catch_reporter_tap.hpp>
+
+#include <rte_eal.h>
+#include <rte_memory.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace {
+
+int advise_huge(const rte_memseg_list* msl, void* arg)
+{
+    if (msl->base_va != nullptr && msl->len != 0 &&
+        madvise(msl->base_va, msl->len, MADV_HUGEPAGE) == 0)
+        *static_cast<size_t*>(arg) += msl->len;
+    return 0;
+}
+
+// The bracketed word of shmem_enabled, e.g. "never" in "always within_size advise [never] deny force".
+std::string shmem_thp_policy()
+{
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/shmem_enabled");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t a = all.find('['), b = all.find(']');
+    return a != std::string::npos && b != std::string::npos && b > a ? all.substr(a + 1, b - a - 1) : "unknown";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    cpu_set_t before;
+    CPU_ZERO(&before);
+    const bool have_affinity = sched_getaffinity(0, sizeof(before), &before) == 0;
+
+    const char* mem_env = std::getenv("FLOWCOP_BENCH_EAL_MEM");
+    const std::string mem_mb = mem_env != nullptr && *mem_env != '\0' ? mem_env : "3072";
+    const std::string prefix = "--file-prefix=flowcop_bench_" + std::to_string(getpid());
+    const char* eal_argv[] = {argv[0], "--no-huge", "-m", mem_mb.c_str(), "--no-pci", "-l", "0",
+                              prefix.c_str(), "--log-level=error", "--no-telemetry"};
+    if (rte_eal_init(int(sizeof(eal_argv) / sizeof(eal_argv[0])), const_cast<char**>(eal_argv)) < 0) {
+        std::fprintf(stderr, "EAL init failed (-m %s MB; set FLOWCOP_BENCH_EAL_MEM)\n", mem_mb.c_str());
+        return 1;
+    }
+    if (have_affinity)
+        sched_setaffinity(0, sizeof(before), &before);
+
+    const char* thp = std::getenv("FLOWCOP_BENCH_THP");
+    size_t advised = 0;
+    if (thp != nullptr && std::strcmp(thp, "1") == 0) {
+        rte_memseg_list_walk(advise_huge, &advised);
+        const std::string policy = shmem_thp_policy();
+        std::fprintf(stderr, "EAL: --no-huge -m %s, MADV_HUGEPAGE on %zu MiB of EAL memory; shmem THP policy '%s'%s\n",
+                     mem_mb.c_str(), advised >> 20, policy.c_str(),
+                     policy == "advise" || policy == "always" || policy == "within_size" || policy == "force"
+                         ? ""
+                         : ": no huge pages will back it (EAL memory stays in 4 KiB pages)");
+    } else {
+        std::fprintf(stderr, "EAL: --no-huge -m %s, EAL memory in 4 KiB pages\n", mem_mb.c_str());
+    }
+
+    const int rc = Catch::Session().run(argc, argv);
+    const std::string runtime_dir = rte_eal_get_runtime_dir(); // EAL leaves it behind; remove it
+    rte_eal_cleanup();
+    std::error_code ec;
+    std::filesystem::remove_all(runtime_dir, ec);
+    return rc;
+}
