@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A correlated wave drained by budgeted passes, as flowcop's worker drains it: a pass that a budget
+// stopped is followed by the next one 1 ms (kCopRetryNs) after it started, or at once if it took
+// longer. WaveLog records each pass and derives what the issue asks for: the longest pass, the time
+// until every wave flow has fired, and the distribution of how long after the wave's tick a flow fired.
+#pragma once
+
+#include "bench_util.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace flowcop::bench {
+
+inline constexpr uint64_t kRetryNs = 1'000'000; // app/service/worker.h kCopRetryNs
+
+struct WavePass {
+    uint64_t start_ns; // virtual time of the pass, from the wave's tick
+    double wall_ns, cpu_ns;
+    uint64_t fired, visited;
+};
+
+class WaveLog {
+public:
+    // Records a pass that started at the current virtual time and returns when the next one starts.
+    uint64_t add(double wall_ns, double cpu_ns, uint64_t fired, uint64_t visited)
+    {
+        _passes.push_back({_now, wall_ns, cpu_ns, fired, visited});
+        _now += std::max<uint64_t>(kRetryNs, uint64_t(wall_ns));
+        return _now;
+    }
+    uint64_t now() const { return _now; }
+    const std::vector<WavePass>& passes() const { return _passes; }
+
+    std::vector<double> wall() const { return field([](const WavePass& p) { return p.wall_ns; }); }
+    std::vector<double> cpu() const { return field([](const WavePass& p) { return p.cpu_ns; }); }
+    uint64_t fired() const
+    {
+        uint64_t f = 0;
+        for (const WavePass& p : _passes)
+            f += p.fired;
+        return f;
+    }
+    // From the first pass's start to the end of the last pass that fired, by the worker's schedule.
+    double drain_ns() const
+    {
+        for (size_t i = _passes.size(); i-- > 0;)
+            if (_passes[i].fired != 0)
+                return double(_passes[i].start_ns) + _passes[i].wall_ns;
+        return 0;
+    }
+    // The issue's upper bound: passes x 1 ms + the sum of pass times.
+    double bound_ns() const
+    {
+        double s = 0;
+        for (const WavePass& p : _passes)
+            s += p.wall_ns;
+        return double(_passes.size()) * double(kRetryNs) + s;
+    }
+    // Quantile over fired flows of (end of the pass that fired it - the wave's tick).
+    double lag_quantile(double q) const
+    {
+        const uint64_t total = fired();
+        const uint64_t rank = std::min<uint64_t>(total, uint64_t(q * double(total)) + 1);
+        uint64_t seen = 0;
+        for (const WavePass& p : _passes) {
+            seen += p.fired;
+            if (seen >= rank)
+                return double(p.start_ns) + p.wall_ns;
+        }
+        return 0;
+    }
+
+private:
+    template <typename F>
+    std::vector<double> field(F f) const
+    {
+        std::vector<double> v;
+        v.reserve(_passes.size());
+        for (const WavePass& p : _passes)
+            v.push_back(f(p));
+        return v;
+    }
+
+    std::vector<WavePass> _passes;
+    uint64_t _now = 0;
+};
+
+} // namespace flowcop::bench
