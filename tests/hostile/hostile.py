@@ -10,9 +10,11 @@ test can pace phases and scrape between them, which a pcap replay (read at full 
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -176,3 +178,63 @@ class Telemetry:
 
     def close(self):
         self.sock.close()
+
+
+class Running:
+    """A flowcop the test drives itself (harness.run owns the whole run; this only starts it):
+    `with Running(...) as fc:` starts it and waits for its startup lines (the config line and,
+    if the exporter runs, its URL); leaving the block stops it with SIGINT and collects rc and
+    stderr. Every wait is bounded; the process and its EAL runtime directory never outlive it."""
+
+    def __init__(self, exe, vdevs, opts, cwd=None, eal_extra=(), timeout=20.0):
+        opts = list(opts) + ([] if "--flows-per-lcore" in opts else ["--flows-per-lcore", "65536"])  # as harness.run
+        self.cmd = [os.path.abspath(exe)] + harness.eal_args(vdevs) + list(eal_extra) + ["--"] + opts
+        self.cwd, self.timeout = cwd, timeout
+        self.lines, self.url, self.rc = [], None, None
+        self.ready = threading.Event()
+
+    def __enter__(self):
+        self.p = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  cwd=self.cwd)
+        self.pid = self.p.pid
+        wants_url = "--metrics-addr" not in self.cmd or self.cmd[self.cmd.index("--metrics-addr") + 1] != "none"
+
+        def reader():
+            for line in self.p.stderr:
+                self.lines.append(line)
+                if "metrics at " in line:
+                    self.url = line.split("metrics at ", 1)[1].strip()
+                if line.startswith("flowcop: config: ") and not wants_url:
+                    self.ready.set()
+                if self.url and any(x.startswith("flowcop: config: ") for x in self.lines):
+                    self.ready.set()
+            self.ready.set()
+
+        self.th = threading.Thread(target=reader, daemon=True)
+        self.th.start()
+        self.ready.wait(self.timeout)
+        return self
+
+    @property
+    def stderr(self):
+        return "".join(self.lines)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def __exit__(self, *exc):
+        try:
+            if self.p.poll() is None:
+                self.p.send_signal(signal.SIGINT)
+            try:
+                self.p.wait(self.timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(5)
+            self.th.join(5)
+            self.rc = self.p.returncode
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait(5)
+            harness.remove_runtime_dir(self.cmd)
