@@ -31,6 +31,8 @@ import urllib.request
 import yaml
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+# meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop and Prometheus.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Skip, check, run  # noqa: E402
 
@@ -199,7 +201,11 @@ class Flowcop:
                  "--", "--clock", "tsc", "--flows-per-lcore", "65536", "--metrics-addr", f"127.0.0.1:{self.port}",
                  "--flowgen", "flows=200,lifetime=1,pps=4000,realtime=1"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f)
-        self.text = wait(lambda: self.scrape(), 30, "flowcop's /metrics")
+        try:
+            self.text = wait(lambda: self.scrape(), 30, "flowcop's /metrics")
+        except BaseException:
+            self.stop()
+            raise
 
     def scrape(self):
         check(self.proc.poll() is None, f"flowcop exited with {self.proc.returncode}:\n{open(self.log).read()}")
@@ -267,12 +273,12 @@ def grouping_labels(expr):
 def test_every_queried_metric_and_label_is_served_by_the_binary():
     """every metric the dashboard and the rules read is on the binary's /metrics, with the labels they use"""
     tmp = tempfile.mkdtemp(prefix="flowcop-dash-")
-    fc = Flowcop(tmp)
     try:
-        types, series = parse(fc.text)
-    finally:
+        fc = Flowcop(tmp)
         fc.stop()
+    finally:
         shutil.rmtree(tmp, True)
+    types, series = parse(fc.text)
     names = set().union(*(referenced(e) for e in all_exprs()))
     check(len(names) > 25, f"only {len(names)} names found: the extraction is broken? {sorted(names)}")
     missing = []
@@ -316,7 +322,11 @@ class Prometheus:
                 ["prometheus", f"--config.file={path}", f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
                  f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
                 stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
-        wait(lambda: self.get("/-/ready"), 60, "Prometheus to be ready")
+        try:
+            wait(lambda: self.get("/-/ready"), 60, "Prometheus to be ready")
+        except BaseException:
+            self.stop()
+            raise
 
     def get(self, path):
         check(self.proc.poll() is None, f"prometheus exited with {self.proc.returncode}:\n{open(self.log).read()}")
@@ -354,9 +364,9 @@ def test_prometheus_evaluates_every_rule_and_answers_every_panel():
     if not shutil.which("prometheus"):
         raise Skip("prometheus not installed (Debian package prometheus: deploy/install-deps.sh)")
     tmp = tempfile.mkdtemp(prefix="flowcop-dash-prom-")
-    fc = Flowcop(tmp)
-    prom = None
+    fc = prom = None
     try:
+        fc = Flowcop(tmp)
         prom = Prometheus(tmp, f"127.0.0.1:{fc.port}")
         wait(lambda: prom.query('up{job="flowcop"} == 1'), 30, "Prometheus to scrape flowcop")
         # A 10 s rate needs two samples in it, and each rule two evaluations after those.
@@ -387,10 +397,13 @@ def test_prometheus_evaluates_every_rule_and_answers_every_panel():
             values = {r["metric"].get(m.group(2)) for r in prom.query(grafana_to_promql(m.group(1)))} - {None}
             check(values, f"variable {name}: no values from {q}")
     finally:
-        if prom:
-            prom.stop()
-        fc.stop()
-        shutil.rmtree(tmp, True)
+        try:
+            if prom:
+                prom.stop()
+            if fc:
+                fc.stop()
+        finally:
+            shutil.rmtree(tmp, True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ import time
 import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+# meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop and Prometheus.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fakehost import FakeHost  # noqa: E402
 from tap import Skip, check, run  # noqa: E402
@@ -264,11 +266,13 @@ def test_the_binary_runs_the_env_file_options_as_the_unit_would():
         if not as_unit:
             raise Skip("ran as the current user: needs root and setpriv to drop to an unprivileged user")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        shutil.rmtree(tmp, True)
-        shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
+        try:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        finally:
+            shutil.rmtree(tmp, True)
+            shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
 
 
 # ------------------------------------------------------------------ install.sh
