@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Writes a pcap of N established TCP flows for the packet-rate benchmark.
+
+The capture is one loop of steady-state traffic, meant to be replayed with DPDK's pcap vdev and
+infinite_rx=1: every frame is a 60-byte PSH|ACK data segment (Ethernet + IPv4 + TCP, 6 bytes of
+payload, correct checksums) of one of N flows, and there are no handshakes, so a replayed loop never
+repeats a SYN. A tracker picks each flow up from its first segment (flowcop's --loose-pickup on, the
+default) in ESTABLISHED state and from then on sees plain in-state segments: the per-packet path of
+established traffic.
+
+The capture is `passes` rounds; each round carries one segment of every flow, in an order drawn
+afresh per round (fixed seed), client->server in even rounds and server->client in odd ones. Why
+more than one round: a flow table hands out record positions in creation order, so if every round
+had the creation order, records and keys would be read sequentially, which a hardware prefetcher
+hides; with 2 rounds, half the packets reach their flow in an order unrelated to where it is stored,
+as on a real link. Flow keys are distinct for up to 2^24 flows (a bijection onto 10.0.0.0/8).
+"""
+
+import argparse
+import random
+import struct
+import sys
+
+FRAME_LEN = 60
+PAYLOAD = b"flowcp"  # 14 + 20 + 20 + 6 = 60 bytes: the minimum Ethernet frame without FCS
+CLIENT_MAC = bytes.fromhex("026667000001")
+SERVER_MAC = bytes.fromhex("026667000002")
+SERVER_PORTS = (443, 80, 8080, 22)
+
+
+def _fold(s):
+    while s > 0xFFFF:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def _sum16(data):
+    return sum(struct.unpack("!%dH" % (len(data) // 2), data))
+
+
+def flow_endpoints(i):
+    """Client and server (address, port) of flow i; distinct clients for i < 2^24."""
+    c = (i * 2654435761) & 0xFFFFFF  # odd multiplier: a bijection on 24 bits
+    client_ip = (10 << 24) | c
+    client_port = 1024 + (i * 40503) % 64000
+    s = i % 4096
+    server_ip = (172 << 24) | (16 << 16) | s
+    server_port = SERVER_PORTS[i % len(SERVER_PORTS)]
+    return client_ip, client_port, server_ip, server_port
+
+
+def frame(src_ip, sport, dst_ip, dport, seq, ack, to_server):
+    ip_total = 20 + 20 + len(PAYLOAD)
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, ip_total, 0, 0x4000, 64, 6, 0, src_ip, dst_ip)
+    ip_csum = 0xFFFF - _fold(_sum16(ip))
+    ip = ip[:10] + struct.pack("!H", ip_csum) + ip[12:]
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, 0x18, 65535, 0, 0) + PAYLOAD
+    pseudo = struct.pack("!IIBBH", src_ip, dst_ip, 0, 6, len(tcp))
+    tcp_csum = 0xFFFF - _fold(_sum16(pseudo) + _sum16(tcp))
+    tcp = tcp[:16] + struct.pack("!H", tcp_csum) + tcp[18:]
+    eth = (SERVER_MAC + CLIENT_MAC) if to_server else (CLIENT_MAC + SERVER_MAC)
+    return eth + b"\x08\x00" + ip + tcp
+
+
+def write(path, flows, passes, seed):
+    rng = random.Random(seed)
+    order = list(range(flows))
+    rec = struct.Struct("<IIII")
+    n = 0
+    with open(path, "wb", buffering=1 << 22) as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))  # pcap, microseconds, Ethernet
+        for p in range(passes):
+            rng.shuffle(order)
+            to_server = p % 2 == 0
+            for i in order:
+                cip, cport, sip, sport = flow_endpoints(i)
+                cseq = (i * 7919 + 1) & 0xFFFFFFFF
+                sseq = (i * 104729 + 7) & 0xFFFFFFFF
+                if to_server:
+                    fr = frame(cip, cport, sip, sport, cseq, sseq, True)
+                else:
+                    fr = frame(sip, sport, cip, cport, sseq, cseq, False)
+                f.write(rec.pack(1700000000 + n // 1000000, n % 1000000, FRAME_LEN, FRAME_LEN))
+                f.write(fr)
+                n += 1
+    return n
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flows", type=int, required=True, help="concurrent flows, 1..16777216")
+    ap.add_argument("--passes", type=int, default=2, help="rounds over all flows (default 2)")
+    ap.add_argument("--seed", type=int, default=20240601, help="order seed (default 20240601)")
+    ap.add_argument("out", help="pcap file to write")
+    a = ap.parse_args(argv)
+    if not 1 <= a.flows <= 1 << 24:
+        ap.error("--flows must be in 1..16777216 (client addresses are a bijection onto 24 bits)")
+    if a.passes < 1:
+        ap.error("--passes must be at least 1")
+    n = write(a.out, a.flows, a.passes, a.seed)
+    print("%s: %d frames, %d flows x %d passes" % (a.out, n, a.flows, a.passes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,343 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Packet rate of flowcop (monitor mode) against dpdk-testpmd rxonly and io on the same input.
+
+For each flow count N: one pcap of N established flows (flows_pcap.py: 60-byte PSH|ACK segments,
+`passes` rounds in fresh random orders, no handshakes, so flowcop picks flows up loosely), replayed
+by DPDK's pcap vdev with infinite_rx=1. Three programs read it, one at a time, each with its polling
+lcore on the same CPU and the same mbuf geometry:
+  flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
+  rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
+  io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue).
+Each run: start the program, wait until its port has delivered one whole loop of the capture (so
+every flow exists and the infinite_rx preload and start-up are over) and one more second, raise its
+priority (--nice, for the window only: the machine is shared), then read the port's rx counter and
+the polling thread's CPU time twice, --window seconds apart, through the DPDK telemetry socket and
+/proc. The programs run one at a time, in an order rotated per repeat. Mpps = packets / wall
+seconds between the two reads; "CPU share" = the polling thread's CPU time / wall time in the same
+window (1.0 = it had the core to itself).
+flowcop's flow table is then checked (all N flows active, nothing invalid or refused) before SIGINT.
+
+flowcop's mbuf pool is fixed at 8191 mbufs for one port on one lcore, too small for infinite_rx to
+preload a capture; the benchmark preloads mbuf_pool_shim.so, which only enlarges the pool and sets
+the data room to testpmd's --mbuf-size (see that file). Results: JSON and a markdown table in the
+work directory, and the plot (plot_packet_rate.py) in --plot-dir (default docs/plots). Needs
+dpdk-testpmd (Debian: dpdk) and, for the plot, matplotlib (apt-get install python3-matplotlib; run
+with /usr/bin/python3). Where the cycles go: profile_packet.py.
+    /usr/bin/python3 deploy/bench/packet_rate.py --build build-rel --repeats 3
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dpdk_probe  # noqa: E402
+import flows_pcap  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+TOOLS = ("flowcop", "rxonly", "io")
+FLOWCOP_POOL = 8191          # app/service/ports.cpp mbufs_needed(1 port, 1 lcore)
+TABLE_BYTES_PER_FLOW = 160   # flow_table.h says 128 per flow at a power-of-two capacity; margin for the rest
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout.strip()
+
+
+def provenance(build):
+    commit = sh(["git", "-C", REPO, "rev-parse", "HEAD"])
+    dirty = sh(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"])
+    try:
+        opts = json.loads(sh(["meson", "introspect", "--buildoptions", build]))
+        buildtype = next(o["value"] for o in opts if o["name"] == "buildtype")
+    except (subprocess.CalledProcessError, StopIteration, FileNotFoundError):
+        buildtype = "unknown"
+    model = next((l for l in sh(["lscpu"]).splitlines() if l.startswith("Model name:")), "Model name: ?")
+    return {
+        "commit": commit,
+        "tracked_files_modified": dirty.splitlines(),
+        "buildtype": buildtype,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "lscpu_model": " ".join(model.split()),
+        "cpus": os.cpu_count(),
+        "testpmd": sh(["dpkg-query", "-W", "-f", "${Version}", "dpdk"]),
+    }
+
+
+def mbuf_bytes(data_room):
+    # mempool object header (16) + struct rte_mbuf (128) + data room, cache-line rounded, plus margin
+    return ((16 + 128 + data_room + 63) // 64) * 64 + 64
+
+
+def flows_capacity(flows):
+    # rte_hash without extendable buckets refuses inserts near capacity (flow_table.h): 25% headroom
+    return max(1024, int(math.ceil(flows * 1.25)))
+
+
+def memory_mb(tool, packets, flows, data_room):
+    pool = packets + (FLOWCOP_POOL if tool == "flowcop" else 0) + 8192
+    b = pool * mbuf_bytes(data_room) + 384 * 2**20
+    if tool == "flowcop":
+        b += flows_capacity(flows) * TABLE_BYTES_PER_FLOW + 128 * 2**20
+    return int(math.ceil(b / 2**20))
+
+
+def build_shim(workdir):
+    out = os.path.join(workdir, "libmbuf_pool_shim.so")
+    src = os.path.join(HERE, "mbuf_pool_shim.cpp")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", src, "-ldl", "-o", out],
+                       check=True)
+    return out
+
+
+def command(tool, a, pcap, packets, flows, prefix, metrics_port):
+    mem = memory_mb(tool, packets, flows, a.data_room)
+    vdev = "--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap
+    eal = ["--no-huge", "-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
+    if tool == "flowcop":
+        return [os.path.join(a.build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
+                "--mode", "monitor", "--flows-per-lcore", str(flows_capacity(flows)),
+                "--metrics-addr", "127.0.0.1:%d" % metrics_port]
+    main_cpu = 1 - a.cpu if a.cpu in (0, 1) else 0
+    return ["dpdk-testpmd"] + eal + ["-l", "%d,%d" % (main_cpu, a.cpu), "--",
+            "--forward-mode=" + tool, "--total-num-mbufs=%d" % (packets + 8192),
+            "--mbuf-size=%d" % a.data_room, "--burst=32", "--rxq=1", "--txq=1", "--stats-period=3600"]
+
+
+def scrape(port):
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, v = line.rpartition(" ")
+            values[name] = float(v)
+    return values
+
+
+def check_flowcop(metrics, flows):
+    """Problems with flowcop's table after the window (empty list: every flow tracked, none refused)."""
+    problems = []
+    active = sum(v for k, v in metrics.items() if k.startswith("flowcop_flows_active"))
+    if active != flows:
+        problems.append("flows_active %d != %d" % (active, flows))
+    for k, v in metrics.items():
+        # Every packet must be tracked: no other result (invalid, no flow, table full, parse verdicts),
+        # and no flow may have ended (expired, evicted, reopened) during the run.
+        if v and ((k.startswith("flowcop_packets_total") and 'result="tracked"' not in k)
+                  or k.startswith("flowcop_flows_expired_total")):
+            problems.append("%s = %d" % (k, v))
+    return problems
+
+
+def own_session():
+    """Runs in the child before exec: its own session, hence its own scheduler autogroup, so that
+    dpdk_probe.set_priority() can rank it against other sessions during a measured window only."""
+    os.setsid()
+
+
+def run_one(tool, a, pcap, packets, flows, rep, shim, workdir):
+    prefix = "prb_%s_%d_%d_%d" % (tool, flows, rep, os.getpid())
+    metrics_port = 19700 + (os.getpid() % 200)
+    cmd = command(tool, a, pcap, packets, flows, prefix, metrics_port)
+    env = dict(os.environ)
+    if tool == "flowcop":
+        env["LD_PRELOAD"] = shim
+        env["FLOWCOP_BENCH_EXTRA_MBUFS"] = str(packets + 8192)
+        env["FLOWCOP_BENCH_DATA_ROOM"] = str(a.data_room)
+    log_path = os.path.join(workdir, "%s-%d-%d.log" % (tool, flows, rep))
+    log = open(log_path, "w")
+    log.write(" ".join(cmd) + "\n")
+    log.flush()
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=own_session)
+    result = {"tool": tool, "flows": flows, "rep": rep, "log": log_path, "cmd": " ".join(cmd)}
+    tel = None
+    try:
+        start_deadline = time.monotonic() + 90 + packets / 100000.0
+        tel = dpdk_probe.connect_when_ready(prefix, proc, start_deadline)
+        if tel is None:
+            raise RuntimeError("%s did not start (exit %s); see %s" % (tool, proc.poll(), log_path))
+        # Warm-up: one whole loop of the capture (every flow created), then --warm more seconds.
+        first = None
+        while True:
+            n, t = tel.rx_packets()
+            if n > 0 and first is None:
+                first = t
+            if n >= packets and first is not None and t - first >= a.warm:
+                break
+            if time.monotonic() > start_deadline + 10 * packets / 100000.0 + 120 or proc.poll() is not None:
+                raise RuntimeError("%s: warm-up did not finish (%d of %d packets); see %s"
+                                   % (tool, n, packets, log_path))
+            time.sleep(0.1)
+        tid = proc.pid if tool == "flowcop" else (dpdk_probe.find_thread(proc.pid, "worker-%d" % a.cpu)
+                                                  or dpdk_probe.busiest_thread(proc.pid))
+        # Raised priority for the measured window only (the machine is shared: set-up, preload and
+        # warm-up run at normal priority), with a short settle before the first sample.
+        if a.nice:
+            dpdk_probe.set_priority(proc.pid, a.nice)
+            time.sleep(0.2)
+        s0, c0, (st0, tt0), load0 = tel.rx_packets(), dpdk_probe.thread_cpu_ns(proc.pid, tid), \
+            dpdk_probe.cpu_times(a.cpu), dpdk_probe.load_average()
+        time.sleep(a.window)
+        s1, c1, (st1, tt1) = tel.rx_packets(), dpdk_probe.thread_cpu_ns(proc.pid, tid), dpdk_probe.cpu_times(a.cpu)
+        if a.nice:
+            dpdk_probe.set_priority(proc.pid, 0)
+        wall = s1[1] - s0[1]
+        pk = s1[0] - s0[0]
+        result.update(packets=pk, seconds=wall, mpps=pk / wall / 1e6, cpu_share=(c1 - c0) / 1e9 / wall,
+                      mpps_per_cpu=pk / ((c1 - c0) / 1e9) / 1e6 if c1 > c0 else 0.0,
+                      steal=(st1 - st0) / max(1, tt1 - tt0), load1=load0[0], rx_at_start=s0[0])
+        if tool == "flowcop":
+            result["problems"] = check_flowcop(scrape(metrics_port), flows)
+    finally:
+        if tel is not None:
+            tel.close()
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    result["exit"] = proc.returncode
+    return result
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def summarise(runs, flows_list):
+    rows = []
+    for n in flows_list:
+        row = {"flows": n}
+        for t in TOOLS:
+            rs = [r for r in runs if r["flows"] == n and r["tool"] == t and "mpps" in r]
+            row[t] = {k: median([r[k] for r in rs]) for k in ("mpps", "mpps_per_cpu", "cpu_share", "steal")}
+            row[t]["min"] = min((r["mpps"] for r in rs), default=float("nan"))
+            row[t]["max"] = max((r["mpps"] for r in rs), default=float("nan"))
+            row[t]["n"] = len(rs)
+        for t in ("rxonly", "io"):
+            row["ratio_" + t] = row["flowcop"]["mpps"] / row[t]["mpps"] if row[t]["mpps"] else float("nan")
+            row["ratio_cpu_" + t] = (row["flowcop"]["mpps_per_cpu"] / row[t]["mpps_per_cpu"]
+                                     if row[t]["mpps_per_cpu"] else float("nan"))
+        # Paired ratios (same repeat, back-to-back runs): their spread shows how much the load moved.
+        pairs = []
+        for rep in sorted({r["rep"] for r in runs if r["flows"] == n}):
+            f = [r for r in runs if r["flows"] == n and r["rep"] == rep and r["tool"] == "flowcop" and "mpps" in r]
+            x = [r for r in runs if r["flows"] == n and r["rep"] == rep and r["tool"] == "rxonly" and "mpps" in r]
+            if f and x:
+                pairs.append(f[0]["mpps"] / x[0]["mpps"])
+        row["paired_ratio_rxonly"] = pairs
+        if row["flowcop"]["n"]:
+            rows.append(row)
+    return rows
+
+
+def table(rows):
+    out = ["| flows | flowcop Mpps | testpmd rxonly Mpps | testpmd io Mpps | flowcop / rxonly | flowcop / io |"
+           " per-CPU-s ratio to rxonly | paired ratios to rxonly (min-max) | CPU share f/r/i |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        p = r["paired_ratio_rxonly"]
+        out.append("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.0f%% | %.0f%% | %.0f%% | %s | %.2f/%.2f/%.2f |" % (
+            "{:,}".format(r["flows"]),
+            r["flowcop"]["mpps"], r["flowcop"]["min"], r["flowcop"]["max"],
+            r["rxonly"]["mpps"], r["rxonly"]["min"], r["rxonly"]["max"],
+            r["io"]["mpps"], r["io"]["min"], r["io"]["max"],
+            100 * r["ratio_rxonly"], 100 * r["ratio_io"], 100 * r["ratio_cpu_rxonly"],
+            ("%.0f-%.0f%%" % (100 * min(p), 100 * max(p))) if p else "-",
+            r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"], r["io"]["cpu_share"]))
+    return "\n".join(out)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(REPO, "build-rel"), help="meson build dir with app/flowcop")
+    ap.add_argument("--flows", default="10000,100000,1000000,10000000", help="comma-separated flow counts")
+    ap.add_argument("--passes", type=int, default=2, help="rounds over all flows per capture loop (default 2)")
+    ap.add_argument("--repeats", type=int, default=5, help="runs per program and flow count (default 5)")
+    ap.add_argument("--window", type=float, default=4.0, help="measured seconds per run (default 4)")
+    ap.add_argument("--warm", type=float, default=1.0, help="seconds after the first loop before measuring")
+    ap.add_argument("--cpu", type=int, default=1, help="CPU of the polling lcore (default 1)")
+    ap.add_argument("--data-room", type=int, default=192, help="mbuf data room, bytes (default 192)")
+    ap.add_argument("--nice", type=int, default=-20,
+                    help="nice of the program during its measured window only (default -20; 0: never raised)")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of flowcop,rxonly,io")
+    ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
+    ap.add_argument("--plot-dir", default=os.path.join(REPO, "docs", "plots"), help="where the PNG goes")
+    ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
+    a = ap.parse_args(argv)
+    a.build = os.path.abspath(a.build)
+    workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
+    os.makedirs(workdir, exist_ok=True)
+    flows_list = [int(x) for x in a.flows.split(",")]
+    tools = [t for t in a.tools.split(",") if t]
+    shim = build_shim(workdir)
+    prov = provenance(a.build)
+    prov["load_at_start"] = dpdk_probe.load_average()
+    print("== packet rate: flowcop monitor vs dpdk-testpmd rxonly/io, pcap infinite_rx ==")
+    print("commit %s, buildtype %s, %s, load %s, %s" % (prov["commit"][:12], prov["buildtype"], prov["date_utc"],
+                                                        " ".join("%.2f" % x for x in prov["load_at_start"]),
+                                                        prov["lscpu_model"]), flush=True)
+    runs, skipped = [], {}
+    for n in flows_list:
+        packets = n * a.passes
+        need = max(memory_mb(t, packets, n, a.data_room) for t in tools) * 2**20 + packets * 80
+        avail = dpdk_probe.mem_available_bytes()
+        if need + a.mem_margin_gb * 2**30 > avail:
+            skipped[n] = "needs %.1f GB (+%.0f GB margin), %.1f GB available" % (
+                need / 2**30, a.mem_margin_gb, avail / 2**30)
+            print("flows %d: skipped: %s" % (n, skipped[n]), flush=True)
+            continue
+        pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))
+        if not os.path.exists(pcap):
+            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
+            os.rename(pcap + ".tmp", pcap)
+        for rep in range(a.repeats):
+            order = tools[rep % len(tools):] + tools[:rep % len(tools)]  # rotate: no tool always runs first
+            for t in order:
+                r = run_one(t, a, pcap, packets, n, rep, shim, workdir)
+                runs.append(r)
+                print("flows %9d rep %d %-7s %6.3f Mpps  cpu share %.2f  %6.3f Mpps/CPU-s  steal %.1f%%  load %.1f%s"
+                      % (n, rep, t, r["mpps"], r["cpu_share"], r["mpps_per_cpu"], 100 * r["steal"], r["load1"],
+                         ("  PROBLEMS: " + "; ".join(r["problems"])) if r.get("problems") else ""), flush=True)
+    prov["load_at_end"] = dpdk_probe.load_average()
+    rows = summarise(runs, flows_list)
+    settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice")}
+    res = {"provenance": prov, "settings": settings, "runs": runs, "rows": rows, "skipped": skipped}
+    with open(os.path.join(workdir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    md = table(rows)
+    with open(os.path.join(workdir, "results.md"), "w") as f:
+        f.write(md + "\n")
+    print(md)
+    for n, why in skipped.items():
+        print("flows %d skipped: %s" % (n, why))
+    print("load at end %s" % " ".join("%.2f" % x for x in prov["load_at_end"]))
+    if rows and all(t in tools for t in TOOLS):
+        try:
+            import plot_packet_rate
+        except ImportError:
+            print("no plot: matplotlib is missing (apt-get install python3-matplotlib; run with /usr/bin/python3)")
+            return 0
+        os.makedirs(a.plot_dir, exist_ok=True)
+        print("plot: " + plot_packet_rate.plot(res, os.path.join(a.plot_dir, "packet_rate.png")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

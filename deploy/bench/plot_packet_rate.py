@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Plots packet_rate.py's results: Mpps against concurrent flows, flowcop vs testpmd rxonly and io.
+
+Top: median Mpps per polling lcore, with the min-max of the repeats as error bars. Bottom: flowcop's
+rate as a share of testpmd rxonly (wall-clock Mpps, and per CPU-second of the polling thread, which
+removes most of the shared machine's noise), with the 70% target. Run alone to re-plot a results file:
+    /usr/bin/python3 deploy/bench/plot_packet_rate.py RESULTS.json OUT.png
+"""
+
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLE = {"flowcop": ("flowcop monitor", "o", "C3"), "rxonly": ("testpmd rxonly", "s", "C0"),
+         "io": ("testpmd io", "^", "C2")}
+
+
+def plot(res, out):
+    rows = res["rows"]
+    p = res["provenance"]
+    x = [r["flows"] for r in rows]
+    fig, (top, bot) = plt.subplots(2, 1, figsize=(8, 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    for tool, (label, marker, color) in STYLE.items():
+        med = [r[tool]["mpps"] for r in rows]
+        err = [[m - r[tool]["min"] for m, r in zip(med, rows)], [r[tool]["max"] - m for m, r in zip(med, rows)]]
+        top.errorbar(x, med, yerr=err, marker=marker, color=color, label=label, capsize=3)
+    top.set_xscale("log")
+    top.set_ylabel("Mpps per polling lcore (median)")
+    top.set_ylim(bottom=0)
+    top.grid(True, which="both", alpha=0.3)
+    top.legend(loc="lower left")
+    top.set_title("Established-flow packet rate, pcap infinite_rx, 60-byte frames, burst 32", fontsize=10)
+    bot.plot(x, [100 * r["ratio_rxonly"] for r in rows], marker="o", color="C3", label="flowcop / rxonly (Mpps)")
+    bot.plot(x, [100 * r["ratio_cpu_rxonly"] for r in rows], marker="o", color="C1", linestyle="--",
+             label="flowcop / rxonly (per CPU-second)")
+    bot.plot(x, [100 * r["ratio_io"] for r in rows], marker="^", color="C2", label="flowcop / io (Mpps)")
+    bot.axhline(70, color="k", linestyle=":", label="target 70% of rxonly")
+    bot.set_ylim(0, 110)
+    bot.set_ylabel("% of testpmd")
+    bot.set_xlabel("concurrent flows (one flow table, one lcore)")
+    bot.grid(True, which="both", alpha=0.3)
+    bot.legend(loc="lower left", fontsize=8)
+    load = "load %s -> %s" % (" ".join("%.1f" % v for v in p["load_at_start"]),
+                              " ".join("%.1f" % v for v in p["load_at_end"]))
+    fig.text(0.01, 0.005, "commit %s, %s build, %s, %s, %s CPUs, %s" % (
+        p["commit"][:12], p["buildtype"], p["date_utc"], p["lscpu_model"].replace("Model name: ", ""),
+        p["cpus"], load), fontsize=7)
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: plot_packet_rate.py RESULTS.json OUT.png")
+    with open(sys.argv[1]) as f:
+        print(plot(json.load(f), sys.argv[2]))
