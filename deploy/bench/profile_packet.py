@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Where flowcop's per-packet cycles go: instructions and simulated cache misses per packet.
+
+This machine's VM has no PMU counters (`perf stat -e instructions true` says <not supported>), so
+the profile comes from valgrind's callgrind instead: exact instruction counts (Ir) and a simulated
+two-level cache (D1 and last level; no prefetcher, no memory-level parallelism, so misses are an
+upper bound of what the hardware pays, not a time). Both programs read the same capture through
+the same pcap vdev with infinite_rx=1 as in packet_rate.py:
+  flowcop  collection limited to Worker::poll (rx burst, parse, track, free) and broken down by
+           function, inclusive;
+  rxonly   dpdk-testpmd --forward-mode=rxonly: everything it executes in the window (its main
+           thread sleeps in the stats loop), i.e. the rx burst and the free.
+Steady state only: each program first delivers one whole loop of the capture (every flow created),
+then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
+dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
+Valgrind serialises threads and runs ~50x slower, so windows are seconds, packets hundreds of thousands.
+    /usr/bin/python3 deploy/bench/profile_packet.py --build build-bench --flows 1000000
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dpdk_probe  # noqa: E402
+import flows_pcap  # noqa: E402
+import packet_rate  # noqa: E402
+
+# (label, regex on callgrind_annotate's "file:function [object]" column), in print order. Inclusive
+# counts: a row includes the rows indented under it.
+FLOWCOP_ROWS = [
+    ("Worker::poll (all of the per-packet path)", r":flowcop::app::Worker::poll\("),
+    ("  pcap PMD rx burst (alloc + copy, as testpmd)", r"librte_net_pcap"),
+    ("  rte_pktmbuf_free_bulk (as testpmd)", r":rte_pktmbuf_free_bulk "),
+    ("  packet::parse (L2-L4 headers)", r":flowcop::packet::parse\("),
+    ("  FlowTable::process_burst", r":flowcop::conntrack::FlowTable::process_burst\(.*unsigned long\)"),
+    ("    rte_hash_lookup_bulk", r":rte_hash_lookup_bulk "),
+    ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
+    ("      tcpstate::step", r":flowcop::tcpstate::step\("),
+    ("  Worker::run_cop", r":flowcop::app::Worker::run_cop\("),
+]
+EVENTS = ("Ir", "D1mr", "D1mw", "DLmr", "DLmw")
+
+
+def need_valgrind():
+    for tool in ("valgrind", "callgrind_control", "callgrind_annotate"):
+        if shutil.which(tool) is None:
+            sys.exit("%s not found: apt-get install valgrind" % tool)
+
+
+def annotate(outfile):
+    """{'file:function [object]': {event: inclusive count, 'calls': times called}} from
+    callgrind_annotate --inclusive=yes --tree=caller (a function's block lists its callers, each with
+    "(Nx)", then the function itself marked '*')."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=caller", "--threshold=100",
+                           "--show=" + ",".join(EVENTS), outfile],
+                          check=True, capture_output=True, text=True).stdout
+    rows, calls = {}, 0
+    num = r"([\d,]+|\.)\s+(?:\([ \d.]+%\)\s+)?"
+    pat = re.compile(r"^\s*" + num * len(EVENTS) + r"([<*>])?\s*(\S.*)$")
+    for line in text.splitlines():
+        m = pat.match(line)
+        if not m:
+            calls = 0 if not line.strip() else calls
+            continue
+        mark, name = m.group(len(EVENTS) + 1), m.group(len(EVENTS) + 2).strip()
+        if mark == "<":
+            c = re.search(r"\(([\d,]+)x\)", name)
+            calls += int(c.group(1).replace(",", "")) if c else 0
+        elif mark in ("*", None):
+            vals = [0 if v == "." else int(v.replace(",", "")) for v in m.groups()[:len(EVENTS)]]
+            rows[name] = dict(zip(EVENTS, vals), calls=calls)
+            calls = 0
+    return rows
+
+
+def pick(rows, regex, largest=True):
+    hits = [(v["Ir"], k) for k, v in rows.items() if re.search(regex, k)]
+    if not hits:
+        return None
+    return rows[max(hits)[1]] if largest else rows[hits[0][1]]
+
+
+def run(tool, a, pcap, packets, flows, shim, workdir):
+    prefix = "prb_cg_%s_%d_%d" % (tool, flows, os.getpid())
+    out = os.path.join(workdir, "callgrind.%s.%d" % (tool, flows))
+    for f in glob.glob(out + "*"):
+        os.remove(f)
+    cmd = packet_rate.command(tool, a, pcap, packets, flows, prefix, 0)
+    if tool == "flowcop":
+        cmd[cmd.index("--metrics-addr") + 1] = "none"
+    vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
+    if tool == "flowcop":
+        vg.append("--toggle-collect=flowcop::app::Worker::poll*")
+    if a.ll:
+        vg.append("--LL=" + a.ll)
+    env = dict(os.environ)
+    if tool == "flowcop":
+        env.update(LD_PRELOAD=shim, FLOWCOP_BENCH_EXTRA_MBUFS=str(packets + 8192),
+                   FLOWCOP_BENCH_DATA_ROOM=str(a.data_room))
+    log_path = os.path.join(workdir, "callgrind-%s-%d.log" % (tool, flows))
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(vg + cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        tel = None
+        try:
+            deadline = time.monotonic() + 600 + packets / 2000.0
+            tel = dpdk_probe.connect_when_ready(prefix, proc, deadline, timeout_s=60.0)
+            if tel is None:
+                raise RuntimeError("%s under valgrind did not start; see %s" % (tool, log_path))
+            while tel.rx_packets()[0] < packets:  # one whole loop: every flow exists
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("%s: first loop not done; see %s" % (tool, log_path))
+                time.sleep(1)
+            subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
+            n0 = tel.rx_packets()[0]
+            time.sleep(a.window)
+            n1 = tel.rx_packets()[0]
+            subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
+            n2 = tel.rx_packets()[0]
+        finally:
+            if tel is not None:
+                tel.close()
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=300)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    dumps = sorted(f for f in glob.glob(out + ".*") if not f.endswith(".log"))
+    if not dumps:
+        raise RuntimeError("no callgrind dump for %s in %s" % (tool, workdir))
+    rows = annotate(dumps[0])
+    # Packets in the window, exactly, from call counts (the zero and the dump are not atomic with the
+    # telemetry reads, which only bracket the window): every rx burst of infinite_rx returns a full
+    # burst of 32, and flowcop parses each packet once.
+    rx = pick(rows, r"librte_net_pcap")
+    bursts = rx["calls"] if rx else 0
+    parsed = (pick(rows, r":flowcop::packet::parse\(") or {}).get("calls", 0)
+    return rows, {"bursts": bursts, "from_bursts": 32 * bursts, "parsed": parsed, "telemetry": (n1 - n0, n2 - n0)}, \
+        log_path
+
+
+def per_packet(row, n):
+    return {e: row[e] / n for e in EVENTS} if row else None
+
+
+def fmt(label, v):
+    if v is None:
+        return "| %s | - | - | - |" % label
+    return "| %s | %.0f | %.2f | %.2f |" % (label, v["Ir"], v["D1mr"] + v["D1mw"], v["DLmr"] + v["DLmw"])
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(packet_rate.REPO, "build-rel"))
+    ap.add_argument("--flows", default="10000,1000000", help="comma-separated flow counts")
+    ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument("--window", type=float, default=20.0, help="valgrind seconds profiled per program")
+    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--data-room", type=int, default=192)
+    ap.add_argument("--ll", default="", help="valgrind --LL=size,assoc,line (default: the host's, as valgrind sees it)")
+    ap.add_argument("--workdir", default=None)
+    a = ap.parse_args(argv)
+    need_valgrind()
+    a.build = os.path.abspath(a.build)
+    workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
+    os.makedirs(workdir, exist_ok=True)
+    shim = packet_rate.build_shim(workdir)
+    prov = packet_rate.provenance(a.build)
+    print("== where the cycles go: callgrind, pcap infinite_rx, steady state ==")
+    print("commit %s, buildtype %s, %s, %s, valgrind %s" % (
+        prov["commit"][:12], prov["buildtype"], prov["date_utc"], prov["lscpu_model"],
+        packet_rate.sh(["valgrind", "--version"])), flush=True)
+    for n in [int(x) for x in a.flows.split(",")]:
+        packets = n * a.passes
+        pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))
+        if not os.path.exists(pcap):
+            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
+            os.rename(pcap + ".tmp", pcap)
+        fc, fcount, _ = run("flowcop", a, pcap, packets, n, shim, workdir)
+        rx, rcount, _ = run("rxonly", a, pcap, packets, n, shim, workdir)
+        fn = fcount["parsed"] or fcount["from_bursts"]
+        rn = rcount["from_bursts"]
+        print("\nflows %d: flowcop %d packets in the window (parse calls; 32 x %d rx bursts = %d; telemetry "
+              "bracket %d..%d), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %d..%d)"
+              % (n, fn, fcount["bursts"], fcount["from_bursts"], fcount["telemetry"][0], fcount["telemetry"][1],
+                 rn, rcount["telemetry"][0], rcount["telemetry"][1]))
+        if not (fn and rn):
+            raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")
+        print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |")
+        print("|---|---|---|---|")
+        for label, regex in FLOWCOP_ROWS:
+            depth = (len(label) - len(label.lstrip())) // 2
+            print(fmt(("flowcop " if depth == 0 else "." * (2 * depth) + " ") + label.strip(),
+                      per_packet(pick(fc, regex), fn)))
+        prog = next((v for k, v in rx.items() if "PROGRAM TOTALS" in k), None)
+        print(fmt("testpmd rxonly, whole process", per_packet(prog, rn)))
+        print(fmt(".. pcap PMD rx burst", per_packet(pick(rx, r"librte_net_pcap"), rn)))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
