@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The seeds reach what they are named for, and the oracle is live: each of its rule families
+// reports a table that was changed behind its back (so a green replay means something).
+#include <catch2/catch.hpp>
+
+#include "corpus_seeds.h"
+#include "frame_builder.h"
+#include "parse_check.h"
+#include "track_driver.h"
+#include "track_oracle.h"
+#include "track_script.h"
+
+#include <packet/packet.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+using namespace flowcop;
+using conntrack::Reason;
+
+namespace {
+
+uint64_t expired(const conntrack::Counters& c, Reason r) { return c.flows_expired[static_cast<unsigned>(r)]; }
+
+std::vector<std::string> captures()
+{
+    const char* dir = std::getenv("FLOWCOP_CAPTURES_DIR");
+    std::vector<std::string> out;
+    if (dir)
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            if (e.path().extension() == ".pcap")
+                out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A table and an oracle that has seen exactly what the driver fed it.
+struct Rig {
+    explicit Rig(const fuzz::TrackSetup& s) : setup(s)
+    {
+        std::string err;
+        table = conntrack::FlowTable::create(setup.table_config(), err);
+        if (!table)
+            throw std::runtime_error(err);
+        oracle = std::make_unique<fuzz::Oracle>(*table, setup);
+    }
+    // One SYN from a distinct client port, fed and reported.
+    void syn(uint16_t port)
+    {
+        const std::vector<uint8_t> f = test::FrameBuilder().ipv4().tcp({.sport = port, .flags = 0x02}).build();
+        packet::parse(f.data(), uint32_t(f.size()), pkt);
+        const packet::Packet* p = &pkt;
+        table->process_burst(&p, 1, now);
+        oracle->after_burst(&p, &now, 1);
+    }
+    fuzz::TrackSetup setup;
+    std::unique_ptr<conntrack::FlowTable> table;
+    std::unique_ptr<fuzz::Oracle> oracle;
+    packet::Packet pkt{};
+    uint64_t now = fuzz::kStartNs;
+};
+
+} // namespace
+
+// Why: a seed that silently stops reaching its path (a format change, a new rule) would leave the
+// fuzzer to rediscover it, or not.
+TEST_CASE("Every crafted tracking scenario holds every invariant and reaches the path it is named for",
+          "[fuzz][seeds]")
+{
+    std::map<std::string, conntrack::Counters> got;
+    for (const fuzz::Seed& s : fuzz::crafted_scripts()) {
+        conntrack::Counters c;
+        INFO(s.name);
+        REQUIRE(fuzz::run_track(s.bytes.data(), s.bytes.size(), &c) == "");
+        got.emplace(s.name, c);
+    }
+    CHECK(expired(got.at("close_then_time_wait_expiry"), Reason::closed) == 1);
+    CHECK(expired(got.at("rst_reaped_next_tick"), Reason::reset) == 1);
+    CHECK(expired(got.at("reopen_twice_in_one_burst"), Reason::closed) == 2);
+    CHECK(got.at("reopen_twice_in_one_burst").flows_created == 4);
+    CHECK(got.at("loose_pickup_midstream").flows_created == 1);
+    CHECK(got.at("strict_pickup_no_flow").flows_created == 0);
+    CHECK(got.at("strict_pickup_no_flow").tcp_no_flow == 2);
+    CHECK(expired(got.at("table_full_eviction"), Reason::evicted) > 0);
+    CHECK(got.at("table_full_eviction").tcp_table_full > 0);
+    CHECK(expired(got.at("kill_then_reap"), Reason::killed) == 1);
+    CHECK(got.at("budget_limited_passes").cop_budget_exhausted > 0);
+    CHECK(got.at("set_timeouts_and_rebase").rebase_visited > 0);
+    CHECK(expired(got.at("active_timeout_busy_flow"), Reason::active) == 2); // and the flow picked up after it
+    CHECK(got.at("expiry_on_arrival").flows_created == 2);
+    CHECK(expired(got.at("shutdown_mixed_flows"), Reason::shutdown) == 3);
+    CHECK(expired(got.at("shutdown_mixed_flows"), Reason::reset) == 1);
+    CHECK(expired(got.at("shutdown_mixed_flows"), Reason::killed) == 1);
+    CHECK(expired(got.at("shutdown_mixed_flows"), Reason::inactivity) == 1);
+    CHECK(got["vlans_ipv6_and_junk_flags"].flows_created == 4);
+    CHECK(got["vlans_ipv6_and_junk_flags"].tcp_invalid >= 3);
+    CHECK(got.at("simultaneous_open_and_self_connect").flows_created == 2);
+}
+
+// Why: the parser target starts from one frame per rule; a missing verdict is a rule the
+// fuzzer must find from scratch.
+TEST_CASE("The crafted parser seeds hold the parser contract and cover every verdict", "[fuzz][seeds]")
+{
+    std::set<packet::Verdict> seen;
+    for (const fuzz::Seed& s : fuzz::crafted_frames()) {
+        INFO(s.name);
+        const char* broken = fuzz::check_parse(s.bytes.data(), s.bytes.size());
+        CHECK(broken == nullptr);
+        packet::Packet p;
+        seen.insert(packet::parse(s.bytes.data(), uint32_t(s.bytes.size()), p));
+    }
+    CHECK(seen.size() == packet::verdict_count);
+}
+
+// Why: the real captures are the most realistic seeds; each must split into inputs that hold.
+TEST_CASE("Every committed capture splits into parser and tracking seeds that hold every invariant",
+          "[fuzz][seeds]")
+{
+    const std::vector<std::string> files = captures();
+    REQUIRE(files.size() >= 10);
+    unsigned variant = 0;
+    for (const std::string& f : files) {
+        INFO(f);
+        std::string error;
+        const auto frames = fuzz::capture_frames(f, "c", error);
+        const auto scripts = fuzz::capture_scripts(f, "c", variant++, error);
+        REQUIRE(error == "");
+        CHECK(!frames.empty());
+        CHECK(!scripts.empty());
+        for (const fuzz::Seed& s : frames)
+            CHECK(fuzz::check_parse(s.bytes.data(), s.bytes.size()) == nullptr);
+        for (const fuzz::Seed& s : scripts) {
+            CHECK(s.bytes.size() <= fuzz::kMaxScriptBytes);
+            CHECK(fuzz::run_track(s.bytes.data(), s.bytes.size()) == "");
+        }
+    }
+}
+
+// Why: the prefix a script keeps must parse exactly like the whole frame, or capture seeds would
+// replay different packets than the capture holds.
+TEST_CASE("A frame's significant prefix followed by zeros parses like the whole frame", "[fuzz][seeds]")
+{
+    for (const fuzz::Seed& s : fuzz::crafted_frames()) {
+        INFO(s.name);
+        const size_t keep = fuzz::significant_prefix(s.bytes);
+        std::vector<uint8_t> z(s.bytes.size(), 0);
+        std::copy(s.bytes.begin(), s.bytes.begin() + long(keep), z.begin());
+        packet::Packet a, b;
+        packet::parse(s.bytes.data(), uint32_t(s.bytes.size()), a);
+        packet::parse(z.data(), uint32_t(z.size()), b);
+        CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+        CHECK(keep <= 255);
+    }
+}
+
+// Why: each test below proves one rule family can fail, by changing the table without telling
+// the oracle.
+TEST_CASE("The oracle reports packets the table counted that were not fed through it", "[fuzz][oracle]")
+{
+    Rig r{fuzz::TrackSetup{}};
+    r.syn(1000);
+    REQUIRE(r.oracle->ok());
+    // A UDP frame changes no flow, so only the per-verdict counts can give it away.
+    const std::vector<uint8_t> f = test::FrameBuilder().ipv4().udp().build();
+    packet::Packet udp;
+    packet::parse(f.data(), uint32_t(f.size()), udp);
+    const packet::Packet* p = &udp;
+    r.table->process_burst(&p, 1, r.now); // behind its back
+    r.oracle->after_rebase(0, r.table->rebase_step(0));
+    CHECK_THAT(r.oracle->failure(), Catch::Contains("packets by verdict"));
+}
+
+TEST_CASE("The oracle reports a flow that fired before the deadline the contract gives it", "[fuzz][oracle]")
+{
+    fuzz::TrackSetup s;
+    s.preset = 3; // SYN_SENT 30 s
+    Rig r{s};
+    r.syn(1000);
+    r.table->set_timeouts(fuzz::timeout_preset(2), 0); // 1 s, behind its back
+    r.table->rebase_step(UINT32_MAX);
+    r.now += 2 * fuzz::kSecNs;
+    const conntrack::CopResult res = r.table->run_cop(r.now, UINT64_MAX, UINT64_MAX);
+    REQUIRE(res.wheel.fired == 1);
+    r.oracle->after_cop(r.now, UINT64_MAX, UINT64_MAX, res);
+    CHECK_THAT(r.oracle->failure(), Catch::Contains("fired before its deadline"));
+}
+
+TEST_CASE("The oracle reports a flow whose deadline is not the contract's", "[fuzz][oracle]")
+{
+    Rig r{fuzz::TrackSetup{}};
+    r.syn(1000);
+    r.table->set_timeouts(fuzz::timeout_preset(3), 0); // behind its back
+    r.oracle->after_rebase(8, r.table->rebase_step(8));
+    CHECK_THAT(r.oracle->failure(), Catch::Contains("deadline"));
+}
+
+TEST_CASE("The oracle reports flows that left the table during a burst without a packet or an eviction",
+          "[fuzz][oracle]")
+{
+    Rig r{fuzz::TrackSetup{}};
+    r.syn(1000);
+    r.syn(1001);
+    r.table->destroy_all(r.now, Reason::shutdown); // behind its back
+    r.syn(1002);
+    CHECK_FALSE(r.oracle->ok());
+}
+
+TEST_CASE("The oracle reports a cop pass whose expiries it cannot account for", "[fuzz][oracle]")
+{
+    Rig r{fuzz::TrackSetup{}};
+    r.syn(1000);
+    r.now += 10 * fuzz::kSecNs;
+    r.table->run_cop(r.now, UINT64_MAX, UINT64_MAX); // behind its back: the SYN expires
+    const conntrack::CopResult res = r.table->run_cop(r.now, UINT64_MAX, UINT64_MAX);
+    r.oracle->after_cop(r.now, UINT64_MAX, UINT64_MAX, res);
+    CHECK_FALSE(r.oracle->ok());
+}

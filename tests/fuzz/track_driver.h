@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The tracking fuzz target's body: runs one script (track_script.h) against a fresh FlowTable,
+// frame by frame through packet::parse -> FlowTable::process_burst, with cop passes, kills,
+// timeout changes and shutdowns as the script says, and the Oracle (track_oracle.h) checking
+// every step. At the end it completes any rebase, runs one pass two hours later (past every
+// timeout preset) and requires the table to be empty: every flow has a deadline.
+//
+// Requires an initialised EAL (the table lives in rte_malloc memory). rte_rand is reseeded per
+// run, so an input always takes the same path (eviction samples at random). Each frame is copied
+// so that it ends exactly at the end of a heap allocation: under ASan, a parser read past the
+// frame is reported, not silently served from a larger buffer.
+#pragma once
+
+#include <conntrack/counters.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace flowcop::fuzz {
+
+// "" when every invariant held; otherwise the first one broken (and where: op index).
+// A table that cannot be created is reported the same way (an environment failure).
+// final_counters, if given, receives the table's counters at the end (tests use them to check
+// that a seed reaches the path it is meant for). trace, if given, receives one line per op and
+// per frame and the table's flows after each op (fuzz_explain, for triage of a finding).
+std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* final_counters = nullptr,
+                      std::FILE* trace = nullptr);
+
+} // namespace flowcop::fuzz
