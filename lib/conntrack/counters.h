@@ -42,7 +42,7 @@ struct alignas(64) Counters {
     uint64_t cop_visited = 0;          // flows examined: fired, re-linked, or deferred
     uint64_t cop_fired = 0;
     uint64_t cop_budget_exhausted = 0; // passes stopped by the fire or visit budget with work left
-    uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next tick
+    uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next pass
     uint64_t rebase_visited = 0;       // flows re-armed after a runtime timeout change
 
     // Nanoseconds. Pass duration: 1 us .. 10 ms; lag (fire time - true deadline): 1 ms .. 60 s.

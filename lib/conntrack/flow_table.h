@@ -12,7 +12,7 @@
 //     flow's shard lock, so a reader holding that lock sees whole flows only;
 //   - the inactivity cop must not block, so it only try-locks the shard of a
 //     flow that is actually due; when the lock is held it counts a lock-acquire
-//     failure and the wheel retries that flow on the next tick — never lost,
+//     failure and the wheel retries that flow on the next pass — never lost,
 //     never fired early. Sustained failures mean a control-plane reader is
 //     holding shards for long (or looping): expiry on that lcore runs late.
 //
@@ -28,7 +28,7 @@
 //   3. a runtime change of a state timeout or of the default (set_timeouts) —
 //      the default is read at every deadline computation, and a rebase sweep
 //      (rebase_step) re-arms every flow so that a shortened timeout is not late;
-//   4. a due flow whose shard lock was held — the wheel re-links it for the next tick;
+//   4. a due flow whose shard lock was held — the wheel re-links it for the next pass;
 //   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed.
 // A packet for a flow whose timeout has run out but which the cop has not reaped
 // yet ends that flow (with its expiry reason) and starts a new one, so a flow

@@ -95,7 +95,9 @@ public:
     //   cb.deadline(e) -> uint64_t: e's true deadline (0 = none: e leaves the wheel). Must not call the wheel.
     //   cb.fire(e) -> bool: called with e already unlinked, once its true deadline <= now_ns. It may
     //     schedule()/cancel() any element, e included (e then lands at cursor + 1 at the earliest). Returning
-    //     false defers e: unless fire() scheduled it, e is re-linked for the next tick and counted deferred.
+    //     false defers e: unless fire() scheduled it, e is re-linked for the tick after now's and counted
+    //     deferred — retried by a later call, not at every tick of this one (a call may drain many
+    //     ticks). Only a call whose window spans the whole ring parks it at the window's last tick.
     // The cursor passes a bucket only once it is empty. The pass stops before examining an element once
     // fired == fire_budget or visited == visit_budget, leaving the rest for the next call (which resumes in
     // the same bucket); budget_exhausted is then true. A budget of 0 is a caller bug (flowcop rejects it
@@ -143,8 +145,11 @@ public:
                 }
                 ++r.deferred;
                 Hook& h = hook(e);
+                // After this call's last tick (not cursor + 1, which a call draining several ticks
+                // would reach again: a held lock would then cost a visit and a failure per tick).
+                // Bounded by the ring, so never the bucket being drained.
                 if (h.prev == detail::kUnlinked)
-                    link(e, h, _cursor + 1);
+                    link(e, h, std::min(target + 1, _cursor + _buckets - 1));
             }
             _draining = false;
         }

@@ -88,6 +88,31 @@ TEST_CASE("A held shard makes the cop count a lock failure and retry, never fire
     CHECK(h.c().timeout_lag_ns.sum() >= 3 * kSec);
 }
 
+TEST_CASE("With ticks shorter than the check interval, a held shard costs one visit and one lock failure per "
+          "pass, not one per tick",
+          "[conntrack][cop][lock]")
+{
+    conntrack::TableConfig cfg = small_config();
+    cfg.wheel.tick_ns = kSec / 1000; // 1 ms ticks, the cop once a second: each pass drains 1000 ticks
+    Harness h(cfg);
+    h.send(client, server, SYN);
+    const int32_t pos = h.table->find(h.key(client, server));
+    REQUIRE(pos >= 0);
+    h.run_for(119);
+    const uint64_t visited_before = h.c().cop_visited;
+    h.table->hold_shard(conntrack::FlowTable::shard_of(uint32_t(pos)));
+    h.run_for(3); // SYN_SENT's 120 s run out during the first of these passes
+    CHECK(h.c().cop_lock_failures == 3);
+    CHECK(h.c().cop_visited - visited_before == 3);
+    CHECK(h.c().cop_budget_exhausted == 0);
+    CHECK(h.c().active() == 1);
+    h.table->release_shard(conntrack::FlowTable::shard_of(uint32_t(pos)));
+    h.run_for(1);
+    CHECK(h.c().active() == 0);
+    CHECK(h.c().cop_lock_failures == 3);
+    CHECK(h.expired(Reason::inactivity) == 1);
+}
+
 TEST_CASE("Shutdown ends every open flow with reason shutdown", "[conntrack][cop]")
 {
     Harness h;

@@ -288,3 +288,61 @@ TEST_CASE("a deferred fire is retried on the next tick, never early", "[timerwhe
     }
     CHECK(at == std::map<uint32_t, uint64_t>{{1, 20}, {2, 10}});
 }
+
+// One call may drain many ticks (1 ms ticks, a cop once a second). A deferral must wait for a later
+// call, or a held lock would be visited and refused again at every tick the call drains.
+TEST_CASE("a deferred fire is retried by the next call, never again in the same one", "[timerwheel][expire]")
+{
+    Pool p(1);
+    const uint64_t ms = kSec / 1000;
+    Wheel w = make_wheel(p, 4096, ms, kT0);
+    arm(w, p, 0, kT0 + 5 * ms);
+    int refusals = 2;
+    Recorder r{p};
+    r.on_fire = [&](uint32_t) {
+        if (refusals > 0) {
+            --refusals;
+            return false;
+        }
+        p.deadline[0] = 0;
+        return true;
+    };
+    ExpireResult res = pass(w, r, kT0 + 1000 * ms); // 1000 ticks in one call
+    CHECK(res.visited == 1);
+    CHECK(res.deferred == 1);
+    CHECK(w.size() == 1);
+    res = pass(w, r, kT0 + 1000 * ms + ms / 2); // same tick: nothing to do yet
+    CHECK(res.visited == 0);
+    res = pass(w, r, kT0 + 2000 * ms);
+    CHECK(res.visited == 1);
+    CHECK(res.deferred == 1);
+    res = pass(w, r, kT0 + 2001 * ms);
+    CHECK(res.fired == 1);
+    CHECK(w.size() == 0);
+}
+
+// A call whose window spans the whole ring cannot park a deferral after its last tick (that bucket is
+// the one being drained): it goes to the ring's last tick, retried once more at the end of the call.
+TEST_CASE("a deferral in a call spanning the whole ring is parked at its last tick, inside the ring",
+          "[timerwheel][expire]")
+{
+    Pool p(1);
+    Wheel w = make_wheel(p, 64, kSec, kT0);
+    arm(w, p, 0, kT0 + 1 * kSec);
+    int refusals = 1;
+    Recorder r{p};
+    r.on_fire = [&](uint32_t) {
+        if (refusals > 0) {
+            --refusals;
+            return false;
+        }
+        p.deadline[0] = 0;
+        return true;
+    };
+    // Cursor at kT0's tick, target 64 ticks later: the call fast-forwards to a 64-tick window.
+    ExpireResult res = pass(w, r, kT0 + 64 * kSec);
+    CHECK(res.visited == 2); // tick 1, refused; the window's last tick (64), fired
+    CHECK(res.deferred == 1);
+    CHECK(res.fired == 1);
+    CHECK(w.size() == 0);
+}

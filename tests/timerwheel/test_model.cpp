@@ -91,7 +91,8 @@ struct Violations {
 
 // The reference: for every element with a true deadline, the latest tick by which an unlimited-budget
 // wheel must have fired it. That is ceil(deadline / tick), raised to the placement floor in force when it
-// was (re)scheduled (the cursor, or cursor + 1 from inside a callback), and to cursor + 1 after a deferral.
+// was (re)scheduled (the cursor, or cursor + 1 from inside a callback), and after a deferral to the tick after the
+// call's last one (or the ring's last tick, when the call's window spans the whole ring).
 class Model {
 public:
     static constexpr uint32_t kElementBits = 10;
@@ -158,7 +159,8 @@ public:
         _last_fire_tick[e] = tick;
         if (_defer && _rng() % 8 == 0) {
             ++_defers;
-            set_must(e, tick + 1);
+            // Retried by the next call: after this call's last tick, inside the ring.
+            set_must(e, std::min(_now / _prm.tick_ns + 1, tick + _prm.buckets - 1));
             return false;
         }
         disarm(e);
