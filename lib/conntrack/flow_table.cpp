@@ -228,11 +228,13 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     const tcpstate::Outcome outcome = tcpstate::step(tracker, dir, pkt.tcp_flags);
 
     if (outcome == tcpstate::Outcome::reopen) {
-        // Port reuse of a finished flow: the old one ends ("closed") and this SYN
-        // starts a new one, possibly at the same position.
+        // Port reuse of a finished flow: the old one ends and this SYN starts a new
+        // one, possibly at the same position. It ended "closed" unless an RST or a
+        // kill, waiting for the next tick, had already decided how it ended.
         const uint32_t shard = shard_of(pos);
         hold_shard(shard);
-        end_flow(pos, Reason::closed, now_ns);
+        end_flow(pos, (r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) ? reason_of(r, now_ns) : Reason::closed,
+                 now_ns);
         release_shard(shard);
         create_flow(pkt, now_ns);
         return;

@@ -164,6 +164,38 @@ TEST_CASE("A SYN on a TIME_WAIT flow ends it (closed) and starts a new one", "[c
     CHECK(h.accounting_holds());
 }
 
+TEST_CASE("A SYN reusing the ports of a flow reset or killed before the next tick ends it by that reason",
+          "[conntrack][deadline]")
+{
+    SECTION("reset")
+    {
+        Harness h;
+        h.handshake(client, server);
+        h.send(server, client, RST);
+        h.send(client, server, SYN); // the client reconnects at once, before the cop's next tick
+        CHECK(h.expired(Reason::reset) == 1);
+        CHECK(h.expired(Reason::closed) == 0);
+        CHECK(h.c().flows_created == 2);
+        CHECK(h.c().active() == 1);
+        CHECK(h.accounting_holds());
+    }
+    SECTION("killed")
+    {
+        Harness h;
+        h.handshake(client, server);
+        h.send(client, server, FIN | ACK);
+        h.send(server, client, FIN | ACK);
+        h.send(client, server, ACK);
+        CHECK(h.table->kill(h.key(client, server)));
+        h.send(client, server, SYN); // port reuse of the TIME_WAIT flow the operator just killed
+        CHECK(h.expired(Reason::killed) == 1);
+        CHECK(h.expired(Reason::closed) == 0);
+        CHECK(h.c().flows_created == 2);
+        CHECK(h.c().active() == 1);
+        CHECK(h.accounting_holds());
+    }
+}
+
 TEST_CASE("The active timeout fires from the first packet regardless of activity", "[conntrack][deadline]")
 {
     auto cfg = small_config();
