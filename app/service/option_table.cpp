@@ -206,7 +206,9 @@ std::vector<Spec> build_specs() {
                        show_number<&O::active_timeout_s>));
     t.push_back(text("--metrics-addr", "HOST:PORT",
                      "Prometheus exporter address. PORT 0 binds any free port and prints it;\n"
-                     "localhost means 127.0.0.1; none disables the exporter.",
+                     "localhost means 127.0.0.1; none disables the exporter. [IPv6]:PORT needs\n"
+                     "an HTTP server (civetweb) built with IPv6: Debian 12's is not, and flowcop\n"
+                     "then refuses to start, saying so.",
                      "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none",
                      set_metrics_addr, show_metrics_addr));
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
