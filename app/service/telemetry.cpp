@@ -7,6 +7,9 @@
 
 #include <conntrack/relaxed.h>
 #include <packet/flow_key.h>
+#include <packet/verdict.h>
+
+#include <rte_ethdev.h>
 
 #include <rte_telemetry.h>
 
@@ -70,6 +73,91 @@ void per_lcore(rte_tel_data* d, const Service& s, const char* name, Get get)
     rte_tel_data_add_dict_container(d, name, a, 0);
 }
 
+// Totals of what /metrics splits by lcore: packets by result (the names of
+// flowcop_packets_total's result label), events, and the two histograms' count and sum.
+void add_packets_events_and_histograms(rte_tel_data* d, const Service& s)
+{
+    uint64_t tracked = 0, invalid = 0, no_flow = 0, full = 0;
+    uint64_t by_verdict[conntrack::kVerdictCount] = {};
+    uint64_t pass_count = 0, pass_sum = 0, lag_count = 0, lag_sum = 0;
+    for (const auto& w : s.workers()) {
+        const conntrack::Counters& c = w->table().counters();
+        tracked += load_relaxed(c.tcp_tracked);
+        invalid += load_relaxed(c.tcp_invalid);
+        no_flow += load_relaxed(c.tcp_no_flow);
+        full += load_relaxed(c.tcp_table_full);
+        for (unsigned v = 0; v < conntrack::kVerdictCount; ++v)
+            by_verdict[v] += load_relaxed(c.packets_by_verdict[v]);
+        pass_count += c.cop_pass_ns.total();
+        pass_sum += c.cop_pass_ns.sum();
+        lag_count += c.timeout_lag_ns.total();
+        lag_sum += c.timeout_lag_ns.sum();
+    }
+    rte_tel_data_add_dict_u64(d, "packets_tracked", tracked);
+    rte_tel_data_add_dict_u64(d, "packets_tcp_invalid_for_state", invalid);
+    rte_tel_data_add_dict_u64(d, "packets_tcp_no_flow", no_flow);
+    rte_tel_data_add_dict_u64(d, "packets_tcp_table_full", full);
+    for (unsigned v = 0; v < conntrack::kVerdictCount; ++v) {
+        const auto verdict = static_cast<packet::Verdict>(v);
+        if (verdict != packet::Verdict::tcp) // split into the four results above
+            rte_tel_data_add_dict_u64(d, ("packets_" + std::string(packet::verdict_name(verdict))).c_str(),
+                                      by_verdict[v]);
+    }
+    rte_tel_data_add_dict_u64(d, "inactivity_cop_pass_duration_count", pass_count);
+    rte_tel_data_add_dict_u64(d, "inactivity_cop_pass_duration_sum_ns", pass_sum);
+    rte_tel_data_add_dict_u64(d, "timeout_lag_count", lag_count);
+    rte_tel_data_add_dict_u64(d, "timeout_lag_sum_ns", lag_sum);
+    events::WriterStats ev{};
+    if (const events::Writer* wr = s.events())
+        for (size_t i = 0; i < s.workers().size(); ++i) {
+            const events::WriterStats st = wr->stats(unsigned(i));
+            ev.written += st.written;
+            ev.dropped_full += st.dropped_full;
+            ev.dropped_write += st.dropped_write;
+            ev.write_errors += st.write_errors;
+        }
+    rte_tel_data_add_dict_u64(d, "events_written", ev.written);
+    rte_tel_data_add_dict_u64(d, "events_dropped_ring_full", ev.dropped_full);
+    rte_tel_data_add_dict_u64(d, "events_dropped_write_error", ev.dropped_write);
+    rte_tel_data_add_dict_u64(d, "events_write_errors", ev.write_errors);
+}
+
+// One array per port counter, in the order of "ports" (port ids), as /metrics' flowcop_port_*.
+void add_ports(rte_tel_data* d, const Service&)
+{
+    struct Column {
+        const char* name;
+        uint64_t rte_eth_stats::*field;
+    };
+    static constexpr Column kColumns[] = {
+        {"port_rx_packets", &rte_eth_stats::ipackets}, {"port_tx_packets", &rte_eth_stats::opackets},
+        {"port_rx_missed", &rte_eth_stats::imissed},   {"port_rx_errors", &rte_eth_stats::ierrors},
+        {"port_rx_nombuf", &rte_eth_stats::rx_nombuf}, {"port_tx_errors", &rte_eth_stats::oerrors},
+    };
+    std::vector<uint16_t> ids;
+    std::vector<rte_eth_stats> stats;
+    uint16_t p;
+    RTE_ETH_FOREACH_DEV(p)
+    {
+        rte_eth_stats st{};
+        rte_eth_stats_get(p, &st);
+        ids.push_back(p);
+        stats.push_back(st);
+    }
+    auto add = [d](const char* name, auto get, size_t n) {
+        rte_tel_data* a = rte_tel_data_alloc();
+        if (a == nullptr)
+            return;
+        rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+        for (size_t i = 0; i < n; ++i)
+            rte_tel_data_add_array_u64(a, get(i));
+        rte_tel_data_add_dict_container(d, name, a, 0);
+    };
+    add("ports", [&](size_t i) { return uint64_t(ids[i]); }, ids.size());
+    for (const Column& c : kColumns)
+        add(c.name, [&](size_t i) { return stats[i].*c.field; }, ids.size());
+}
+
 int cmd_stats(const char*, const char* params, rte_tel_data* d)
 {
     if (std::string e = parse_no_params(params ? params : ""); !e.empty())
@@ -100,6 +188,8 @@ int cmd_stats(const char*, const char* params, rte_tel_data* d)
                 d, ("flows_expired_" + std::string(conntrack::reason_name(static_cast<conntrack::Reason>(r)))).c_str(),
                 by_reason[r]);
         rte_tel_data_add_dict_u64(d, "flows_dropped_table_full", full);
+        add_packets_events_and_histograms(d, s);
+        add_ports(d, s);
         per_lcore(d, s, "lcores", [](const Worker& w) { return uint64_t(w.lcore()); });
         per_lcore(d, s, "flows_active_per_lcore", [](const Worker& w) { return w.table().active(); });
         per_lcore(d, s, "inactivity_cop_visited_per_lcore",

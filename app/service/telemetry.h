@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // flowcop's control plane over DPDK telemetry (client: Debian's dpdk-telemetry.py).
 //
-//   /flowcop/stats                      counters: totals and per-lcore arrays
+//   /flowcop/stats                      counters: totals (what /metrics has, summed over lcores),
+//                                       per-port and per-lcore arrays
 //   /flowcop/config                     the running configuration (after any /flowcop/set)
 //   /flowcop/flows[,k=v,...]            up to `limit` (default 20, max 32) flows, most recently
 //                                       seen first; filters: addr=IP, port=N, lcore=N. One array

@@ -11,6 +11,7 @@ for an error reply, no change, and a service that keeps answering.
 """
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -84,6 +85,28 @@ def test_stats_reports_the_replay():
     check(s["flows_active_per_lcore"] == [OPEN], "per-lcore active")
     m = Scrape(FC.url)
     check(m.value("flowcop_flows_created_total", lcore="0") == s["flows_created"], "stats and metrics disagree")
+    # Everything else /metrics has, as totals: packets by result, events, histogram counts and sums, ports.
+    results = {l["result"] for l, _ in m.series("flowcop_packets_total")}
+    check(len(results) > 5, f"results {results}")
+    for r in results:
+        check(s.get("packets_" + r) == m.value("flowcop_packets_total", lcore="0", result=r),
+              f"packets_{r}: stats {s.get('packets_' + r)}, metrics {m.value('flowcop_packets_total', lcore='0', result=r)}")
+    check(sum(s["packets_" + r] for r in results) == N_PACKETS, "packets by result add up to rx_packets")
+    check(s["events_written"] == m.value("flowcop_events_written_total", lcore="0"), "events_written")
+    check(s["events_dropped_ring_full"] == m.value("flowcop_events_dropped_total", lcore="0", reason="ring_full") and
+          s["events_dropped_write_error"] == m.value("flowcop_events_dropped_total", lcore="0", reason="write_error"),
+          "events dropped")
+    # The cop passes once a second meanwhile: the scrape, taken after, may count a few more.
+    passes = m.value("flowcop_inactivity_cop_pass_duration_seconds_count", lcore="0")
+    check(0 < s["inactivity_cop_pass_duration_count"] <= passes <= s["inactivity_cop_pass_duration_count"] + 5,
+          f"pass duration count: stats {s['inactivity_cop_pass_duration_count']}, metrics {passes}")
+    check(s["timeout_lag_count"] == m.value("flowcop_timeout_lag_seconds_count", lcore="0") and
+          abs(s["timeout_lag_sum_ns"] / 1e9 - m.value("flowcop_timeout_lag_seconds_sum", lcore="0")) < 1e-6,
+          "timeout lag count and sum")
+    check(s["ports"] == [0] and s["port_rx_packets"] == [N_PACKETS] and
+          s["port_rx_packets"] == [m.value("flowcop_port_rx_packets_total", port="0")] and
+          s["port_rx_missed"] == [m.value("flowcop_port_rx_missed_total", port="0")] and
+          s["port_rx_nombuf"] == [m.value("flowcop_port_rx_nombuf_total", port="0")], f"ports {s}")
 
 
 def test_config_matches_config_info():
@@ -255,6 +278,20 @@ def test_concurrent_clients_are_all_answered():
           "a concurrent request got an error")
 
 
+def test_dpdk_telemetry_py_is_a_working_client():
+    # The client operators use (Debian's dpdk package): one JSON reply per line read from stdin.
+    tool = "/usr/bin/dpdk-telemetry.py"
+    check(os.access(tool, os.X_OK), f"{tool} missing (Debian package dpdk)")
+    out = subprocess.run([tool, "-f", FC.prefix], input="/flowcop/stats\n/flowcop/config\n/flowcop/kill,1.2.3\nquit\n",
+                         capture_output=True, text=True, timeout=20)
+    check(out.returncode == 0, f"exit {out.returncode}: {out.stderr[-500:]}")
+    replies = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    check(len(replies) == 3, f"{len(replies)} replies: {out.stdout[-800:]}")
+    check(replies[0]["/flowcop/stats"]["rx_packets"] == N_PACKETS, f"stats {replies[0]}")
+    check(replies[1]["/flowcop/config"]["clock"] == "tsc", f"config {replies[1]}")
+    check("error" in replies[2]["/flowcop/kill"], f"kill {replies[2]}")
+
+
 def test_the_service_is_still_up_and_stops_cleanly():
     check(FC.alive(), "flowcop died")
     s = stats()
@@ -280,5 +317,6 @@ if __name__ == "__main__":
             test_bad_settings_get_errors_and_change_nothing,
             test_set_changes_budgets_and_timeouts_live,
             test_concurrent_clients_are_all_answered,
-            test_the_service_is_still_up_and_stops_cleanly,
+            test_dpdk_telemetry_py_is_a_working_client,
+        test_the_service_is_still_up_and_stops_cleanly,
         ])
