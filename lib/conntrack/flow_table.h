@@ -41,7 +41,10 @@
 // Table full: a new flow first tries to evict an unassured flow (one that never
 // completed a handshake — netfilter's early drop) among kEarlyDropSamples random
 // records, the least recently seen one; otherwise it is refused and counted
-// (tcp_table_full). Assured flows are never evicted. Nothing grows: capacity is
+// (tcp_table_full). The search is bounded, as netfilter's is (it scans at most 8
+// entries of one hash chain): a table that is mostly assured may refuse a flow
+// although an unassured one exists elsewhere — the price of a constant-time
+// insert under a SYN flood. Assured flows are never evicted. Nothing grows: capacity is
 // fixed at create(). The hash has no extendable buckets (they cost 9 bytes per
 // flow), so close to capacity an insert can also fail on a bucket collision; that
 // is handled the same way, so "full" may come slightly before `capacity` flows
