@@ -219,7 +219,7 @@ def reopen_in_burst():
         c.start(0, "SYN_SENT")
         c.send(0, True, SYN)
         c.send(0, False, RST | ACK)
-        c.end(0, "closed", ms(100), "CLOSE")                   # reopened before it was reaped
+        c.end(0, "reset", ms(100), "CLOSE")                    # reopened before it was reaped: it ended by its RST
         c.start(1, "SYN_SENT")
         c.send(100, True, SYN, life=1)
         c.send(100, False, RST | ACK, life=1)
