@@ -32,9 +32,11 @@ class Telemetry:
         return json.loads(self.sock.recv(self.max_output + 1024).decode())
 
     def rx_packets(self, port=0):
-        """The port's ipackets (rte_eth_stats), and the monotonic time right after the reply."""
+        """The port's ipackets (rte_eth_stats; 0 while the port does not exist yet), and the
+        monotonic time right after the reply."""
         reply = self.query("/ethdev/stats,%d" % port)
-        return int(reply["/ethdev/stats"]["ipackets"]), time.monotonic()
+        stats = reply.get("/ethdev/stats")  # null until the application has set the port up
+        return (int(stats["ipackets"]) if isinstance(stats, dict) else 0), time.monotonic()
 
     def close(self):
         self.sock.close()
@@ -50,7 +52,7 @@ def connect_when_ready(file_prefix, proc, deadline, timeout_s=5.0):
         if os.path.exists(path):
             try:
                 return Telemetry(file_prefix, timeout_s)
-            except (ConnectionRefusedError, FileNotFoundError, socket.timeout, ValueError):
+            except (OSError, ValueError):  # refused, not there yet, backlog full (EAGAIN), timed out
                 pass
         time.sleep(0.2)
     return None

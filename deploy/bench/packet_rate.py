@@ -86,7 +86,10 @@ def flows_capacity(flows):
 
 def memory_mb(tool, packets, flows, data_room):
     pool = packets + (FLOWCOP_POOL if tool == "flowcop" else 0) + 8192
-    b = pool * mbuf_bytes(data_room) + 384 * 2**20
+    # mbufs, the pool's ring (a power of two of 8-byte slots), 3% for the mempool's page-boundary
+    # padding (20M mbufs did not fit in the bare sum), and EAL's own needs
+    ring = 8 * (1 << (pool - 1).bit_length())
+    b = int(1.03 * pool * mbuf_bytes(data_room)) + ring + 384 * 2**20
     if tool == "flowcop":
         b += flows_capacity(flows) * TABLE_BYTES_PER_FLOW + 128 * 2**20
     return int(math.ceil(b / 2**20))
@@ -162,6 +165,26 @@ def run_one(tool, a, pcap, packets, flows, rep, shim, workdir):
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             preexec_fn=own_session)
     result = {"tool": tool, "flows": flows, "rep": rep, "log": log_path, "cmd": " ".join(cmd)}
+    try:
+        measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result)
+    except (OSError, RuntimeError, ValueError) as e:  # the program died or misbehaved: keep going, say so
+        result["error"] = "%s: %s" % (type(e).__name__, e)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
+    result["exit"] = proc.returncode
+    return result
+
+
+def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result):
+    """Warm-up, then the measured window; fills `result`."""
     tel = None
     try:
         start_deadline = time.monotonic() + 90 + packets / 100000.0
@@ -203,17 +226,6 @@ def run_one(tool, a, pcap, packets, flows, rep, shim, workdir):
     finally:
         if tel is not None:
             tel.close()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        log.close()
-        shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
-    result["exit"] = proc.returncode
-    return result
 
 
 def median(xs):
@@ -280,6 +292,8 @@ def main(argv):
     ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
     ap.add_argument("--plot-dir", default=os.path.join(REPO, "docs", "plots"), help="where the PNG goes")
     ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in WORKDIR/results.json and do only the missing ones")
     a = ap.parse_args(argv)
     a.build = os.path.abspath(a.build)
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
@@ -294,6 +308,15 @@ def main(argv):
                                                         " ".join("%.2f" % x for x in prov["load_at_start"]),
                                                         prov["lscpu_model"]), flush=True)
     runs, skipped = [], {}
+    results_path = os.path.join(workdir, "results.json")
+    if a.resume and os.path.exists(results_path):
+        with open(results_path) as f:
+            old = json.load(f)
+        runs = [r for r in old.get("runs", []) if "mpps" in r]
+        prov["resumed_from"] = old.get("provenance")
+        print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
+    done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
+    settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice")}
     for n in flows_list:
         packets = n * a.passes
         need = max(memory_mb(t, packets, n, a.data_room) for t in tools) * 2**20 + packets * 80
@@ -310,16 +333,24 @@ def main(argv):
         for rep in range(a.repeats):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]  # rotate: no tool always runs first
             for t in order:
+                if (t, n, rep) in done:
+                    continue
                 r = run_one(t, a, pcap, packets, n, rep, shim, workdir)
                 runs.append(r)
+                with open(results_path, "w") as f:  # after every run: an interrupted sweep can --resume
+                    json.dump({"provenance": prov, "settings": settings, "runs": runs, "rows": [],
+                               "skipped": skipped}, f, indent=1)
+                if "mpps" not in r:
+                    print("flows %9d rep %d %-7s FAILED: %s (log %s)" % (n, rep, t, r.get("error"), r["log"]),
+                          flush=True)
+                    continue
                 print("flows %9d rep %d %-7s %6.3f Mpps  cpu share %.2f  %6.3f Mpps/CPU-s  steal %.1f%%  load %.1f%s"
                       % (n, rep, t, r["mpps"], r["cpu_share"], r["mpps_per_cpu"], 100 * r["steal"], r["load1"],
                          ("  PROBLEMS: " + "; ".join(r["problems"])) if r.get("problems") else ""), flush=True)
     prov["load_at_end"] = dpdk_probe.load_average()
     rows = summarise(runs, flows_list)
-    settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice")}
     res = {"provenance": prov, "settings": settings, "runs": runs, "rows": rows, "skipped": skipped}
-    with open(os.path.join(workdir, "results.json"), "w") as f:
+    with open(results_path, "w") as f:
         json.dump(res, f, indent=1)
     md = table(rows)
     with open(os.path.join(workdir, "results.md"), "w") as f:

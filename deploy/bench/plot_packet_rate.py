@@ -44,10 +44,14 @@ def plot(res, out):
     bot.set_xlabel("concurrent flows (one flow table, one lcore)")
     bot.grid(True, which="both", alpha=0.3)
     bot.legend(loc="lower left", fontsize=8)
-    load = "load %s -> %s" % (" ".join("%.1f" % v for v in p["load_at_start"]),
+    first = p
+    while first.get("resumed_from"):  # an interrupted sweep finished by --resume: say where it began
+        first = first["resumed_from"]
+    when = p["date_utc"] if first is p else "%s .. %s" % (first["date_utc"], p["date_utc"])
+    load = "load %s -> %s" % (" ".join("%.1f" % v for v in first["load_at_start"]),
                               " ".join("%.1f" % v for v in p["load_at_end"]))
     fig.text(0.01, 0.005, "commit %s, %s build, %s, %s, %s CPUs, %s" % (
-        p["commit"][:12], p["buildtype"], p["date_utc"], p["lscpu_model"].replace("Model name: ", ""),
+        first["commit"][:12], p["buildtype"], when, p["lscpu_model"].replace("Model name: ", ""),
         p["cpus"], load), fontsize=7)
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     fig.savefig(out, dpi=110)

@@ -138,9 +138,10 @@ def run(tool, a, pcap, packets, flows, shim, workdir):
     if not dumps:
         raise RuntimeError("no callgrind dump for %s in %s" % (tool, workdir))
     rows = annotate(dumps[0])
-    # Packets in the window, exactly, from call counts (the zero and the dump are not atomic with the
-    # telemetry reads, which only bracket the window): every rx burst of infinite_rx returns a full
-    # burst of 32, and flowcop parses each packet once.
+    # Packets in the window, exactly, from call counts (valgrind acts on the zero and dump requests
+    # when it next schedules, so the telemetry reads do not bracket the window): every rx burst of
+    # infinite_rx returns a full burst of 32 (its pool never runs dry here: flowcop's parse calls
+    # equal 32 x its rx calls), and flowcop parses each packet once.
     rx = pick(rows, r"librte_net_pcap")
     bursts = rx["calls"] if rx else 0
     parsed = (pick(rows, r":flowcop::packet::parse\(") or {}).get("calls", 0)
@@ -190,7 +191,9 @@ def main(argv):
         fn = fcount["parsed"] or fcount["from_bursts"]
         rn = rcount["from_bursts"]
         print("\nflows %d: flowcop %d packets in the window (parse calls; 32 x %d rx bursts = %d; telemetry "
-              "bracket %d..%d), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %d..%d)"
+              "bracket %d..%d), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %d..%d). The "
+              "brackets are informational: valgrind acts on the zero and dump requests when it next "
+              "schedules, so the packets counted are the call counts."
               % (n, fn, fcount["bursts"], fcount["from_bursts"], fcount["telemetry"][0], fcount["telemetry"][1],
                  rn, rcount["telemetry"][0], rcount["telemetry"][1]))
         if not (fn and rn):
