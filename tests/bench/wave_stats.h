@@ -57,6 +57,24 @@ public:
             s += p.wall_ns;
         return double(_passes.size()) * double(kRetryNs) + s;
     }
+    // What a NIC would drop meanwhile (a model; this machine's virtual ports back-pressure instead):
+    // packets arriving at `mpps` while a pass runs queue in the port's RX ring of `ring` descriptors,
+    // so a pass of wall time P loses max(0, mpps * P - ring) when it starts with the ring empty (true
+    // whenever the lcore's spare rate drains a full ring within the 1 ms until the next pass).
+    double missed(double mpps, double ring) const
+    {
+        double lost = 0;
+        for (const WavePass& p : _passes)
+            lost += std::max(0.0, mpps * p.wall_ns / 1e3 - ring);
+        return lost;
+    }
+    uint64_t passes_over(double ns) const
+    {
+        uint64_t n = 0;
+        for (const WavePass& p : _passes)
+            n += p.wall_ns > ns;
+        return n;
+    }
     // Quantile over fired flows of (end of the pass that fired it - the wave's tick).
     double lag_quantile(double q) const
     {
