@@ -7,7 +7,8 @@ two-level cache (D1 and last level; no prefetcher, no memory-level parallelism, 
 upper bound of what the hardware pays, not a time). Both programs read the same capture through
 the same pcap vdev with infinite_rx=1 as in packet_rate.py:
   flowcop  collection limited to Worker::poll (rx burst, parse, track, free) and broken down by
-           function, inclusive;
+           function, inclusive (the cop runs from Worker::run, outside it: once a second with nothing
+           due, it costs nothing per packet);
   rxonly   dpdk-testpmd --forward-mode=rxonly: everything it executes in the window (its main
            thread sleeps in the stats loop), i.e. the rx burst and the free.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
@@ -43,7 +44,6 @@ FLOWCOP_ROWS = [
     ("    rte_hash_lookup_bulk", r":rte_hash_lookup_bulk "),
     ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
     ("      tcpstate::step", r":flowcop::tcpstate::step\("),
-    ("  Worker::run_cop", r":flowcop::app::Worker::run_cop\("),
 ]
 EVENTS = ("Ir", "D1mr", "D1mw", "DLmr", "DLmw")
 
@@ -87,6 +87,31 @@ def pick(rows, regex, largest=True):
     return rows[max(hits)[1]] if largest else rows[hits[0][1]]
 
 
+class Counter:
+    """The port's rx counter over telemetry, reconnecting when a reply times out: under valgrind the
+    telemetry thread sometimes waits a long time for its turn, and a late reply on the old connection
+    would answer the next query."""
+
+    def __init__(self, prefix, proc, deadline):
+        self.prefix, self.proc, self.deadline = prefix, proc, deadline
+        self.tel = dpdk_probe.connect_when_ready(prefix, proc, deadline, timeout_s=60.0)
+
+    def packets(self):
+        for _ in range(5):
+            try:
+                return self.tel.rx_packets()[0]
+            except OSError:
+                self.tel.close()
+                self.tel = dpdk_probe.connect_when_ready(self.prefix, self.proc, self.deadline, timeout_s=60.0)
+                if self.tel is None:
+                    break
+        raise RuntimeError("no answer from the telemetry socket of %s" % self.prefix)
+
+    def close(self):
+        if self.tel is not None:
+            self.tel.close()
+
+
 def run(tool, a, pcap, packets, flows, shim, workdir):
     prefix = "prb_cg_%s_%d_%d" % (tool, flows, os.getpid())
     out = os.path.join(workdir, "callgrind.%s.%d" % (tool, flows))
@@ -110,19 +135,19 @@ def run(tool, a, pcap, packets, flows, shim, workdir):
         tel = None
         try:
             deadline = time.monotonic() + 600 + packets / 2000.0
-            tel = dpdk_probe.connect_when_ready(prefix, proc, deadline, timeout_s=60.0)
-            if tel is None:
+            tel = Counter(prefix, proc, deadline)
+            if tel.tel is None:
                 raise RuntimeError("%s under valgrind did not start; see %s" % (tool, log_path))
-            while tel.rx_packets()[0] < packets:  # one whole loop: every flow exists
+            while tel.packets() < packets:  # one whole loop: every flow exists
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("%s: first loop not done; see %s" % (tool, log_path))
                 time.sleep(1)
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
-            n0 = tel.rx_packets()[0]
+            n0 = tel.packets()
             time.sleep(a.window)
-            n1 = tel.rx_packets()[0]
+            n1 = tel.packets()
             subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
-            n2 = tel.rx_packets()[0]
+            n2 = tel.packets()
         finally:
             if tel is not None:
                 tel.close()
