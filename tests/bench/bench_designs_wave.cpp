@@ -26,7 +26,7 @@ constexpr uint64_t kVisitFactor = 16;  // flowcop's default visit_budget_factor
 constexpr int kRepeats = 3;
 
 struct WheelWave {
-    double max_wall, max_cpu, p99_wall, drain, lag99;
+    double max_wall, max_cpu, p999_wall, drain, lag99;
     size_t passes;
 };
 WheelWave wheel_wave{};
@@ -34,7 +34,7 @@ WheelWave wheel_wave{};
 template <typename D>
 void wave()
 {
-    std::vector<double> stall, stall_cpu, late, drain, lag99, p99;
+    std::vector<double> stall, stall_cpu, late, drain, lag99, p50, p999;
     size_t passes = 0;
     uint64_t fired = 0;
     for (int rep = 0; rep < kRepeats; ++rep) {
@@ -69,7 +69,8 @@ void wave()
             }
             stall.push_back(quantile(log.wall(), 1));
             stall_cpu.push_back(quantile(log.cpu(), 1));
-            p99.push_back(quantile(log.wall(), 0.99));
+            p50.push_back(quantile(log.wall(), 0.5));
+            p999.push_back(quantile(log.wall(), 0.999));
             drain.push_back(log.drain_ns());
             lag99.push_back(log.lag_quantile(0.99));
             passes = log.passes().size();
@@ -86,14 +87,16 @@ void wave()
         CHECK(sink.fired == kFlows);
     }
     if constexpr (std::is_same_v<D, WheelDesign>) {
-        wheel_wave = {median(stall), median(stall_cpu), median(p99), median(drain), median(lag99), passes};
+        wheel_wave = {median(stall), median(stall_cpu), median(p999), median(drain), median(lag99), passes};
         std::printf("  %-26s %7zu %12.1f %12.1f %10.3f %12.1f %10s %10s %8.1f\n", D::kName, passes, median(stall) / 1e3,
                     median(stall_cpu) / 1e3, median(drain) / 1e9, median(lag99) / 1e6, "1.00x", "1.00x",
                     quantile(late, 1) / 1e6);
+        std::printf("  %-26s passes: p50 %.1f us, p99.9 %.1f us, max %.1f us wall (the max is where the shared "
+                    "machine interrupted a pass)\n", "", median(p50) / 1e3, median(p999) / 1e3, median(stall) / 1e3);
     } else {
         std::printf("  %-26s %7zu %12.1f %12.1f %10.3f %12s %9.0fx %9.3fx %8.1f\n", D::kName, passes,
                     median(stall) / 1e3, median(stall_cpu) / 1e3, median(drain) / 1e9, "-",
-                    median(stall) / wheel_wave.max_wall, median(stall) / wheel_wave.drain, quantile(late, 1) / 1e6);
+                    median(stall) / wheel_wave.p999_wall, median(stall) / wheel_wave.drain, quantile(late, 1) / 1e6);
     }
     std::fflush(stdout);
     CHECK(fired == kFlows);
@@ -106,8 +109,8 @@ TEST_CASE("expiry designs: a correlated wave of 10^6 expiries in the same second
     provenance("expiry designs: 10^6 flows due in the same second; wheel with default budgets 256/16x re-run "
                "1 ms later, baselines fire all at once (issue 6 part 3)");
     std::printf("  medians of %d waves. wheel: longest pass; baselines: their one pass (the stall). drain = time "
-                "until all fired\n", kRepeats);
+                "until all fired; stall/p999 = a baseline's stall / the wheel's p99.9 pass\n", kRepeats);
     std::printf("  %-26s %7s %12s %12s %10s %12s %10s %10s %8s\n", "design", "passes", "longest us", "cpu us",
-                "drain s", "lag p99 ms", "stall/max", "stall/drn", "late ms");
+                "drain s", "lag p99 ms", "stall/p999", "stall/drn", "late ms");
     for_each_design([&]<typename D>() { wave<D>(); });
 }

@@ -61,15 +61,17 @@ uint64_t wait_until(uint64_t t_ns)
     }
 }
 
-// Opens slots 0..n-1 at t_open, then gives flow order[j] one packet at last_packet(j), in j order
-// (non-decreasing times). This is what a design's memory looks like after real traffic: records, tree
-// nodes and list nodes were allocated in one order (the slots) and put into deadline order by later
-// packets, so the flows coming due together are scattered through memory. Opening them directly in
-// deadline order would line a tree's or a list's nodes up in allocation order, and a pass over them
-// would read memory sequentially, which no real table does. rte_timer re-arms from the real clock on
-// a packet, so it opens each flow with its deadline instead (its timers live in the flow records at
-// the permuted slots, scattered either way). The wheel's first pass after this must run untimed: it
-// re-links every flow from its opening bucket to its true deadline's (lazy rearm).
+// Opens every slot at t_open, in a random order of its own, then gives flow order[j] one packet at
+// last_packet(j), in j order (non-decreasing times). This is what a design's memory looks like after
+// real traffic: records, tree nodes and list nodes were allocated in one order and put into deadline
+// order by later packets, so the flows coming due together are scattered through memory. Opening
+// them in deadline order would line a tree's or a list's nodes up in allocation order, and opening
+// them in slot order would line the wheel's buckets up in record order (its first pass re-links the
+// flows in the order its opening bucket holds them); either way a pass would read memory
+// sequentially, which no real table does. rte_timer re-arms from the real clock on a packet, so it
+// opens each flow with its deadline instead (its timers live in the flow records at the permuted
+// slots, scattered either way). The wheel's first pass after this must run untimed: it re-links
+// every flow from its opening bucket to its true deadline's (lazy rearm).
 template <typename D, typename LastPacket>
 void arrange(D& d, const std::vector<uint32_t>& order, uint64_t t_open, LastPacket last_packet)
 {
@@ -79,7 +81,7 @@ void arrange(D& d, const std::vector<uint32_t>& order, uint64_t t_open, LastPack
         for (uint32_t j = 0; j < n; ++j)
             d.open(order[j], last_packet(j));
     } else {
-        for (uint32_t s = 0; s < n; ++s)
+        for (uint32_t s : permutation(n, kSeed ^ 0x6f70656eu))
             d.open(s, t_open);
         for (uint32_t j = 0; j < n; ++j)
             d.touch(order[j], last_packet(j));
