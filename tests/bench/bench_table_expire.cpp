@@ -30,28 +30,6 @@ struct Samples {
     size_t table_bytes = 0;
 };
 
-// Shuffles the order in which the table hands out record positions. A fresh table gives them out in
-// creation order, and flows created in order are also linked into their wheel bucket in that order,
-// so a pass would walk a bucket's flows in record order, n/1000 records apart: 640 B at 10^4 flows,
-// a stride the hardware prefetcher follows, 640 KB at 10^7, where it cannot; the rows would differ
-// by that, not by expiry. So the table is first filled to capacity with flows that are then killed
-// in a random order and reaped (a kill is due on the next tick, and the wheel drains a bucket newest
-// first, so they are freed in random order): later flows get positions in that order.
-void scramble_positions(conntrack::FlowTable& table, Feed& feed, uint32_t capacity, uint64_t now, int rep)
-{
-    constexpr uint32_t kBase = 20'000'000; // flow numbers no measured flow uses (those stay < 10^7 + 10^4)
-    REQUIRE(feed.open(table, kBase, capacity, [&](uint32_t) { return now; }) == capacity);
-    packet::Packet p;
-    uint32_t killed = 0;
-    for (uint32_t i : permutation(capacity, kSeed + 31 * uint64_t(rep))) {
-        feed.syn(kBase + i, p);
-        killed += table.kill(p.key) ? 1 : 0;
-    }
-    REQUIRE(killed == capacity);
-    REQUIRE(table.run_cop(now + kSec, kNoBudget, kNoBudget).wheel.fired == capacity);
-    REQUIRE(table.active() == 0);
-}
-
 void run(uint32_t n, int rep, Samples& out)
 {
     const uint64_t d = kT0; // pass p runs at d + p seconds
