@@ -20,7 +20,7 @@ flowcop's flow table is then checked (all N flows active, nothing invalid or ref
 flowcop's mbuf pool is fixed at 8191 mbufs for one port on one lcore, too small for infinite_rx to
 preload a capture; the benchmark preloads mbuf_pool_shim.so, which only enlarges the pool and sets
 the data room to testpmd's --mbuf-size (see that file). Results: JSON and a markdown table in the
-work directory, and the plot (plot_packet_rate.py) in --plot-dir (default docs/plots). Needs
+work directory, and the plot (plot_packet_rate.py) in --plot-dir (default tests/plots). Needs
 dpdk-testpmd (Debian: dpdk) and, for the plot, matplotlib (apt-get install python3-matplotlib; run
 with /usr/bin/python3). Where the cycles go: profile_packet.py.
     /usr/bin/python3 deploy/bench/packet_rate.py --build build-rel --repeats 3
@@ -290,7 +290,7 @@ def main(argv):
                     help="nice of the program during its measured window only (default -20; 0: never raised)")
     ap.add_argument("--tools", default=",".join(TOOLS), help="subset of flowcop,rxonly,io")
     ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
-    ap.add_argument("--plot-dir", default=os.path.join(REPO, "docs", "plots"), help="where the PNG goes")
+    ap.add_argument("--plot-dir", default=os.path.join(REPO, "tests", "plots"), help="where the PNG goes")
     ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the runs already in WORKDIR/results.json and do only the missing ones")

@@ -5,7 +5,7 @@ Runs `BUILD/tests/bench/bench_expiry [table-expire]` (or reads a saved copy of i
 --log), takes its table (1000 flows due per pass among 10^4 .. 10^7 open, the real FlowTable, and
 the full-sweep baseline over as many flows) and draws two panels: pass time (median wall and CPU,
 and the sweep) on log-log axes, and visits per pass against flows due. The PNG goes to
-docs/plots/expiry_pass_cost.png unless --out says otherwise.
+tests/plots/expiry_pass_cost.png unless --out says otherwise.
     /usr/bin/python3 deploy/bench/plot_expiry.py --build build-bench
 Needs matplotlib (Debian: apt-get install python3-matplotlib; run with /usr/bin/python3).
 """
@@ -74,7 +74,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build-rel"), help="meson build dir (release)")
     ap.add_argument("--log", help="parse this saved benchmark output instead of running it")
-    ap.add_argument("--out", default=os.path.join(REPO, "docs", "plots", "expiry_pass_cost.png"))
+    ap.add_argument("--out", default=os.path.join(REPO, "tests", "plots", "expiry_pass_cost.png"))
     a = ap.parse_args(argv)
     try:
         import matplotlib  # noqa: F401

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A correlated wave through the whole service: flowcop + flowgen, default budgets (issue 6 part 5).
 
-build/app/flowcop runs with its synthetic traffic port (--flowgen, docs/flowgen.md) and --clock
+build/app/flowcop runs with its synthetic traffic port (--flowgen, drivers/net/flowgen/flowgen.md) and --clock
 packet, so virtual time follows the generated timestamps and 40 virtual seconds take a few real ones:
   flows    F established flows (no closes, no idles, lifetimes far beyond the run);
   wave     at virtual second W, N of them send one last segment within that second and go silent;
@@ -11,8 +11,8 @@ a pass the budget stopped). This script scrapes /metrics every --poll seconds an
 scrape before the first expiry and the first scrape after the N-th, reports: cop passes, passes that
 hit the budget, the pass-duration histogram (real time, measured by the worker with the TSC), the
 timeout-lag histogram, and the port's RX counters. flowgen's port back-pressures its generator
-instead of dropping (docs/flowgen.md), so rx_missed is 0 by construction here: what a NIC would
-miss is derived in docs/benchmarks.md from the measured pass times and the RX ring size.
+instead of dropping (drivers/net/flowgen/flowgen.md), so rx_missed is 0 by construction here: what a NIC would
+miss is derived in tests/benchmarks.md from the measured pass times and the RX ring size.
     /usr/bin/python3 deploy/bench/wave_e2e.py --build build-bench
 """
 

@@ -10,7 +10,7 @@
 # rule giving /dev/vfio/<group> to group flowcop, and /etc/flowcop/flowcop.env unless one exists
 # (an edited file is never overwritten: the new one goes to flowcop.env.dist). Creates the system
 # user and group flowcop (no home, no login shell), then reloads systemd and udev. It does not
-# enable or start the service: edit /etc/flowcop/flowcop.env first (docs/deployment.md).
+# enable or start the service: edit /etc/flowcop/flowcop.env first (deploy/deployment.md).
 # Uninstall removes what install put there except flowcop.env and the user, and says so.
 # --root DIR installs into DIR instead of / (packaging, tests): no user, no reloads.
 # --dry-run prints every command and changes nothing.

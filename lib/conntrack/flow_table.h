@@ -16,7 +16,7 @@
 //     never fired early. Sustained failures mean a control-plane reader is
 //     holding shards for long (or looping): expiry on that lcore runs late.
 //
-// Deadlines follow the timer wheel design (docs/timer-wheel.md). A flow's true
+// Deadlines follow the timer wheel design (lib/timerwheel/timer-wheel.md). A flow's true
 // deadline is computed, never stored: the earliest non-zero of
 //   inactivity = last_seen + timeout(state)   and   active = first_seen + active timeout,
 // or "now" once an RST or a kill marked it. timeout(state) is the state's own

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // tcpstate: the per-flow TCP state machine (modelled on Linux netfilter conntrack) and the per-state
-// inactivity timeouts. docs/tcp-tracking.md has the state diagram and the full transition matrix.
+// inactivity timeouts. lib/tcpstate/tcp-tracking.md has the state diagram and the full transition matrix.
 //
 // Contract
 // - Pure and clock-free: every function is noexcept, allocates nothing, touches no global state and
@@ -118,7 +118,7 @@ enum class Outcome : uint8_t {
 // - RST and invalid combinations: State::none always (netfilter: nothing left to track).
 State initial_state(uint8_t tcp_flags, bool loose_pickup) noexcept;
 
-// Steps the tracker for a packet from `dir`. See docs/tcp-tracking.md for the matrix; in short it is
+// Steps the tracker for a packet from `dir`. See lib/tcpstate/tcp-tracking.md for the matrix; in short it is
 // netfilter's tcp_conntracks with sIG/sIV -> ignored, plus: a FIN repeated by a side that already sent
 // one leaves FIN_WAIT/CLOSE_WAIT unchanged; a SYN from either side reopens TIME_WAIT and CLOSE; a reply
 // ACK completes SYN_RECV for simultaneous opens and for flows picked up at the SYN-ACK.

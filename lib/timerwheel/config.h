@@ -13,7 +13,7 @@
 namespace flowcop::timerwheel {
 
 // 4096 one-second buckets: 68 minutes of range for 16 KiB of heads per wheel. Measured with
-// bench_timerwheel's bucket-count sweep (docs/benchmarks.md, "Timer wheel"), busy flows extended every
+// bench_timerwheel's bucket-count sweep (tests/benchmarks.md, "Timer wheel"), busy flows extended every
 // second: 30 s and 120 s timeouts cost exactly 1.0 visits per flow per timeout period at every size from
 // 256 to 65536, so only timeouts longer than the ring care; they are revisited once per ring traversal,
 // timeout / (buckets - 1) times per period. A 2 h timeout costs 1.76 at 4096 (3.5 at 2048, 28 at 256),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Contract: a hashed timer wheel over caller-owned elements named by uint32_t index (< 0xfffffffe).
 // It finds elements whose deadline has passed at a cost proportional to the elements coming due, not to
-// the elements scheduled. Design: docs/timer-wheel.md.
+// the elements scheduled. Design: lib/timerwheel/timer-wheel.md.
 //
 // Ownership. The wheel owns only its bucket heads (4 bytes per bucket, allocated once in the
 // constructor); each element carries a 12-byte Hook reached through HookOf, a callable

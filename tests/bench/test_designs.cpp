@@ -125,7 +125,7 @@ Outcome run_model()
 
 // Which bug: a baseline that fires early, late or twice (a heap index not updated on a move, a
 // tree node re-keyed in place, a list spliced wrongly, a rte_timer reset at the wrong delay) would
-// still produce plausible timings, and every ratio in docs/benchmarks.md would compare against it.
+// still produce plausible timings, and every ratio in tests/benchmarks.md would compare against it.
 TEMPLATE_TEST_CASE("An expiry design fires each flow once, never early, and late by at most its granularity",
                    "[bench][designs]", WheelDesign, SweepDesign, TreeDesign, HeapDesign, RteTimerDesign, LruDesign,
                    LinkedHashMapDesign)

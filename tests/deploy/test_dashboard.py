@@ -40,7 +40,7 @@ EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 GRAFANA = os.path.join(REPO, "deploy", "grafana")
 PROM = os.path.join(REPO, "deploy", "prometheus")
 RULE_FILES = [os.path.join(PROM, "rules", f) for f in ("flowcop-recording.yml", "flowcop-alerts.yml")]
-DOCS = [os.path.join(REPO, "docs", f) for f in ("tuning.md", "deployment.md")]
+DOCS = [os.path.join(REPO, "deploy", f) for f in ("tuning.md", "deployment.md")]
 PCAP = os.path.join(REPO, "tests", "data", "captures", "suricata_ftp_data_ipv4_ipv6_80conns.pcap")
 VARIABLES = {"datasource", "cluster", "instance", "lcore"}
 # Labels Prometheus adds to every series of the job (prometheus-fleet.yml's target files add the

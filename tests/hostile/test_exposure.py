@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""What flowcop exposes, and to whom, through the real binary (docs/operations.md, "Exposure
+"""What flowcop exposes, and to whom, through the real binary (app/operations.md, "Exposure
 and access").
 
 Usage: test_exposure.py FLOWCOP_EXE TMPDIR REPO_ROOT
@@ -8,7 +8,7 @@ Usage: test_exposure.py FLOWCOP_EXE TMPDIR REPO_ROOT
   1. By default the exporter listens on 127.0.0.1:9781 and nowhere else (the process's only
      listening TCP socket); localhost:0 is 127.0.0.1 too. (If another process holds 9781, the
      default case is skipped: flowcop then exits 2, tested in tests/integration.)
-  2. The telemetry socket is where docs/operations.md says, in directories only root can enter
+  2. The telemetry socket is where app/operations.md says, in directories only root can enter
      (0700), the socket writable by root alone; an unprivileged user (nobody) cannot connect,
      root can; --no-telemetry creates no socket.
   3. The exporter serves /metrics and nothing else: no file (one in flowcop's working directory,

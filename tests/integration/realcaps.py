@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """An independent reading of a real capture: what the integration tests expect flowcop to report
-about it, derived from the frames (pcaplib.dissect) and the TCP rules in docs/tcp-tracking.md,
+about it, derived from the frames (pcaplib.dissect) and the TCP rules in lib/tcpstate/tcp-tracking.md,
 never from flowcop's output.
 
 Per connection key (VLAN stack cut to the two IDs a flow key keeps, see lib/packet/packet.h, plus

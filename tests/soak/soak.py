@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Soak: flowcop on flowgen traffic for minutes, flows constantly created and ending, its memory
-and its accounting watched throughout (docs/reliability.md).
+and its accounting watched throughout (tests/reliability.md).
 
 Usage: soak.py FLOWCOP_EXE [--duration S] [--warmup S] [--sample S] [--flows N] [--lifetime S]
                [--pps N] [--capacity N] [--events-ring N] [--idle-timeout S] [--active-timeout S]

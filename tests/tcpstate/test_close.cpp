@@ -79,7 +79,7 @@ TEST_CASE("Repeated FINs in LAST_ACK and TIME_WAIT leave the state unchanged", "
     }
 }
 
-// Without window tracking every RST is believed (docs/tcp-tracking.md), in every state including
+// Without window tracking every RST is believed (lib/tcpstate/tcp-tracking.md), in every state including
 // CLOSE itself, and the caller learns it through Outcome::reset so it can reap on the next tick.
 TEST_CASE("A RST in every state moves the flow to CLOSE with Outcome::reset", "[tcpstate][close]")
 {

@@ -61,11 +61,11 @@ std::string describe(State s, uint8_t tflags, int dir, uint8_t f)
 
 } // namespace
 
-// The matrix in docs/tcp-tracking.md, restated independently of lib/tcpstate's table. Rows are
+// The matrix in lib/tcpstate/tcp-tracking.md, restated independently of lib/tcpstate's table. Rows are
 // trackers reached by ordinary traffic (tcp_test_util.h reach(); FIN_WAIT..LAST_ACK after an orig
 // FIN), plus the two SYN_RECV variants whose reply ACK completes the handshake. A change to either the
 // code or the document must be made to both, deliberately.
-TEST_CASE("The transition matrix is the one documented in docs/tcp-tracking.md", "[tcpstate][exhaustive]")
+TEST_CASE("The transition matrix is the one documented in lib/tcpstate/tcp-tracking.md", "[tcpstate][exhaustive]")
 {
     constexpr int IG = -1, RO = -2;
     constexpr int SS = 1, SR = 2, ES = 3, FW = 4, CW = 5, LA = 6, TW = 7, CL = 8, S2 = 9;

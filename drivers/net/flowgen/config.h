@@ -9,7 +9,7 @@
 // check_config() is the single source of truth for what a Config may hold; Core, Generator and Port
 // refuse (produce nothing, or fail create()) a Config it rejects, so a Config built in code gets the
 // same checks as one parsed from text.
-// help() is the one documentation string for every key, its default and its range (docs/flowgen.md
+// help() is the one documentation string for every key, its default and its range (drivers/net/flowgen/flowgen.md
 // quotes it). Setup time only: everything here may allocate.
 #pragma once
 

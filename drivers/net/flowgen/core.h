@@ -15,7 +15,7 @@
 // Cost and memory: next() is noexcept, allocates nothing and does O(1) amortised work plus the copy
 // of the frame; the constructor allocates ~34 bytes per configured flow (32-byte records, 1/16 slack)
 // plus 40 bytes per slot of virtual RTT (100 us of slots, at least 1) for flows in handshake or close.
-// Measured (tests/flowgen/bench_flowgen, docs/flowgen.md): ~3.9x the cost of merely copying a
+// Measured (tests/flowgen/bench_flowgen, drivers/net/flowgen/flowgen.md): ~3.9x the cost of merely copying a
 // 128-byte frame, flat across 10^3..10^5 flows (+18%), IPv6/VLAN (+7%) and frame sizes; 32.0 resident
 // bytes per flow at 10^6 flows.
 // Threading: one owner thread; stats() may be called only by that thread (Port publishes copies).
