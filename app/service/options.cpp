@@ -66,8 +66,14 @@ std::string format_flag_error(std::string_view flag, std::string_view detail) {
 }
 
 std::string format_host_port(std::string_view host, uint16_t port) {
+    // Appended piecewise: GCC 12 at -O3 warns -Wrestrict (falsely) on `const char* + std::string`.
     const bool v6 = host.find(':') != std::string_view::npos;
-    return (v6 ? "[" : "") + std::string(host) + (v6 ? "]:" : ":") + std::to_string(port);
+    std::string out;
+    if (v6) out += '[';
+    out += host;
+    out += v6 ? "]:" : ":";
+    out += std::to_string(port);
+    return out;
 }
 
 ParseOutcome parse_options(int argc, char** argv) {
