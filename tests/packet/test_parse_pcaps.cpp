@@ -83,8 +83,8 @@ Replay replay(const std::string& path)
 #define REQUIRE_CAPTURES(dir)                                                                    \
     const std::string dir = pcap_dir();                                                          \
     if (dir.empty()) {                                                                           \
-        WARN("skipped: capture directory not found (FLOWCOP_PCAP_DIR or ../shared/pcaps)");     \
-        SUCCEED("skipped");                                                                      \
+        /* SUCCEED, not WARN: Catch2's TAP reporter numbers a warning like a test point */      \
+        SUCCEED("skipped: capture directory not found (FLOWCOP_PCAP_DIR or ../shared/pcaps)");  \
         return;                                                                                  \
     }
 
