@@ -83,7 +83,8 @@ TEST_CASE("Missing bucket counts are zero and every bound is still emitted", "[m
 {
     Family f("x_seconds", "x", MetricType::Histogram);
     f.histogram({}, {1'000, 2'000, 3'000}, {1}, 0, 1'000);
-    const auto& h = f.take().metric.at(0).histogram;
+    const prometheus::MetricFamily family = f.take(); // a reference into the temporary would dangle
+    const auto& h = family.metric.at(0).histogram;
     REQUIRE(h.bucket.size() == 4);
     CHECK(h.bucket[2].cumulative_count == 1);
     CHECK(h.bucket[3].cumulative_count == 1);
