@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Builds and runs one libFuzzer target under ASan+UBSan (docs/fuzzing.md):
+# Builds and runs one libFuzzer target under ASan+UBSan (tests/fuzzing.md):
 #   tests/fuzz/run.sh parse|track [libFuzzer flags...]
 # Without -runs/-max_total_time it stops after 10 million executions. Environment:
 #   FUZZ_BUILD   build dir (default build-fuzz-clang), configured with clang++ on first use
