@@ -37,10 +37,16 @@ def run_on_tty(exe, extra):
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
     out = b""
-    stop_at, deadline = time.monotonic() + RUN_S, time.monotonic() + RUN_S + 20
+    # RUN_S counts from the startup config line, not from exec: EAL's start-up takes seconds under
+    # sanitizers or load, and the live line only begins once the workers run.
+    # (--quiet prints no startup lines: then RUN_S + 5 s from exec.)
+    t0 = time.monotonic()
+    stop_at, seen_config, deadline = t0 + RUN_S + 5, False, t0 + RUN_S + 40
     stopped = False
     try:
         while time.monotonic() < deadline:
+            if not seen_config and b"flowcop: config:" in out:
+                seen_config, stop_at = True, time.monotonic() + RUN_S
             if not stopped and time.monotonic() >= stop_at:
                 p.send_signal(signal.SIGINT)
                 stopped = True
