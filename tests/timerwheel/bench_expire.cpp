@@ -5,7 +5,7 @@
 // either contiguous records or scattered at random through the table (in 4 KiB pages, then in huge
 // pages as production's DPDK memory is). For contrast the last column times the old design's per-tick
 // sweep, reading every flow's deadline once.
-#include "bench_util.h"
+#include "wheel_bench.h"
 
 #include <catch2/catch.hpp>
 

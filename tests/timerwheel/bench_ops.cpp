@@ -3,7 +3,7 @@
 // flow's deadline, versus also calling schedule() with the later deadline), shorten (a move) and cancel.
 // Own timed loops with medians over repeats, not Catch2 BENCHMARK: every loop changes wheel state, and
 // an adaptive runner would repeat it a varying number of times over a different state each run.
-#include "bench_util.h"
+#include "wheel_bench.h"
 
 #include <catch2/catch.hpp>
 

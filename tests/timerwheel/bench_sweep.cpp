@@ -5,7 +5,7 @@
 // state is max(1, timeout / (buckets - 1)). Simulated clock, 1 s ticks; 1000 flows join at evenly
 // spread seconds of the first period (so their ring phases differ), and visits are counted after a
 // warm-up, over at least two periods and at least 100 ring traversals. Counts only: time is irrelevant.
-#include "bench_util.h"
+#include "wheel_bench.h"
 
 #include <catch2/catch.hpp>
 

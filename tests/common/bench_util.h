@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Shared pieces of the expiry benchmarks (tests/bench): a fixed-seed RNG, clocks (wall and this
-// thread's CPU time, which excludes time the shared machine's scheduler took away), medians and
-// percentiles, a cache flush, memory probes (malloc's in-use bytes, the process RSS) and the
-// provenance line every result starts with. Nothing here is used by the service.
+// Shared pieces of the benchmarks (tests/bench and tests/timerwheel, through bench_util_dep): a
+// fixed-seed RNG, clocks (wall and this thread's CPU time, which excludes time the shared machine's
+// scheduler took away), medians and percentiles, a cache flush, memory probes (malloc's in-use bytes,
+// the process RSS) and the provenance line every result starts with. Nothing here is used by the
+// service. "bench_version.h" is each benchmark directory's own vcs_tag output, found through the
+// including target's build directory.
 #pragma once
 
 #include "bench_version.h"
@@ -79,6 +81,17 @@ struct Timed {
     double cpu_ns;
 };
 
+// Wall time only, for loops too short to pay a CPU-clock read on each side (tests/timerwheel).
+template <typename F>
+double time_ns(F&& f)
+{
+    clobber();
+    const uint64_t t0 = mono_ns();
+    f();
+    clobber();
+    return double(mono_ns() - t0);
+}
+
 template <typename F>
 Timed timed(F&& f)
 {
@@ -152,16 +165,22 @@ inline std::string cpu_model()
     return "unknown";
 }
 
-// Other work on the machine skews every timing; the load average is printed with each result.
-inline std::string load_average()
+// Other work on the machine skews every timing; the load average is printed with each result: the
+// first `fields` of the 1, 5 and 15 minute figures (the timer-wheel benchmarks print two, as their
+// recorded results in tests/benchmarks.md show).
+inline std::string load_average(int fields = 3)
 {
     std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    in >> one >> five >> fifteen;
-    return one + " " + five + " " + fifteen;
+    std::string out;
+    for (int i = 0; i < fields; ++i) {
+        std::string figure;
+        in >> figure;
+        out += (i == 0 ? "" : " ") + figure;
+    }
+    return out;
 }
 
-inline void provenance(const char* what)
+inline void provenance(const char* what, int load_fields = 3)
 {
     char date[32];
     const std::time_t t = std::time(nullptr);
@@ -173,7 +192,7 @@ inline void provenance(const char* what)
 #else
                 "asserts on",
 #endif
-                static_cast<unsigned long long>(kSeed), date, load_average().c_str(), cpu_model().c_str());
+                static_cast<unsigned long long>(kSeed), date, load_average(load_fields).c_str(), cpu_model().c_str());
     std::fflush(stdout);
 }
 
