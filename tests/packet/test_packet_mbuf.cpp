@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // parse_mbuf(): the mbuf entry hands the same bytes to the same parser whether the
 // headers sit in the first segment or are split across several, and counts pkt_len.
-// Boots EAL without hugepages or PCI (suite 'dpdk').
-#define CATCH_CONFIG_RUNNER
+// Needs EAL for its mbuf pool: linked with the shared EAL runner (catch2_eal_main_dep, suite 'dpdk').
 #include <catch2/catch.hpp>
-#include <catch2/catch_reporter_tap.hpp>  // for -r tap; not in Catch2 2.13's single header
 
-#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -26,7 +22,16 @@ using test::FrameBuilder;
 
 namespace {
 
-rte_mempool* g_pool = nullptr;
+// The tests' mbuf pool, made on first use (the runner has booted EAL by then). It is never freed on
+// its own: the runner's rte_eal_cleanup() releases EAL's memory with everything in it.
+rte_mempool* pool()
+{
+    static rte_mempool* const p =
+        rte_pktmbuf_pool_create("packet_test", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    if (p == nullptr)
+        FAIL("mbuf pool: " << rte_strerror(rte_errno));
+    return p;
+}
 
 // Mbuf chain owned by the test; freed on scope exit.
 struct Chain {
@@ -43,7 +48,7 @@ void make_chain(Chain& c, const std::vector<uint8_t>& frame, const std::vector<s
     size_t i = 0;
     do {
         const size_t n = std::min({i < sizes.size() ? sizes[i] : room, frame.size() - off, room});
-        rte_mbuf* m = rte_pktmbuf_alloc(g_pool);
+        rte_mbuf* m = rte_pktmbuf_alloc(pool());
         REQUIRE(m != nullptr);
         char* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(n));
         REQUIRE(dst != nullptr);
@@ -154,25 +159,4 @@ TEST_CASE("parse_mbuf counts the full pkt_len of an 80 kB multi-segment BIG TCP 
     CHECK(packet::parse_mbuf(c.head, p) == Verdict::tcp);
     CHECK(p.frame_len == 9000);
     CHECK(p.l4_payload_len == 8926);
-}
-
-int main(int argc, char** argv)
-{
-    char* eal_argv[] = {const_cast<char*>("test_packet_mbuf"), const_cast<char*>("--no-huge"),
-                        const_cast<char*>("-m"), const_cast<char*>("256"), const_cast<char*>("--no-pci"),
-                        const_cast<char*>("--file-prefix=packet_test"), const_cast<char*>("--log-level=error")};
-    if (rte_eal_init(static_cast<int>(std::size(eal_argv)), eal_argv) < 0) {
-        std::fprintf(stderr, "rte_eal_init failed: %s\n", rte_strerror(rte_errno));
-        return 1;
-    }
-    g_pool = rte_pktmbuf_pool_create("packet_test", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-    if (g_pool == nullptr) {
-        std::fprintf(stderr, "mbuf pool: %s\n", rte_strerror(rte_errno));
-        rte_eal_cleanup();
-        return 1;
-    }
-    const int rc = Catch::Session().run(argc, argv);
-    rte_mempool_free(g_pool);
-    rte_eal_cleanup();
-    return rc;
 }
