@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -18,6 +19,20 @@ bool no_duplicates(std::vector<uint32_t> v)
 {
     std::sort(v.begin(), v.end());
     return std::adjacent_find(v.begin(), v.end()) == v.end();
+}
+
+// A fire() whose lock is held elsewhere for its first `refusals` calls: it defers (returns false) that
+// many times, then ends the element (true deadline cleared) and fires.
+std::function<bool(uint32_t)> refuse_then_fire(Pool& p, int refusals)
+{
+    return [&p, refusals](uint32_t e) mutable {
+        if (refusals > 0) {
+            --refusals;
+            return false;
+        }
+        p.deadline[e] = 0;
+        return true;
+    };
 }
 } // namespace
 
@@ -297,16 +312,8 @@ TEST_CASE("a deferred fire is retried by the next call, never again in the same 
     const uint64_t ms = kSec / 1000;
     Wheel w = make_wheel(p, 4096, ms, kT0);
     arm(w, p, 0, kT0 + 5 * ms);
-    int refusals = 2;
     Recorder r{p};
-    r.on_fire = [&](uint32_t) {
-        if (refusals > 0) {
-            --refusals;
-            return false;
-        }
-        p.deadline[0] = 0;
-        return true;
-    };
+    r.on_fire = refuse_then_fire(p, 2);
     ExpireResult res = pass(w, r, kT0 + 1000 * ms); // 1000 ticks in one call
     CHECK(res.visited == 1);
     CHECK(res.deferred == 1);
@@ -329,16 +336,8 @@ TEST_CASE("a deferral in a call spanning the whole ring is parked at its last ti
     Pool p(1);
     Wheel w = make_wheel(p, 64, kSec, kT0);
     arm(w, p, 0, kT0 + 1 * kSec);
-    int refusals = 1;
     Recorder r{p};
-    r.on_fire = [&](uint32_t) {
-        if (refusals > 0) {
-            --refusals;
-            return false;
-        }
-        p.deadline[0] = 0;
-        return true;
-    };
+    r.on_fire = refuse_then_fire(p, 1);
     // Cursor at kT0's tick, target 64 ticks later: the call fast-forwards to a 64-tick window.
     ExpireResult res = pass(w, r, kT0 + 64 * kSec);
     CHECK(res.visited == 2); // tick 1, refused; the window's last tick (64), fired
