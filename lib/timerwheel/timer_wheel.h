@@ -3,7 +3,7 @@
 // It finds elements whose deadline has passed at a cost proportional to the elements coming due, not to
 // the elements scheduled. Design: lib/timerwheel/timer-wheel.md.
 //
-// Ownership. The wheel owns only its bucket heads (4 bytes per bucket, allocated once in the
+// Ownership. The wheel owns only its bucket heads (kLanes x 4 bytes per bucket, allocated once in the
 // constructor); each element carries a 12-byte Hook reached through HookOf, a callable
 // `Hook& (uint32_t element)` that must stay valid for the wheel's lifetime. An element belongs to at
 // most one wheel at a time, and the indices are the caller's: the wheel never checks which wheel an
@@ -23,6 +23,13 @@
 // caller's duty: every time an element's true deadline is SET or moved EARLIER, call schedule(); when it
 // moves LATER, calling nothing is correct and free (lazy rearm); when it becomes 0, cancel() or let the
 // next visit drop it.
+//
+// Lanes. A bucket is kLanes intrusive lists ("lanes"); an element always goes to lane e % kLanes of its
+// bucket, and expire() takes the bucket's lanes in turn. A list walk is a chain of dependent loads (each
+// hook names the next element), one memory latency per element when elements are scattered; walking
+// kLanes chains side by side keeps kLanes of those loads in flight, and cb.prefetch() is given each
+// element kLanes visits before it is examined. Which element of a bucket is examined first is not part
+// of the contract.
 //
 // Placement. due = ceil(deadline / tick), clamped to [min_due, cursor + buckets - 1], where min_due is
 // the cursor, or cursor + 1 while expire() drains the cursor's bucket (so a schedule() from a callback
@@ -76,7 +83,7 @@ public:
         if (h.prev != detail::kUnlinked) {
             if (due >= visit_tick(h))
                 return;
-            unlink(h);
+            unlink(e, h);
         }
         link(e, h, due);
     }
@@ -86,12 +93,14 @@ public:
     {
         Hook& h = hook(e);
         if (h.prev != detail::kUnlinked)
-            unlink(h);
+            unlink(e, h);
     }
 
     bool is_scheduled(uint32_t e) const noexcept { return hook(e).prev != detail::kUnlinked; }
 
     // Drains ticks cursor..floor(now_ns / tick) in order, examining each element of the cursor's bucket:
+    //   cb.prefetch(e) (optional): a hint that e is the next element the pass will examine, given while
+    //     the current one is examined; it must not call the wheel nor change any deadline.
     //   cb.deadline(e) -> uint64_t: e's true deadline (0 = none: e leaves the wheel). Must not call the wheel.
     //   cb.fire(e) -> bool: called with e already unlinked, once its true deadline <= now_ns. It may
     //     schedule()/cancel() any element, e included (e then lands at cursor + 1 at the earliest). Returning
@@ -119,18 +128,33 @@ public:
         }
         if (target - _cursor >= _buckets)
             _cursor = target - _buckets + 1;
-        const uint32_t* const heads = _heads.get();
+        constexpr bool kHint = requires { cb.prefetch(uint32_t{}); };
         for (; _cursor <= target; ++_cursor) {
-            const uint32_t& head = heads[_cursor & _mask];
+            const uint32_t* const lanes = &_heads[(_cursor & _mask) * kLanes];
             _draining = true;
-            while (head != kNil) {
+            if constexpr (kHint)
+                for (uint32_t l = 0; l < kLanes; ++l)
+                    if (lanes[l] != kNil)
+                        cb.prefetch(lanes[l]);
+            for (uint32_t lane = 0;; lane = (lane + 1) % kLanes) {
+                uint32_t empty = 0; // the next lane in turn that has an element
+                while (lanes[lane] == kNil && empty < kLanes)
+                    lane = (lane + 1) % kLanes, ++empty;
+                if (empty == kLanes)
+                    break;
                 if (r.fired == fire_budget || r.visited == visit_budget) {
                     _draining = false;
                     r.budget_exhausted = true;
                     return r;
                 }
-                const uint32_t e = head;
-                unlink(hook(e));
+                const uint32_t e = lanes[lane];
+                Hook& he = hook(e);
+                // e's successor in its lane is examined about kLanes visits from now: ask for its
+                // memory while the other lanes are walked.
+                if constexpr (kHint)
+                    if (he.next != kNil)
+                        cb.prefetch(he.next);
+                unlink(e, he);
                 ++r.visited;
                 const uint64_t d = cb.deadline(e);
                 if (d == 0)
@@ -158,6 +182,8 @@ public:
 
     uint64_t size() const noexcept { return _size; }
     uint32_t buckets() const noexcept { return _buckets; }
+    // Bytes the wheel allocated (its bucket heads).
+    size_t memory_bytes() const noexcept { return size_t(_buckets) * kLanes * sizeof(uint32_t); }
     uint64_t tick_ns() const noexcept { return _tick_ns; }
     uint64_t cursor_tick() const noexcept { return _cursor; }
 
@@ -166,8 +192,8 @@ private:
     {
         if (std::string err = validate(cfg); !err.empty())
             throw std::invalid_argument(err);
-        auto heads = std::make_unique<uint32_t[]>(cfg.buckets);
-        std::fill_n(heads.get(), cfg.buckets, kNil);
+        auto heads = std::make_unique<uint32_t[]>(size_t(cfg.buckets) * kLanes);
+        std::fill_n(heads.get(), size_t(cfg.buckets) * kLanes, kNil);
         return heads;
     }
 
@@ -191,9 +217,11 @@ private:
         return _cursor + ((h.due - static_cast<uint32_t>(_cursor)) & _mask);
     }
 
+    uint32_t& head_of(uint32_t e, uint64_t due) noexcept { return _heads[(due & _mask) * kLanes + e % kLanes]; }
+
     void link(uint32_t e, Hook& h, uint64_t due) noexcept
     {
-        uint32_t& head = _heads[due & _mask];
+        uint32_t& head = head_of(e, due);
         h.prev = kNil;
         h.next = head;
         h.due = static_cast<uint32_t>(due);
@@ -203,10 +231,10 @@ private:
         ++_size;
     }
 
-    void unlink(Hook& h) noexcept
+    void unlink(uint32_t e, Hook& h) noexcept
     {
         if (h.prev == kNil)
-            _heads[h.due & _mask] = h.next;
+            head_of(e, h.due) = h.next;
         else
             hook(h.prev).next = h.next;
         if (h.next != kNil)
@@ -216,7 +244,7 @@ private:
     }
 
     mutable HookOf _hook_of; // mutable: is_scheduled() is const but HookOf need not be const-callable
-    std::unique_ptr<uint32_t[]> _heads;
+    std::unique_ptr<uint32_t[]> _heads; // kLanes heads per bucket: bucket b's lane l at b * kLanes + l
     uint32_t _buckets;
     uint32_t _mask;
     uint64_t _tick_ns;
