@@ -25,16 +25,39 @@ namespace {
 // alignment; UBSan caught a telemetry kill's key at an address 2 mod 8). The same CRC with memcpy
 // loads gives the same values (plain unaligned moves on x86). Only ever called with
 // key_len == sizeof(FlowKey), a multiple of 8.
+uint64_t key_word(const void* key, size_t i) noexcept
+{
+    uint64_t word;
+    std::memcpy(&word, static_cast<const uint8_t*>(key) + 8 * i, sizeof word);
+    return word;
+}
+
+// The table's hash: CRC32-C of the key's five 8-byte words. Inline, so that process_burst() hashes a
+// burst's keys itself and hands rte_hash the signatures (rte_hash_lookup_with_hash_bulk) instead of
+// an indirect call per key; rte_hash calls the same function (hash_flow_key) for everything else.
+inline uint32_t flow_hash(const void* key, uint32_t h = 0) noexcept
+{
+    static_assert(sizeof(packet::FlowKey) == 40, "flow_hash hashes five 8-byte words");
+    for (size_t i = 0; i < 5; ++i)
+        h = rte_hash_crc_8byte(key_word(key, i), h);
+    return h;
+}
+
 uint32_t hash_flow_key(const void* key, uint32_t key_len, uint32_t init_val) noexcept
 {
-    static_assert(sizeof(packet::FlowKey) % 8 == 0, "hash_flow_key hashes whole 8-byte words");
-    const auto* p = static_cast<const uint8_t*>(key);
-    for (uint32_t i = 0; i + 8 <= key_len; i += 8) {
-        uint64_t word;
-        std::memcpy(&word, p + i, sizeof word);
-        init_val = rte_hash_crc_8byte(word, init_val);
-    }
-    return init_val;
+    (void)key_len; // always sizeof(FlowKey)
+    return flow_hash(key, init_val);
+}
+
+// rte_hash compares keys of 16, 32, 48, ... bytes with inline vector code and every other size with
+// memcmp(); a FlowKey is 40. Five 8-byte words, compared without a branch per word. Returns 0 when equal.
+int flow_keys_differ(const void* a, const void* b, size_t key_len) noexcept
+{
+    (void)key_len; // always sizeof(FlowKey): the only key length this hash is created with
+    uint64_t diff = 0;
+    for (size_t i = 0; i < 5; ++i)
+        diff |= key_word(a, i) ^ key_word(b, i);
+    return diff != 0;
 }
 
 size_t heap_allocated(int socket) noexcept
@@ -105,7 +128,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     hp.entries = config.capacity;
     hp.key_len = sizeof(packet::FlowKey);
     hp.hash_func = hash_flow_key;
-    hp.hash_func_init_val = 0;
+    hp.hash_func_init_val = 0; // process_burst() hashes with flow_hash(key), i.e. this 0
     hp.socket_id = socket;
     // No extendable buckets: they would cost 9 more bytes per flow (137 instead of
     // 128, measured). Without them an insert can fail on a bucket collision when
@@ -124,6 +147,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
                      : rte_strerror(rte_errno));
         return nullptr;
     }
+    rte_hash_set_cmp_func(t->hash_, flow_keys_differ);
     if (!locate_key_store(t->hash_, t->key_store_, t->key_stride_, error))
         return nullptr;
 
@@ -153,7 +177,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->loose_pickup_ = config.loose_pickup;
     t->set_timeouts(config.timeouts, config.active_timeout_s);
     t->rebase_cursor_ = t->n_records_; // nothing to rebase yet
-    t->memory_bytes_ = heap_allocated(socket) - heap_before + size_t(config.wheel.buckets) * sizeof(uint32_t);
+    t->memory_bytes_ = heap_allocated(socket) - heap_before + t->wheel_->memory_bytes();
     return t;
 }
 
@@ -196,8 +220,11 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
         return;
     if (!clock_started_) [[unlikely]]
         start_clock(when[0]);
+    uint32_t sig[kMaxBurst];
+    for (unsigned j = 0; j < nt; ++j)
+        sig[j] = flow_hash(keys[j]);
     int32_t pos[kMaxBurst];
-    rte_hash_lookup_bulk(hash_, keys, nt, pos);
+    rte_hash_lookup_with_hash_bulk(hash_, keys, sig, nt, pos);
     for (unsigned j = 0; j < nt; ++j)
         if (pos[j] >= 0)
             rte_prefetch0(&records_[pos[j]]);
@@ -241,7 +268,9 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     }
     tcpstate::Tracker tracker = r.tcp;
     const tcpstate::State before = tracker.state;
-    const tcpstate::Outcome outcome = tcpstate::step(tracker, dir, pkt.tcp_flags);
+    // steady(): the established flow's plain ACK, which step() would accept without a change.
+    const tcpstate::Outcome outcome = tcpstate::steady(tracker, pkt.tcp_flags) ? tcpstate::Outcome::ok
+                                                                               : tcpstate::step(tracker, dir, pkt.tcp_flags);
 
     if (outcome == tcpstate::Outcome::reopen) {
         // Port reuse of a finished flow: the old one ends and this SYN starts a new
@@ -349,22 +378,6 @@ bool FlowTable::early_drop(uint64_t now_ns) noexcept
 
 void FlowTable::rearm(uint32_t pos) noexcept { wheel_->schedule(pos, deadline_of(records_[pos])); }
 
-uint64_t FlowTable::deadline_of(const FlowRecord& r) const noexcept
-{
-    // RST and kill: due now. 1 ns is in every caller's past, so the wheel puts it in
-    // the next bucket it drains.
-    if (r.flags & (FlowRecord::kReset | FlowRecord::kKilled))
-        return 1;
-    return timeout_deadline(r);
-}
-
-uint64_t FlowTable::timeout_deadline(const FlowRecord& r) const noexcept
-{
-    const uint64_t inactivity = r.last_seen_ns + state_timeout_ns_[static_cast<size_t>(r.tcp.state)];
-    const uint64_t active = active_timeout_ns_ ? r.first_seen_ns + active_timeout_ns_ : 0;
-    return active != 0 && active < inactivity ? active : inactivity;
-}
-
 Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
 {
     if (r.flags & FlowRecord::kReset)
@@ -380,15 +393,38 @@ Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
 
 void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
-    FlowRecord& r = records_[pos];
+    retire(pos, reason, now_ns);
+    delete_key(pos);
+}
+
+void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
+{
     emit(pos, false, reason, now_ns);
     bump(counters_.flows_expired[static_cast<unsigned>(reason)]);
     --live_;
     ++ends_;
     wheel_->cancel(pos);
+    store_release(records_[pos].flags, uint8_t(0));
+}
+
+void FlowTable::delete_key(uint32_t pos) noexcept
+{
     const packet::FlowKey key = key_at(pos); // the key store slot is freed by the delete
-    store_release(r.flags, uint8_t(0));
     rte_hash_del_key(hash_, &key);
+}
+
+void FlowTable::delete_deferred() noexcept
+{
+    // All the keys' hashes first, so that their loads are in flight together; then the deletes,
+    // whose bucket reads nothing here serialises.
+    uint32_t sig[kDeleteBatch];
+    for (unsigned i = 0; i < n_deferred_; ++i)
+        sig[i] = flow_hash(&key_at(deferred_[i]));
+    for (unsigned i = 0; i < n_deferred_; ++i) {
+        const packet::FlowKey key = key_at(deferred_[i]); // the key store slot is freed by the delete
+        rte_hash_del_key_with_hash(hash_, &key, sig[i]);
+    }
+    n_deferred_ = 0;
 }
 
 void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept

@@ -86,6 +86,10 @@ inline constexpr unsigned kEarlyDropSamples = 8;
 // full: an evicted flow frees a slot elsewhere, which cuckoo displacement can
 // usually reach; a few tries bound the work per refused SYN.
 inline constexpr unsigned kInsertRetries = 3;
+// The cop ends due flows at once but removes their keys from the hash in batches of this many (and at
+// the end of every pass): a delete's bucket read is a cache miss that depends on the key's own, and
+// done back to back without the fire path's locked instructions in between, those misses overlap.
+inline constexpr unsigned kDeleteBatch = 32;
 
 struct TableConfig {
     std::string name;                 // unique in the process (names the rte_hash)
@@ -196,10 +200,28 @@ private:
     bool fire(uint32_t pos, uint64_t now_ns) noexcept;
     // Caller holds the shard lock. Emits the destroy event and frees the position.
     void end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
+    // end_flow() without the hash delete, which the caller does or defers: the record is no longer
+    // in use (readers skip it), but its key and position stay taken until the delete.
+    void retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
+    void delete_key(uint32_t pos) noexcept;
+    // Removes the keys of the flows the cop retired since the last call (see kDeleteBatch).
+    void delete_deferred() noexcept;
     void emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept;
-    uint64_t deadline_of(const FlowRecord& rec) const noexcept;
+    uint64_t deadline_of(const FlowRecord& rec) const noexcept
+    {
+        // RST and kill: due now. 1 ns is in every caller's past, so the wheel puts it in the next
+        // bucket it drains.
+        if (rec.flags & (FlowRecord::kReset | FlowRecord::kKilled))
+            return 1;
+        return timeout_deadline(rec);
+    }
     // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
-    uint64_t timeout_deadline(const FlowRecord& rec) const noexcept;
+    uint64_t timeout_deadline(const FlowRecord& rec) const noexcept
+    {
+        const uint64_t inactivity = rec.last_seen_ns + state_timeout_ns_[static_cast<size_t>(rec.tcp.state)];
+        const uint64_t active = active_timeout_ns_ ? rec.first_seen_ns + active_timeout_ns_ : 0;
+        return active != 0 && active < inactivity ? active : inactivity;
+    }
     Reason final_reason(const FlowRecord& rec, Reason reason, uint64_t now_ns) const noexcept;
     Reason reason_of(const FlowRecord& rec, uint64_t now_ns) const noexcept;
     const packet::FlowKey& key_at(uint32_t pos) const noexcept
@@ -224,6 +246,8 @@ private:
     uint32_t rebase_cursor_ = 0;
     uint32_t live_ = 0;                // flows in the table (owner's own count)
     uint64_t ends_ = 0;                // flows ended so far (detects stale positions within a burst)
+    uint32_t deferred_[kDeleteBatch] = {}; // positions retired by the running cop pass, keys not yet deleted
+    unsigned n_deferred_ = 0;          // 0 whenever run_cop() is not running
     bool clock_started_ = false;       // the wheel's cursor is placed at the first time seen
     uint16_t lcore_ = 0;
     bool loose_pickup_ = true;

@@ -124,6 +124,18 @@ State initial_state(uint8_t tcp_flags, bool loose_pickup) noexcept;
 // ACK completes SYN_RECV for simultaneous opens and for flows picked up at the SYN-ACK.
 Outcome step(Tracker& t, Dir dir, uint8_t tcp_flags) noexcept;
 
+// True for the packet that makes up nearly all of a busy link: an ACK-class segment (ACK, with or
+// without PSH, URG, ECE, CWR) on an ESTABLISHED flow whose tracker already holds every bit such a
+// packet can set. step() would then change nothing and return Outcome::ok; callers use this to skip it.
+// Conservative: false never means step() would change something. tests/tcpstate checks the claim for
+// every state, flag byte, tracker bit set and direction.
+constexpr bool steady(const Tracker& t, uint8_t tcp_flags) noexcept
+{
+    constexpr uint8_t kind = 0x01 | 0x02 | 0x04 | 0x10; // FIN, SYN, RST, ACK
+    constexpr uint8_t bits = detail::kAdopted | detail::kSeenReply | detail::kAssured;
+    return t.state == State::established && (tcp_flags & kind) == 0x10 && (t.flags & bits) == bits;
+}
+
 // Per-state inactivity timeouts in seconds. A 0 entry means "no explicit timeout for this state":
 // effective() then falls back to default_inactivity.
 struct Timeouts {

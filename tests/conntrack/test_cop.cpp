@@ -124,3 +124,39 @@ TEST_CASE("Shutdown ends every open flow with reason shutdown", "[conntrack][cop
     CHECK(h.live_flows() == 0);
     CHECK(h.accounting_holds());
 }
+
+// The cop ends flows at once but deletes their keys from the hash in batches (kDeleteBatch): every
+// pass, whatever its number of fires, must return with the keys of all it fired gone, their slots free
+// for new flows.
+TEST_CASE("A pass leaves no fired flow's key in the hash, whatever the count against the delete batch",
+          "[conntrack][cop]")
+{
+    constexpr uint32_t B = conntrack::kDeleteBatch;
+    for (const uint32_t n : {1u, B - 1, B, B + 1, 3 * B + 5}) {
+        CAPTURE(n);
+        Harness h(small_config(4 * B));
+        auto ep = [](uint32_t i) { return Ep{"10.7.0.1", uint16_t(1000 + i)}; };
+        for (uint32_t i = 0; i < n; ++i)
+            h.send(ep(i), server, SYN);
+        h.now += 121 * kSec;
+        // Budgeted passes: each returns with its fires' keys deleted.
+        uint64_t fired = 0;
+        while (fired < n) {
+            const auto r = h.cop(B / 2 + 1, 16 * (B / 2 + 1));
+            fired += r.wheel.fired;
+            uint32_t still = 0;
+            for (uint32_t i = 0; i < n; ++i)
+                still += h.has(ep(i), server);
+            CHECK(still == n - fired);
+            if (!r.wheel.budget_exhausted)
+                break;
+        }
+        CHECK(fired == n);
+        // The freed slots take new flows, up to the capacity, with the same keys and others.
+        for (uint32_t i = 0; i < 4 * B; ++i)
+            h.send(ep(i), server, SYN);
+        CHECK(h.c().active() >= 4 * B * 9 / 10); // the hash refuses a few near its capacity (no extendable buckets)
+        CHECK(h.c().tcp_table_full + h.c().active() == 4 * B);
+        CHECK(h.accounting_holds());
+    }
+}

@@ -180,6 +180,47 @@ TEST_CASE("No input combination leaves the state machine's range or moves a flow
     CHECK(v.count == 0);
 }
 
+// steady() is the flow table's shortcut past step(): wherever it says true, step() must return ok and
+// leave the tracker exactly as it was, for every direction. And it must say true for the established,
+// assured flow's plain ACK, with or without PSH, URG, ECE and CWR, or the shortcut is never taken.
+TEST_CASE("steady() is true only where step() would change nothing", "[tcpstate][exhaustive]")
+{
+    Violations v;
+    uint64_t steady_inputs = 0;
+    for (unsigned sv = 0; sv <= kStateCount; ++sv) {
+        for (unsigned tf = 0; tf < 256; ++tf) {
+            for (unsigned pf = 0; pf < 256; ++pf) {
+                const Tracker before{static_cast<State>(sv), static_cast<uint8_t>(tf)};
+                const auto f = static_cast<uint8_t>(pf);
+                if (!steady(before, f))
+                    continue;
+                ++steady_inputs;
+                for (const unsigned dv : {0u, 1u}) {
+                    Tracker t = before;
+                    const Outcome out = step(t, static_cast<Dir>(dv), f);
+                    if (out != Outcome::ok || t.state != before.state || t.flags != before.flags)
+                        v.add("steady but step() changes it: " + describe(before.state, before.flags, int(dv), f));
+                }
+            }
+        }
+    }
+    for (const auto& s : v.first)
+        UNSCOPED_INFO(s);
+    CHECK(v.count == 0);
+    // ESTABLISHED with its three bits (32 values of the other five) and the 16 flag bytes with ACK set,
+    // FIN, SYN and RST clear (PSH, URG, ECE and CWR free; URG|ACK is still the ACK class).
+    CHECK(steady_inputs == 32u * 16u);
+    Tracker assured = Tracker{State::established, 0};
+    step(assured, Dir::orig, 0x10);
+    step(assured, Dir::reply, 0x10);
+    step(assured, Dir::orig, 0x10);
+    CHECK(assured.assured());
+    CHECK(steady(assured, 0x10));
+    CHECK(steady(assured, 0x18));
+    CHECK(!steady(assured, 0x11));
+    CHECK(!steady(assured, 0x14));
+}
+
 // Random traffic on one 5-tuple, driven like the flow table (create, step, reopen, reap on a tick
 // after a RST). Within one flow the rank never decreases and private bits are never cleared; rank
 // drops only when a new flow starts (reopen, or a pickup after the old one was reaped). Assured
