@@ -97,13 +97,85 @@ Verdict parse_frame(const View& v, Packet& out) noexcept
 
 }  // namespace
 
-Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept
+namespace detail {
+
+Verdict parse_general(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept
 {
     std::memset(&out, 0, sizeof out);
     out.frame_len = frame_len;
-    const View v{hdr, std::min({hdr_len, frame_len, max_header_bytes}), frame_len};
+    const View v{hdr, window, frame_len};
     out.verdict = parse_frame(v, out);
     return out.verdict;
+}
+
+}  // namespace detail
+
+namespace {
+
+// detail::parse_ipv4_tcp_fast, inline so that parse() holds no call before its tail call to the
+// general path: nothing to save and restore on the common frame.
+inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len, Packet& out) noexcept
+{
+    constexpr uint32_t l3 = w::eth_header_len;
+    constexpr uint32_t l4 = l3 + w::ipv4_min_header_len;
+    if (window < l4 + w::tcp_min_header_len)
+        return false;
+    // Untagged IPv4, version 4 with IHL 5 (no options), TCP, not a non-first fragment.
+    if (w::be16(b + 12) != w::ethertype_ipv4 || b[l3] != 0x45 || b[l3 + 9] != w::proto_tcp ||
+        (w::be16(b + l3 + 6) & w::ipv4_frag_offset_mask) != 0)
+        return false;
+    // Total length covers both fixed headers and fits the frame (0, BIG TCP, is not taken here).
+    const uint32_t total = w::be16(b + l3 + 2);
+    if (total < w::ipv4_min_header_len + w::tcp_min_header_len || total > frame_len - l3)
+        return false;
+    const uint8_t* th = b + l4;
+    const uint32_t seg = total - w::ipv4_min_header_len;
+    const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
+    if (hlen < w::tcp_min_header_len || hlen > seg)
+        return false;
+
+    std::memset(&out, 0, sizeof out);
+    out.frame_len = frame_len;
+    out.ip_version = 4;
+    out.l4_proto = w::proto_tcp;
+    out.sport = w::be16(th);
+    out.dport = w::be16(th + 2);
+    out.seq = w::be32(th + 4);
+    out.ack = w::be32(th + 8);
+    out.tcp_flags = th[13];
+    out.window = w::be16(th + 14);
+    out.l4_payload_len = seg - hlen;
+    // set_key()'s order: addresses compared as network-order bytes, i.e. as big-endian integers.
+    const uint8_t* src = b + l3 + 12;
+    const uint8_t* dst = b + l3 + 16;
+    const uint32_t sa = w::be32(src), da = w::be32(dst);
+    const bool src_lo = sa < da || (sa == da && out.sport <= out.dport);
+    FlowKey& k = out.key;
+    k.addr_lo[10] = k.addr_lo[11] = 0xff;
+    k.addr_hi[10] = k.addr_hi[11] = 0xff;
+    std::memcpy(k.addr_lo + 12, src_lo ? src : dst, 4);
+    std::memcpy(k.addr_hi + 12, src_lo ? dst : src, 4);
+    k.port_lo = src_lo ? out.sport : out.dport;
+    k.port_hi = src_lo ? out.dport : out.sport;
+    k.proto = w::proto_tcp;
+    out.src_is_lo = src_lo;
+    out.verdict = Verdict::tcp;
+    return true;
+}
+
+}  // namespace
+
+bool detail::parse_ipv4_tcp_fast(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept
+{
+    return ipv4_tcp_fast(hdr, window, frame_len, out);
+}
+
+Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept
+{
+    const uint32_t window = std::min({hdr_len, frame_len, max_header_bytes});
+    if (ipv4_tcp_fast(hdr, window, frame_len, out)) [[likely]]
+        return Verdict::tcp;
+    return detail::parse_general(hdr, window, frame_len, out);
 }
 
 Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept

@@ -129,4 +129,12 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
 
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept;
 
+// parse() is these two: the fast path takes the common frame (untagged IPv4 without options, TCP with
+// a valid data offset, whole headers in `window` bytes) and fills `out` exactly as the general path
+// would; for any other frame it returns false without writing, and the general path, which handles
+// every frame, decides. `window` = min(bytes given, frame_len, max_header_bytes). tests/packet
+// checks that both give the same Packet on every frame the fast path takes.
+bool parse_ipv4_tcp_fast(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept;
+Verdict parse_general(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept;
+
 }  // namespace flowcop::packet::detail

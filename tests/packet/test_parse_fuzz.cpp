@@ -9,6 +9,7 @@
 #include <string>
 
 #include <packet/packet.h>
+#include <packet/parse_internal.h>  // white box: the fast path against the general one
 
 #include "frame_builder.h"
 #include "parse_helpers.h"
@@ -55,6 +56,12 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
                                v == Verdict::ip_bad_version || v == Verdict::ipv4_bad_ihl ||
                                v == Verdict::ip_bad_total_length || v == Verdict::vlan_too_deep))
         return "an IP-level verdict without ip_version";
+    // The general path alone must give the same bytes, whether or not the fast path took the frame.
+    Packet g;
+    std::memset(&g, 0x5a, sizeof g);
+    packet::detail::parse_general(f, len < packet::max_header_bytes ? len : packet::max_header_bytes, len, g);
+    if (std::memcmp(&g, &p, sizeof p) != 0)
+        return "parse() differs from the general path alone (the IPv4/TCP fast path disagrees)";
     // The core with only the capped front of the frame must agree exactly (parse_mbuf's contract).
     Packet q;
     const uint32_t hdr = len < packet::max_header_bytes ? len : packet::max_header_bytes;
@@ -151,6 +158,53 @@ TEST_CASE("100k random mutations of valid frames are classified without overread
         classes += c > 0;
     CAPTURE(classes);
     CHECK(classes >= 12);  // mutations reach nearly every verdict
+}
+
+// The IPv4/TCP fast path (parse_internal.h) must take only frames it fills exactly as the general
+// path does: mutations of its own header bytes, each either taken (and equal) or left to the general
+// path. broken_invariant() compares the two on every input of every test here.
+TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP frames", "[packet][fuzz]")
+{
+    std::mt19937_64 rng(0xfa57);
+    const std::vector<std::vector<uint8_t>> seeds = {
+        FrameBuilder().ipv4().tcp().payload(6).build(),
+        FrameBuilder().ipv4().tcp({.options = {2, 4, 5, 0xb4}}).build(),
+        FrameBuilder().ipv4().tcp().pad_to(60).build(),
+    };
+    Tally t;
+    unsigned taken = 0, declined = 0;
+    // The endpoint order's tie-breaks, which random bytes almost never hit: equal addresses, then
+    // ports lower, higher and equal.
+    for (const auto& [sport, dport] : {std::pair<uint16_t, uint16_t>{1, 2}, {2, 1}, {7, 7}}) {
+        const auto f = FrameBuilder().ipv4({.src = {192, 0, 2, 9}, .dst = {192, 0, 2, 9}})
+                           .tcp({.sport = sport, .dport = dport}).build();
+        Packet p;
+        const uint32_t len = static_cast<uint32_t>(f.size());
+        (packet::detail::parse_ipv4_tcp_fast(f.data(), len, len, p) ? taken : declined)++;
+        t.run(f, f.size());
+    }
+    CHECK(taken == 3);
+    for (int i = 0; i < 100000; ++i) {
+        std::vector<uint8_t> f = seeds[rng() % seeds.size()];
+        const int edits = 1 + static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits; ++e) {
+            const size_t at = 12 + rng() % 44;  // ethertype .. end of the TCP fixed header
+            if (rng() % 4 == 0)
+                f.resize(rng() % (f.size() + 8), 0);
+            else if (at < f.size())
+                f[at] = rng() % 2 ? static_cast<uint8_t>(rng()) : static_cast<uint8_t>(f[at] ^ (1u << (rng() % 8)));
+        }
+        Packet p;
+        const uint32_t len = static_cast<uint32_t>(f.size());
+        (packet::detail::parse_ipv4_tcp_fast(f.data(), std::min(len, packet::max_header_bytes), len, p) ? taken
+                                                                                                        : declined)++;
+        t.run(f, f.size());
+    }
+    INFO(t.first_failure);
+    CHECK(t.failures == 0);
+    CAPTURE(taken, declined);
+    CHECK(taken > 10000);     // the fast path is exercised ...
+    CHECK(declined > 10000);  // ... and so is its refusal of everything else
 }
 
 // Classification is a pure function of the bytes.
