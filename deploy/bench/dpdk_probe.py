@@ -122,9 +122,20 @@ def load_average():
         return tuple(float(x) for x in f.read().split()[:3])
 
 
-def mem_available_bytes():
+def meminfo(field):
+    """A /proc/meminfo field: bytes for the kB ones, a count for HugePages_*; 0 if absent."""
     with open("/proc/meminfo") as f:
         for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
+            if line.startswith(field + ":"):
+                parts = line.split()
+                return int(parts[1]) * (1024 if parts[-1] == "kB" else 1)
     return 0
+
+
+def mem_available_bytes():
+    return meminfo("MemAvailable")
+
+
+def free_hugepage_bytes():
+    """Free pages of the default hugepage size (what EAL -m takes from a hugetlbfs mount)."""
+    return meminfo("HugePages_Free") * meminfo("Hugepagesize")

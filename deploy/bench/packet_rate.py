@@ -107,7 +107,9 @@ def build_shim(workdir):
 def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     mem = memory_mb(tool, packets, flows, a.data_room)
     vdev = "--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap
-    eal = ["--no-huge", "-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
+    huge_dir = getattr(a, "huge_dir", None)  # profile_packet.py has no such option
+    pages = ["--huge-dir", huge_dir] if huge_dir else ["--no-huge"]
+    eal = pages + ["-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
     if tool == "flowcop":
         return [os.path.join(a.build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
                 "--mode", "monitor", "--flows-per-lcore", str(flows_capacity(flows)),
@@ -292,6 +294,9 @@ def main(argv):
     ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
     ap.add_argument("--plot-dir", default=os.path.join(REPO, "tests", "plots"), help="where the PNG goes")
     ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
+    ap.add_argument("--huge-dir", default=None,
+                    help="EAL memory from this hugetlbfs mount, as in production (e.g. /dev/hugepages after "
+                         "dpdk-hugepages.py -p 2M --setup 12G); default: --no-huge (4 KiB pages)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the runs already in WORKDIR/results.json and do only the missing ones")
     a = ap.parse_args(argv)
@@ -303,7 +308,8 @@ def main(argv):
     shim = build_shim(workdir)
     prov = provenance(a.build)
     prov["load_at_start"] = dpdk_probe.load_average()
-    print("== packet rate: flowcop monitor vs dpdk-testpmd rxonly/io, pcap infinite_rx ==")
+    print("== packet rate: flowcop monitor vs dpdk-testpmd rxonly/io, pcap infinite_rx, EAL memory in %s =="
+          % ("hugepages at " + a.huge_dir if a.huge_dir else "4 KiB pages (--no-huge)"))
     print("commit %s, buildtype %s, %s, load %s, %s" % (prov["commit"][:12], prov["buildtype"], prov["date_utc"],
                                                         " ".join("%.2f" % x for x in prov["load_at_start"]),
                                                         prov["lscpu_model"]), flush=True)
@@ -316,14 +322,21 @@ def main(argv):
         prov["resumed_from"] = old.get("provenance")
         print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
     done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
-    settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice")}
+    settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice",
+                                           "huge_dir")}
     for n in flows_list:
         packets = n * a.passes
-        need = max(memory_mb(t, packets, n, a.data_room) for t in tools) * 2**20 + packets * 80
+        eal_need = max(memory_mb(t, packets, n, a.data_room) for t in tools) * 2**20
+        need = eal_need + packets * 80
         avail = dpdk_probe.mem_available_bytes()
-        if need + a.mem_margin_gb * 2**30 > avail:
+        huge = dpdk_probe.free_hugepage_bytes() if a.huge_dir else None
+        if a.huge_dir and eal_need > huge:
+            skipped[n] = "needs %.1f GB of hugepages, %.1f GB free (reserve more: dpdk-hugepages.py)" % (
+                eal_need / 2**30, huge / 2**30)
+        elif (need - eal_need if a.huge_dir else need) + a.mem_margin_gb * 2**30 > avail:
             skipped[n] = "needs %.1f GB (+%.0f GB margin), %.1f GB available" % (
                 need / 2**30, a.mem_margin_gb, avail / 2**30)
+        if n in skipped:
             print("flows %d: skipped: %s" % (n, skipped[n]), flush=True)
             continue
         pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))

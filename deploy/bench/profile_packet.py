@@ -41,7 +41,7 @@ FLOWCOP_ROWS = [
     ("  rte_pktmbuf_free_bulk (as testpmd)", r":rte_pktmbuf_free_bulk "),
     ("  packet::parse (L2-L4 headers)", r":flowcop::packet::parse\("),
     ("  FlowTable::process_burst", r":flowcop::conntrack::FlowTable::process_burst\(.*unsigned long\)"),
-    ("    rte_hash_lookup_bulk", r":rte_hash_lookup_bulk "),
+    ("    rte_hash_lookup_with_hash_bulk", r":rte_hash_lookup_with_hash_bulk "),
     ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
     ("      tcpstate::step", r":flowcop::tcpstate::step\("),
 ]

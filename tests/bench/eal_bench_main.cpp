@@ -5,6 +5,11 @@
 // Environment:
 //   FLOWCOP_BENCH_EAL_MEM  EAL -m in MB (default 3072: a 10^7-flow table plus headroom). --no-huge
 //                          memory is reserved up front but only resident where it is touched.
+//   FLOWCOP_BENCH_HUGE_DIR=DIR
+//                          EAL memory in real hugetlbfs pages mounted at DIR (production's layout), e.g.
+//                          after `dpdk-hugepages.py -p 2M --setup 4G` (which mounts /dev/hugepages; create
+//                          that directory first if it is missing). -m is then taken from the pages at once,
+//                          so reserve at least FLOWCOP_BENCH_EAL_MEM. Overrides FLOWCOP_BENCH_THP.
 //   FLOWCOP_BENCH_THP=1    madvise(MADV_HUGEPAGE) on EAL's memory, so the flow table can live in
 //                          2 MiB pages as production's hugepage memory does, on a machine without
 //                          hugetlbfs pages. Without them records sit in 4 KiB pages and a scattered
@@ -45,6 +50,14 @@ int advise_huge(const rte_memseg_list* msl, void* arg)
     return 0;
 }
 
+int largest_page(const rte_memseg_list* msl, void* arg)
+{
+    auto& largest = *static_cast<uint64_t*>(arg);
+    if (msl->memseg_arr.count != 0 && msl->page_sz > largest)
+        largest = msl->page_sz;
+    return 0;
+}
+
 // The bracketed word of shmem_enabled, e.g. "never" in "always within_size advise [never] deny force".
 std::string shmem_thp_policy()
 {
@@ -65,10 +78,14 @@ int main(int argc, char** argv)
     const char* mem_env = std::getenv("FLOWCOP_BENCH_EAL_MEM");
     const std::string mem_mb = mem_env != nullptr && *mem_env != '\0' ? mem_env : "3072";
     const std::string prefix = "--file-prefix=flowcop_bench_" + std::to_string(getpid());
-    const char* eal_argv[] = {argv[0], "--no-huge", "-m", mem_mb.c_str(), "--no-pci", "-l", "0",
-                              prefix.c_str(), "--log-level=error", "--no-telemetry"};
+    const char* huge_env = std::getenv("FLOWCOP_BENCH_HUGE_DIR");
+    const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? std::string("--huge-dir=") + huge_env : "";
+    const char* eal_argv[] = {argv[0], huge_dir.empty() ? "--no-huge" : huge_dir.c_str(), "-m", mem_mb.c_str(), "--no-pci",
+                              "-l", "0", prefix.c_str(), "--log-level=error", "--no-telemetry"};
     if (rte_eal_init(int(sizeof(eal_argv) / sizeof(eal_argv[0])), const_cast<char**>(eal_argv)) < 0) {
-        std::fprintf(stderr, "EAL init failed (-m %s MB; set FLOWCOP_BENCH_EAL_MEM)\n", mem_mb.c_str());
+        std::fprintf(stderr, "EAL init failed (-m %s MB%s%s; set FLOWCOP_BENCH_EAL_MEM%s)\n", mem_mb.c_str(),
+                     huge_dir.empty() ? "" : ", ", huge_dir.c_str(),
+                     huge_dir.empty() ? "" : ", and reserve that much in hugepages");
         return 1;
     }
     if (have_affinity)
@@ -76,7 +93,12 @@ int main(int argc, char** argv)
 
     const char* thp = std::getenv("FLOWCOP_BENCH_THP");
     size_t advised = 0;
-    if (thp != nullptr && std::strcmp(thp, "1") == 0) {
+    if (!huge_dir.empty()) {
+        uint64_t page = 0;
+        rte_memseg_list_walk(largest_page, &page);
+        std::fprintf(stderr, "EAL: %s -m %s, EAL memory in %llu KiB hugetlbfs pages\n", huge_dir.c_str(), mem_mb.c_str(),
+                     (unsigned long long)(page >> 10));
+    } else if (thp != nullptr && std::strcmp(thp, "1") == 0) {
         rte_memseg_list_walk(advise_huge, &advised);
         const std::string policy = shmem_thp_policy();
         std::fprintf(stderr, "EAL: --no-huge -m %s, MADV_HUGEPAGE on %zu MiB of EAL memory; shmem THP policy '%s'%s\n",

@@ -104,4 +104,32 @@ private:
     uint64_t _now = 0;
 };
 
+// The machine's own interruptions, measured in the same run: a fixed amount of register-only work
+// sized to last `target_ns`, timed `n` times exactly as the passes are (timed()). Its tail is what any
+// code of that length suffers on this machine (timer ticks, the hypervisor, other tenants), so a pass
+// quantile is read against the same quantile here; only the excess is the pass's own.
+inline std::vector<Timed> busy_baseline(double target_ns, size_t n)
+{
+    uint64_t x = 1;
+    auto work = [&x](uint64_t iters) {
+        for (uint64_t i = 0; i < iters; ++i) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            asm volatile("" : "+r"(x)); // one multiply-add per iteration, never folded
+        }
+    };
+    // Calibrate on the fastest of a few tries (an interrupted try would size the work too small).
+    uint64_t iters = 1000;
+    for (int round = 0; round < 3; ++round) {
+        double best = 1e300;
+        for (int t = 0; t < 7; ++t)
+            best = std::min(best, timed([&] { work(iters); }).wall_ns);
+        iters = std::max<uint64_t>(1, uint64_t(double(iters) * target_ns / best));
+    }
+    std::vector<Timed> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+        out.push_back(timed([&] { work(iters); }));
+    return out;
+}
+
 } // namespace flowcop::bench
