@@ -51,8 +51,13 @@
 // (test_flow_table measures how close).
 //
 // Memory: 128 bytes per flow at a power-of-two capacity (64-byte record, 48-byte
-// key-store slot, 8 bytes of buckets, 8 of free-slot ring), plus 4 bytes per wheel
-// bucket; memory_bytes() reports the measured figure.
+// key-store slot, 8 bytes of buckets, 8 of free-slot ring), plus the wheel's heads
+// (32 bytes per bucket); memory_bytes() reports the measured figure.
+//
+// Expiry cost: the cop retires a due flow under its shard lock at once (the record
+// stops being in use) but batches the rte_hash deletes (kDeleteBatch), and hints
+// the wheel's next flows to the memory system (timer-wheel.md, "Lanes"), so a
+// pass's cost is instructions rather than a chain of cache misses.
 #pragma once
 
 #include <conntrack/counters.h>

@@ -12,7 +12,7 @@
 
 namespace flowcop::timerwheel {
 
-// 4096 one-second buckets: 68 minutes of range for 16 KiB of heads per wheel. Measured with
+// 4096 one-second buckets: 68 minutes of range for 128 KiB of heads per wheel (8 lanes each). Measured with
 // bench_timerwheel's bucket-count sweep (tests/benchmarks.md, "Timer wheel"), busy flows extended every
 // second: 30 s and 120 s timeouts cost exactly 1.0 visits per flow per timeout period at every size from
 // 256 to 65536, so only timeouts longer than the ring care; they are revisited once per ring traversal,
@@ -27,9 +27,10 @@ inline constexpr uint64_t kDefaultTickNs = 1'000'000'000;
 // visit that only re-links a busy element is far cheaper than a fire, which tears down a flow.
 inline constexpr uint32_t kDefaultVisitBudgetFactor = 16;
 
-// Intrusive lists per bucket (timer_wheel.h, "Lanes"): a pass walks this many chains side by side. 8 is
-// measured: a 10^6-flow correlated wave in the real flow table, records scattered, fires at ~1/3 of the
-// single-list cost (tests/benchmarks.md, part 5), for 128 KiB of heads at the default 4096 buckets.
+// Intrusive lists per bucket (timer_wheel.h, "Lanes"): a pass walks this many chains side by side.
+// Measured on a 10^6-flow correlated wave in the real flow table, records scattered, 2 MiB pages: one
+// list 200 ns per fire (the chain's memory latency), 8 lanes 125 ns, 4 and 32 lanes the same as 8
+// (instruction-bound from there; tests/benchmarks.md, part 5). 128 KiB of heads at 4096 buckets.
 inline constexpr uint32_t kLanes = 8;
 
 // Accepted ranges, enforced by validate(). Below 4 buckets the ring holds fewer than three ticks of

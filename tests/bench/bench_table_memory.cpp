@@ -38,8 +38,8 @@ void measure(uint32_t capacity)
     std::printf("  memory_bytes()      %12zu B  %7.2f B per tracked flow  %7.2f B per capacity\n",
                 table->memory_bytes(), double(table->memory_bytes()) / double(tracked),
                 double(table->memory_bytes()) / capacity);
-    std::printf("  DPDK heap delta     %12zu B  (create only; memory_bytes adds the wheel's %u buckets x 4 B)\n",
-                heap1 - heap0, timerwheel::kDefaultBuckets);
+    std::printf("  DPDK heap delta     %12zu B  (create only; memory_bytes adds the wheel's %u buckets x %u lane heads x 4 B)\n",
+                heap1 - heap0, timerwheel::kDefaultBuckets, timerwheel::kLanes);
     std::printf("  RSS delta, create   %12llu B  %7.2f B per tracked flow\n", (unsigned long long)(rss1 - rss0),
                 double(rss1 - rss0) / double(tracked));
     std::printf("  RSS delta, filled   %12llu B  %7.2f B per tracked flow  (RSS %.0f MiB, THP %llu MiB)\n",

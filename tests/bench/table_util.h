@@ -51,8 +51,9 @@ inline size_t rte_heap_allocated()
 // so a pass would walk a bucket's flows in record order (in the expiry-cost benchmark n/1000 records
 // apart: 640 B at 10^4 flows, a stride the hardware prefetcher follows, 640 KB at 10^7, where it
 // cannot; in the wave, nearly adjacent records). So the table is first filled to capacity with flows that are then killed
-// in a random order and reaped (a kill is due on the next tick, and the wheel drains a bucket newest
-// first, so they are freed in random order): later flows get positions in that order.
+// in a random order and reaped (a kill is due on the next tick, and the wheel drains each of a bucket's
+// lanes newest first, taking the lanes in turn, so they are freed in random order): later flows get
+// positions in that order.
 inline void scramble_positions(conntrack::FlowTable& table, Feed& feed, uint32_t capacity, uint64_t now, int rep)
 {
     constexpr uint32_t kBase = 20'000'000; // flow numbers no measured flow uses (those stay below 1.1x10^7)
