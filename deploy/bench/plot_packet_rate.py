@@ -33,7 +33,9 @@ def plot(res, out):
     top.set_ylim(bottom=0)
     top.grid(True, which="both", alpha=0.3)
     top.legend(loc="lower left")
-    top.set_title("Established-flow packet rate, pcap infinite_rx, 60-byte frames, burst 32", fontsize=10)
+    pages = "hugepages" if res.get("settings", {}).get("huge_dir") else "4 KiB pages"
+    top.set_title("Established-flow packet rate, pcap infinite_rx, 60-byte frames, burst 32, EAL memory in "
+                  + pages, fontsize=10)
     bot.plot(x, [100 * r["ratio_rxonly"] for r in rows], marker="o", color="C3", label="flowcop / rxonly (Mpps)")
     bot.plot(x, [100 * r["ratio_cpu_rxonly"] for r in rows], marker="o", color="C1", linestyle="--",
              label="flowcop / rxonly (per CPU-second)")

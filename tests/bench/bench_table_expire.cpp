@@ -100,7 +100,8 @@ double sweep_ns(uint32_t n)
 TEST_CASE("flow table: a cop pass costs the flows coming due, not the flows open", "[!benchmark][table-expire]")
 {
     provenance("flow table: one cop pass with 1000 flows due, scattered, cold caches (issue 6 part 2)");
-    std::printf("  EAL memory in transparent huge pages: %llu MiB so far\n", (unsigned long long)thp_mib());
+    std::printf("  this process's memory in transparent huge pages: %llu MiB so far (with FLOWCOP_BENCH_THP=1, EAL's; "
+                "the cache-flush buffer, twice the L3, comes on its first use)\n", (unsigned long long)thp_mib());
     std::printf("  %10s %11s %9s %11s %9s %12s %10s %8s %8s %9s %9s %12s\n", "open", "wall ns", "ns/fire",
                 "cpu ns", "ns/fire", "visits/pass", "fired", "vs 1e4", "cpu vs", "table MiB", "RSS MiB", "sweep ns");
     double base_wall = 0, base_cpu = 0;

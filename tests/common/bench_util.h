@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <malloc.h>
+#include <sys/mman.h>
 
 #ifndef FLOWCOP_BUILDTYPE
 #define FLOWCOP_BUILDTYPE "unknown"
@@ -117,11 +119,39 @@ inline double quantile(std::vector<double> v, double q)
 inline double median(const std::vector<double>& v) { return quantile(v, 0.5); }
 
 // Writes a buffer larger than the last-level cache so the next timed pass starts cold, as a cop pass
-// does a second after the last one, when the packet path has long since evicted its lines.
+// does a second after the last one, when the packet path has long since evicted its lines. The buffer
+// asks for transparent huge pages: in 4 KiB pages its 65,536 pages would also empty the TLB, which the
+// packet path, whose memory is in hugepages, does not do to a table in hugepages. (Where THP is off
+// for anonymous memory it stays in 4 KiB pages and the flush is colder than the packet path.)
+// Bytes of the last-level cache as the kernel reports it (cpu0's highest cache index), 0 if unknown.
+inline size_t llc_bytes()
+{
+    size_t best = 0;
+    for (int i = 0; i < 8; ++i) {
+        std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+        std::string v;
+        if (!(in >> v) || v.empty())
+            continue;
+        const char unit = v.back();
+        size_t n = std::strtoull(v.c_str(), nullptr, 10);
+        n <<= unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+        best = std::max(best, n);
+    }
+    return best;
+}
+
 inline void flush_caches()
 {
-    static std::vector<uint64_t> junk(size_t{256} << 20 >> 3); // 256 MiB, above this machine's 105 MiB L3
-    for (size_t i = 0; i < junk.size(); i += 8)
+    // Twice the last level (this VM reports 260 MiB of L3), at least 256 MiB.
+    static const size_t bytes = std::max(size_t{256} << 20, 2 * llc_bytes());
+    static uint64_t* junk = [] {
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            std::abort();
+        madvise(p, bytes, MADV_HUGEPAGE);
+        return static_cast<uint64_t*>(p);
+    }();
+    for (size_t i = 0; i < bytes / sizeof(uint64_t); i += 8)
         junk[i] += i;
     clobber();
 }
