@@ -137,10 +137,11 @@ public:
                     if (lanes[l] != kNil)
                         cb.prefetch(lanes[l]);
             for (uint32_t lane = 0;; lane = (lane + 1) % kLanes) {
-                uint32_t empty = 0; // the next lane in turn that has an element
-                while (lanes[lane] == kNil && empty < kLanes)
-                    lane = (lane + 1) % kLanes, ++empty;
-                if (empty == kLanes)
+                // On to the next lane in turn that holds an element; none left: the bucket is drained.
+                uint32_t skipped = 0;
+                while (lanes[lane] == kNil && skipped < kLanes)
+                    lane = (lane + 1) % kLanes, ++skipped;
+                if (skipped == kLanes)
                     break;
                 if (r.fired == fire_budget || r.visited == visit_budget) {
                     _draining = false;
