@@ -138,12 +138,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     out.frame_len = frame_len;
     out.ip_version = 4;
     out.l4_proto = w::proto_tcp;
-    out.sport = w::be16(th);
-    out.dport = w::be16(th + 2);
-    out.seq = w::be32(th + 4);
-    out.ack = w::be32(th + 8);
-    out.tcp_flags = th[13];
-    out.window = w::be16(th + 14);
+    detail::read_tcp_fixed_header(th, out);
     out.l4_payload_len = seg - hlen;
     // set_key()'s order: addresses compared as network-order bytes, i.e. as big-endian integers.
     const uint8_t* src = b + l3 + 12;

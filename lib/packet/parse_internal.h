@@ -58,6 +58,17 @@ inline void set_key(Packet& out, const uint8_t* src, const uint8_t* dst, uint32_
     out.src_is_lo = src_lo;
 }
 
+// The TCP fields a Packet carries, from the 20-byte fixed header at th (readable: the caller checked).
+inline void read_tcp_fixed_header(const uint8_t* th, Packet& out) noexcept
+{
+    out.sport = wire::be16(th);
+    out.dport = wire::be16(th + 2);
+    out.seq = wire::be32(th + 4);
+    out.ack = wire::be32(th + 8);
+    out.tcp_flags = th[13];
+    out.window = wire::be16(th + 14);
+}
+
 // Addresses of the IP header being parsed, for set_key.
 struct Endpoints {
     const uint8_t* src;
@@ -83,12 +94,7 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
             return v.unreadable(off, wire::tcp_min_header_len, Verdict::truncated_l4);
         }
         const uint8_t* th = v.bytes + off;
-        out.sport = wire::be16(th);
-        out.dport = wire::be16(th + 2);
-        out.seq = wire::be32(th + 4);
-        out.ack = wire::be32(th + 8);
-        out.tcp_flags = th[13];
-        out.window = wire::be16(th + 14);
+        read_tcp_fixed_header(th, out);
         set_key(out, ep.src, ep.dst, ep.alen, out.sport, out.dport);
         const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
         if (hlen < wire::tcp_min_header_len || hlen > seg)

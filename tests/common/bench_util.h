@@ -8,6 +8,7 @@
 #pragma once
 
 #include "bench_version.h"
+#include "splitmix64.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,21 +33,8 @@ inline constexpr uint64_t kSec = 1'000'000'000;
 inline constexpr uint64_t kMs = 1'000'000;
 inline constexpr uint64_t kSeed = 20240601;
 
-class Rng { // splitmix64: fixed seeds give the same flows, deadlines and orders on every run
-public:
-    explicit Rng(uint64_t seed) : _s(seed) {}
-    uint64_t operator()()
-    {
-        uint64_t z = (_s += 0x9e3779b97f4a7c15u);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        return z ^ (z >> 31);
-    }
-    uint64_t below(uint64_t n) { return (*this)() % n; }
-
-private:
-    uint64_t _s;
-};
+// Fixed seeds give the same flows, deadlines and orders on every run.
+using Rng = flowcop::test::SplitMix64;
 
 // A random permutation of 0..n-1 (Fisher-Yates with Rng).
 inline std::vector<uint32_t> permutation(uint32_t n, uint64_t seed)

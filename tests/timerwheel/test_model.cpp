@@ -5,6 +5,7 @@
 #include <timerwheel/timer_wheel.h>
 
 #include "fixture.h"
+#include "splitmix64.h"
 
 #include <catch2/catch.hpp>
 
@@ -18,20 +19,7 @@ using namespace flowcop::timerwheel::test;
 namespace {
 
 // splitmix64: a fixed-seed stream that stays cheap in -O0 + ASan builds (std::mt19937_64 dominated them).
-class Rng {
-public:
-    explicit Rng(uint64_t seed) : _s(seed) {}
-    uint64_t operator()()
-    {
-        uint64_t z = (_s += 0x9e3779b97f4a7c15u);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-        return z ^ (z >> 31);
-    }
-
-private:
-    uint64_t _s;
-};
+using Rng = flowcop::test::SplitMix64;
 
 // A binary min-heap of integers on a raw array: std::priority_queue's iterator layers made this
 // test's -O0 + ASan run several times slower.
