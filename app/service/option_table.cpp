@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "mbuf_pool.h"
 #include "option_values.h"
 
 namespace flowcop::app::detail {
@@ -15,6 +16,7 @@ constexpr uint64_t kMaxStopWhenIdleMs = 86400000;
 // The "not set" spellings --help shows as defaults, accepted as values so copying them is safe.
 constexpr char kNone[] = "none";
 constexpr char kOff[] = "off";
+constexpr char kAuto[] = "auto";
 
 template <auto Field>
 std::string set_number(const Spec& s, std::string_view v, Options& o) {
@@ -87,6 +89,24 @@ std::string set_switch(const Spec&, std::string_view v, Options& o) {
 template <auto Field>
 std::string show_switch(const Spec&, const Options& o) {
     return o.*Field ? "on" : "off";
+}
+
+// --mbufs: auto (stored as 0: the service sizes the pool for the ports and lcores it finds, and
+// checks a given count against the same need; mbuf_pool.h) or a count in the table's range.
+std::string set_mbufs(const Spec& s, std::string_view v, Options& o) {
+    if (v == kAuto) {
+        o.mbufs = 0;
+        return {};
+    }
+    uint64_t n = 0;
+    if (!parse_decimal(v, n))
+        return quote(v) + " is neither auto nor a number in " + std::to_string(s.min) + ".." +
+               std::to_string(s.max);
+    return set_number<&Options::mbufs>(s, v, o);
+}
+
+std::string show_mbufs(const Spec&, const Options& o) {
+    return o.mbufs == 0 ? kAuto : std::to_string(o.mbufs);
 }
 
 std::string set_quiet(const Spec&, std::string_view, Options& o) {
@@ -186,6 +206,21 @@ std::vector<Spec> build_specs() {
                        "flow evicts an unassured one or is refused and counted.",
                        1024, 1u << 27, set_number<&O::flows_per_lcore>,
                        show_number<&O::flows_per_lcore>));
+    std::string mbufs_help = "Mbufs in the packet pool, fixed at start. auto: enough for the ports'\n"
+                             "RX and TX rings and the lcores' bursts (";
+    mbufs_help += std::to_string(mbufs_default(1, 1));
+    mbufs_help += " for one port on one lcore).\n"
+                  "A pcap vdev with infinite_rx=1 needs one more per packet of its capture.";
+    Spec mbufs = number("--mbufs", "N", std::move(mbufs_help), mbufs_minimum(1, 1), kMaxMbufs,
+                        set_mbufs, show_mbufs);
+    mbufs.allowed = "auto, or " + mbufs.allowed + " (at start: at least what the ports need)";
+    t.push_back(std::move(mbufs));
+    t.push_back(number("--mbuf-data-room", "BYTES",
+                       "Bytes per mbuf, DPDK's 128-byte headroom included. A frame longer than\n"
+                       "BYTES - 128 takes several mbufs; a device that cannot chain them (or\n"
+                       "pcap's infinite_rx) refuses to start, and flowcop says so.",
+                       kMinMbufDataRoom, UINT16_MAX, set_number<&O::mbuf_data_room>,
+                       show_number<&O::mbuf_data_room>));
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
         const std::string state = kTcpStateFlagNames[i];
         Spec s = number("--tcp-timeout-" + state, "SECONDS",

@@ -2,6 +2,7 @@
 // Parsing, --help, describe() and option_table(): all are loops over the one table in option_table.cpp.
 #include "options.h"
 
+#include "mbuf_pool.h"
 #include "option_table.h"
 #include "option_values.h"
 
@@ -48,6 +49,8 @@ Options default_options() {
     o.timeout_budget = 256;
     o.visit_budget_factor = 16;
     o.flows_per_lcore = 1u << 20;
+    o.mbufs = 0;  // auto
+    o.mbuf_data_room = kDefaultMbufDataRoom;
     o.tcp_timeout_s = {120, 60, 432000, 120, 60, 30, 120, 10, 120};
     o.default_inactivity_timeout_s = 600;
     o.active_timeout_s = 0;

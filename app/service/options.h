@@ -56,6 +56,9 @@ enum class ClockSource : uint8_t {
 //   long, and a pass that hits it resumes soon after, so it delays expiries, never loses them.
 // - flows_per_lcore 2^20 and events_ring 2^16: round starting points, not measured; both are
 //   allocated up front, so a larger value costs memory, not per-packet time.
+// - mbufs auto and mbuf_data_room 2176 (RTE_MBUF_DEFAULT_BUF_SIZE): the pool flowcop made before
+//   the options existed, sized for the ports' rings and the lcores' bursts (mbuf_pool.h), each
+//   mbuf holding a 1518-byte frame whole. Replays with pcap's infinite_rx need a larger pool.
 // - tcp_timeout_s: netfilter's nf_conntrack_tcp_timeout_* defaults, so counts compare with conntrack.
 // - default_inactivity_timeout_s 600: applies only where a state has no explicit timeout.
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
@@ -68,6 +71,10 @@ struct Options {
     uint64_t timeout_budget;       // expiries per cop pass, [1, 1e7]
     uint32_t visit_budget_factor;  // visits per pass = factor * timeout_budget, [1, 1024]
     uint32_t flows_per_lcore;      // [1024, 2^27]
+    // 0 = auto (mbufs_default() for the ports and lcores found at start); otherwise
+    // [7168, 2^30 - 1], and the service refuses fewer than mbufs_minimum() (mbuf_pool.h).
+    uint32_t mbufs;
+    uint16_t mbuf_data_room;  // bytes per mbuf, the 128-byte headroom included, [192, 65535]
     // Index order is kTcpStateFlagNames. 0 = no explicit timeout: the default inactivity
     // timeout applies. Max 31536000 (one year).
     std::array<uint32_t, 9> tcp_timeout_s;

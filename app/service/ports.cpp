@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "ports.h"
 
+#include "mbuf_pool.h"
+
 #include <rte_devargs.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
 
 #include <cstring>
 
@@ -11,8 +15,11 @@ namespace flowcop::app {
 
 namespace {
 
-constexpr uint16_t kRxDesc = 1024;
-constexpr uint16_t kTxDesc = 1024;
+// What each queue asks for; the mbuf pool is sized for them (mbuf_pool.h).
+constexpr uint16_t kRxDesc = kRxDescriptors;
+constexpr uint16_t kTxDesc = kTxDescriptors;
+static_assert(kMbufHeadroom == RTE_PKTMBUF_HEADROOM, "mbuf_pool.h's headroom is DPDK's");
+static_assert(kDefaultMbufDataRoom == RTE_MBUF_DEFAULT_BUF_SIZE, "mbuf_pool.h's default data room is DPDK's");
 
 // The symmetric Toeplitz key: with the 16-bit pattern 0x6d5a repeated, swapping
 // source and destination (address and port) leaves the hash unchanged.
@@ -28,6 +35,21 @@ std::string port_name(uint16_t port)
     if (rte_eth_dev_get_name_by_port(port, name) != 0)
         return "port " + std::to_string(port);
     return name;
+}
+
+// Why an RX queue setup can fail with the pool: a data room too small for the device's frames
+// (af_packet, NICs that cannot scatter; pcap's infinite_rx=1 wants every frame in one mbuf) or too
+// few mbufs (infinite_rx=1 copies its whole capture into the pool). Drivers log which at ERR level
+// and return a bare errno, so the sentence says where the pool's geometry comes from.
+std::string pool_hint(rte_mempool* pool)
+{
+    std::string hint = " (its pool has ";
+    hint += std::to_string(pool->size);
+    hint += " mbufs with a ";
+    hint += std::to_string(rte_pktmbuf_data_room_size(pool));
+    hint += "-byte data room: raise --mbufs or --mbuf-data-room if the driver's message above asks for "
+            "more mbufs or larger ones)";
+    return hint;
 }
 
 bool configure(uint16_t port, uint16_t nq, bool rss, const rte_eth_dev_info& info, rte_mempool* pool,
@@ -54,10 +76,14 @@ bool configure(uint16_t port, uint16_t nq, bool rss, const rte_eth_dev_info& inf
     const int socket = rte_eth_dev_socket_id(port);
     for (uint16_t q = 0; q < nq; ++q) {
         rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? SOCKET_ID_ANY : socket, nullptr, pool);
-        if (rc == 0)
-            rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? SOCKET_ID_ANY : socket, nullptr);
         if (rc != 0) {
-            error = "port " + std::to_string(port) + " (" + name + "): queue " + std::to_string(q) +
+            error = "port " + std::to_string(port) + " (" + name + "): RX queue " + std::to_string(q) +
+                    " setup failed: " + rte_strerror(-rc) + pool_hint(pool);
+            return false;
+        }
+        rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? SOCKET_ID_ANY : socket, nullptr);
+        if (rc != 0) {
+            error = "port " + std::to_string(port) + " (" + name + "): TX queue " + std::to_string(q) +
                     " setup failed: " + rte_strerror(-rc);
             return false;
         }
@@ -75,11 +101,30 @@ bool configure(uint16_t port, uint16_t nq, bool rss, const rte_eth_dev_info& inf
 
 } // namespace
 
-unsigned mbufs_needed(unsigned ports, unsigned lcores) noexcept
+rte_mempool* create_mbuf_pool(uint64_t mbufs, uint16_t data_room, std::string& error)
 {
-    const unsigned queues = ports * lcores;
-    const unsigned n = queues * (kRxDesc + kTxDesc) + lcores * 1024 + 4096;
-    return n < 8191 ? 8191 : n;
+    rte_mempool* pool =
+        rte_pktmbuf_pool_create("flowcop_mbufs", unsigned(mbufs), 256, 0, data_room, int(rte_socket_id()));
+    if (pool != nullptr)
+        return pool;
+    const int err = rte_errno;
+    error = std::string("cannot create the mbuf pool: ") + rte_strerror(err);
+    if (err != ENOMEM)
+        return nullptr;
+    // What the pool takes at least: each mbuf with its mempool header and trailer, and the ring of
+    // pointers (a power of two above the count). More in 4 KiB pages (--no-huge), where an object
+    // may not cross a page: a default mbuf (2368 bytes with its header) then takes a page of its own.
+    rte_mempool_objsz sz{};
+    const uint64_t obj = rte_mempool_calc_obj_size(uint32_t(sizeof(rte_mbuf)) + data_room, 0, &sz);
+    const uint64_t bytes = mbufs * obj + sizeof(void*) * rte_align64pow2(mbufs + 1);
+    error += " (";
+    error += std::to_string(mbufs);
+    error += " mbufs with a ";
+    error += std::to_string(data_room);
+    error += "-byte data room need at least ";
+    error += std::to_string((bytes + (1u << 20) - 1) >> 20);
+    error += " MiB: give EAL more memory with -m or hugepages, or lower --mbufs or --mbuf-data-room)";
+    return nullptr;
 }
 
 bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error)

@@ -7,6 +7,9 @@
 #include "options.h"
 #include "port_plan.h"
 
+#include <cstdint>
+#include <string>
+
 struct rte_mempool;
 
 namespace flowcop::app {
@@ -17,7 +20,10 @@ namespace flowcop::app {
 bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error);
 // Stops and closes every port; safe to call after a partial setup.
 void close_ports() noexcept;
-// How many mbufs the pool needs for this many ports and lcores.
-unsigned mbufs_needed(unsigned ports, unsigned lcores) noexcept;
+// Creates the packet mbuf pool on the calling lcore's socket: `mbufs` mbufs (resolve_mbufs(),
+// mbuf_pool.h) of `data_room` bytes each. Returns nullptr with one sentence in `error` on failure;
+// when DPDK is out of memory, the sentence says how much the pool needs and names -m, --mbufs and
+// --mbuf-data-room.
+rte_mempool* create_mbuf_pool(uint64_t mbufs, uint16_t data_room, std::string& error);
 
 } // namespace flowcop::app

@@ -2,6 +2,7 @@
 #include "service.h"
 
 #include "exporter.h"
+#include "mbuf_pool.h"
 #include "status.h"
 #include "telemetry.h"
 
@@ -9,7 +10,6 @@
 #include <tcpstate/tcp_state.h>
 
 #include <rte_ethdev.h>
-#include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -84,11 +84,12 @@ StartError Service::start()
     // The synthetic port holds up to its RX ring, its TX ring and a burst of
     // mbufs from the same pool, on top of what the real queues need.
     const unsigned extra = opt_.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
-    pool_ = rte_pktmbuf_pool_create("flowcop_mbufs", mbufs_needed(ports ? ports : 1, lcores) + extra, 256, 0,
-                                    RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
+    uint64_t mbufs = 0;
+    if (std::string e = resolve_mbufs(opt_.mbufs, ports, lcores, extra, mbufs); !e.empty())
+        return {2, format_flag_error("--mbufs", e)};
+    pool_ = create_mbuf_pool(mbufs, opt_.mbuf_data_room, error);
     if (pool_ == nullptr)
-        return {1, std::string("flowcop: cannot create the mbuf pool: ") + rte_strerror(rte_errno) +
-                       " (give EAL more memory with -m, or hugepages)"};
+        return {1, "flowcop: " + error};
 
     if (!opt_.flowgen.empty()) {
         flowgen_ = flowgen::Port::create(fg, pool_, int(rte_socket_id()), error);

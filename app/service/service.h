@@ -61,6 +61,8 @@ public:
     const events::Writer* events() const noexcept { return events_.get(); }
     const PortPlan& plan() const noexcept { return plan_; }
     const TscClock& clock() const noexcept { return clock_; }
+    // The packet mbuf pool (nullptr before start() created it).
+    rte_mempool* pool() const noexcept { return pool_; }
     const Exporter* exporter() const noexcept { return exporter_.get(); }
     // The configuration as changed at run time by /flowcop/set (control plane).
     Options current_options() const;

@@ -8,6 +8,7 @@
 #include <packet/verdict.h>
 
 #include <rte_ethdev.h>
+#include <rte_mbuf.h>
 
 #include <cstdio>
 #include <string>
@@ -80,6 +81,15 @@ void print_startup(const Service& s)
         for (const RxQueueRef& q : w->plan_rx())
             std::fprintf(stderr, "flowcop:   lcore %u polls port %u (%s) queue %u\n", w->lcore(), q.port,
                          s.plan().port_name(q.port).c_str(), q.queue);
+    // --mbufs auto resolved: what the pool holds and the memory it took (mbuf_pool.h).
+    if (rte_mempool* pool = s.pool()) {
+        size_t bytes = 0;
+        rte_mempool_mem_iter(
+            pool, [](rte_mempool*, void* sum, rte_mempool_memhdr* m, unsigned) { *static_cast<size_t*>(sum) += m->len; },
+            &bytes);
+        std::fprintf(stderr, "flowcop: mbuf pool: %u mbufs with a %u-byte data room, %.1f MiB\n", pool->size,
+                     unsigned(rte_pktmbuf_data_room_size(pool)), double(bytes) / (1 << 20));
+    }
     std::fprintf(stderr, "flowcop: config: %s\n", describe_line(o).c_str());
     if (const std::string where = Exporter::where(s); !where.empty())
         std::fprintf(stderr, "flowcop: metrics at %s\n", where.c_str());

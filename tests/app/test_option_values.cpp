@@ -17,6 +17,7 @@ struct Range {
     uint64_t min;
     uint64_t max;
     bool pow2;
+    std::string word = {};  // a word accepted besides the numbers ("auto"), listed first in allowed
 };
 
 // The ranges the spec sets, written out independently of the parser's table.
@@ -28,6 +29,8 @@ std::vector<Range> numeric_options() {
         {"--timeout-budget", 1, 10000000, false},
         {"--visit-budget-factor", 1, 1024, false},
         {"--flows-per-lcore", 1024, 134217728, false},
+        {"--mbufs", 7168, 1073741823, false, "auto"},
+        {"--mbuf-data-room", 192, 65535, false},
         {"--default-inactivity-timeout", 1, 31536000, false},
         {"--active-timeout", 0, 31536000, false},
         {"--events-ring", 64, 4194304, true},
@@ -65,13 +68,19 @@ TEST_CASE("every numeric option accepts both ends of its range and rejects one p
               format_flag_error(r.name, "must be at most " + std::to_string(r.max) + ", got " +
                                             std::to_string(above)));
         const std::string range = std::to_string(r.min) + ".." + std::to_string(r.max);
-        for (const OptionInfo& info : option_table())
-            if (info.name == r.name)
+        for (const OptionInfo& info : option_table()) {
+            if (info.name != r.name)
+                continue;
+            if (!r.word.empty())
+                CHECK(info.allowed.rfind(r.word + ", or " + range + " ", 0) == 0);
+            else
                 CHECK(info.allowed == (r.pow2 ? "a power of two in " + range : range));
+        }
     }
     // Every option whose value is a number is in the list above.
     for (const OptionInfo& info : option_table())
-        if (info.metavar == "N" || info.metavar == "MS" || info.metavar == "SECONDS")
+        if (info.metavar == "N" || info.metavar == "MS" || info.metavar == "SECONDS" ||
+            info.metavar == "BYTES")
             CHECK(covered.count(info.name) == 1);
 }
 

@@ -24,6 +24,8 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]") {
     CHECK(o.timeout_budget == 256);
     CHECK(o.visit_budget_factor == 16);
     CHECK(o.flows_per_lcore == 1048576);
+    CHECK(o.mbufs == 0);             // auto: sized for the ports and lcores at start
+    CHECK(o.mbuf_data_room == 2176);  // RTE_MBUF_DEFAULT_BUF_SIZE
     CHECK(o.tcp_timeout_s == std::array<uint32_t, 9>{120, 60, 432000, 120, 60, 30, 120, 10, 120});
     CHECK(o.default_inactivity_timeout_s == 600);
     CHECK(o.active_timeout_s == 0);
@@ -70,6 +72,8 @@ std::vector<Case> one_case_per_option() {
         {"--timeout-budget", "9999999", [](const Options& o) { return o.timeout_budget == 9999999; }},
         {"--visit-budget-factor", "3", [](const Options& o) { return o.visit_budget_factor == 3; }},
         {"--flows-per-lcore", "5000", [](const Options& o) { return o.flows_per_lcore == 5000; }},
+        {"--mbufs", "20000", [](const Options& o) { return o.mbufs == 20000; }},
+        {"--mbuf-data-room", "192", [](const Options& o) { return o.mbuf_data_room == 192; }},
         {"--default-inactivity-timeout", "7",
          [](const Options& o) { return o.default_inactivity_timeout_s == 7; }},
         {"--active-timeout", "3600", [](const Options& o) { return o.active_timeout_s == 3600; }},

@@ -86,9 +86,9 @@ TEST_CASE("--help has a block for every option the parser accepts, and no other"
         else
             CHECK(parse({info.name}).kind != ParseOutcome::error);
     }
-    // The spec's 25 options taking values (16 + 9 TCP states), --quiet and --help.
-    CHECK(value_options == 25);
-    CHECK(option_table().size() == 27);
+    // The spec's 27 options taking values (18 + 9 TCP states), --quiet and --help.
+    CHECK(value_options == 27);
+    CHECK(option_table().size() == 29);
     CHECK(headings.count("  -h, --help") == 1);
     for (const char* state : kTcpStateFlagNames)
         CHECK(headings.count(std::string("  --tcp-timeout-") + state + " SECONDS") == 1);
@@ -131,11 +131,13 @@ TEST_CASE("every default --help shows parses back to default_options()", "[app][
     CHECK(shown("--events") == "none");
     CHECK(shown("--flowgen") == "off");
     CHECK(shown("--loose-pickup") == "on");
+    CHECK(shown("--mbufs") == "auto");
+    CHECK(shown("--mbuf-data-room") == "2176");
 }
 
 TEST_CASE("describe() renders the configuration with label-safe keys", "[app][options]") {
     const auto pairs = describe(default_options());
-    REQUIRE(pairs.size() == 26);  // every option but --help
+    REQUIRE(pairs.size() == 28);  // every option but --help
     // Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*. (std::regex trips GCC 12's
     // -Wmaybe-uninitialized under -fsanitize, so the rule is spelled out.)
     const auto is_label = [](const std::string& k) {
@@ -193,6 +195,7 @@ TEST_CASE("describe() output fed back as flags reproduces the options", "[app][o
          "--flowgen=flows=3", "--quiet", "--active-timeout=60"},
         {"--metrics-addr=none", "--events=-", "--tcp-timeout-close=0"},
         {"--events=./none"},
+        {"--mbufs=20000", "--mbuf-data-room=192"},
     };
     for (const auto& args : command_lines) {
         const Options o = parsed(args);
