@@ -4,7 +4,7 @@
 exit 2 with exactly one line on stderr that names the flag (and the offending value), and nothing
 on stdout. Rules checked after EAL is up (a port already bound, an unwritable --events path,
 --clock packet on a port without timestamps, an odd port count in inline mode, a bad --flowgen
-key) run with EAL's own logging at error level, so the one line is flowcop's. --help (and -h,
+key, fewer --mbufs than the ports need) run with EAL's own logging at error level, so the one line is flowcop's. --help (and -h,
 also after '--') exits 0 without EAL and documents every option the sources define, and every
 default it shows is accepted back as a value.
 
@@ -107,6 +107,10 @@ def main():
     bad("unbracketed IPv6", ["--metrics-addr", "::1:9781"], "--metrics-addr", "::1:9781")
     bad("port out of range", ["--metrics-addr", "127.0.0.1:65536"], "--metrics-addr", "65536")
     bad("host name", ["--metrics-addr", "example.com:80"], "--metrics-addr", "example.com")
+    bad("fewer mbufs than any start needs", ["--mbufs", "7167"], "--mbufs", "7167")
+    bad("mbufs neither auto nor a number", ["--mbufs", "lots"], "--mbufs", "lots")
+    bad("data room below headroom + 64", ["--mbuf-data-room", "128"], "--mbuf-data-room", "128")
+    bad("data room above 65535", ["--mbuf-data-room", "65536"], "--mbuf-data-room", "65536")
 
     # Rules checked once EAL and the ports are up.
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -130,6 +134,8 @@ def main():
         vdevs=["net_null0", "net_null1", "net_null2"])
     bad("unknown --flowgen key", ["--flowgen", "bogus=1", "--metrics-addr", "none"], "--flowgen", "bogus",
         vdevs=["net_null0"])
+    bad("too few mbufs for two ports", ["--mbufs", "9000", "--metrics-addr", "none"], "--mbufs", "9216",
+        vdevs=["net_null0", "net_null1"])
 
     # --help: no EAL (no hugepages, no root needed), every option documented.
     rc, out, err, secs = run([exe, "--help"])
