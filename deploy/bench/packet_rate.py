@@ -17,12 +17,13 @@ seconds between the two reads; "CPU share" = the polling thread's CPU time / wal
 window (1.0 = it had the core to itself).
 flowcop's flow table is then checked (all N flows active, nothing invalid or refused) before SIGINT.
 
-flowcop's mbuf pool is fixed at 8191 mbufs for one port on one lcore, too small for infinite_rx to
-preload a capture; the benchmark preloads mbuf_pool_shim.so, which only enlarges the pool and sets
-the data room to testpmd's --mbuf-size (see that file). Results: JSON and a markdown table in the
-work directory, and the plot (plot_packet_rate.py) in --plot-dir (default tests/plots). Needs
-dpdk-testpmd (Debian: dpdk) and, for the plot, matplotlib (apt-get install python3-matplotlib; run
-with /usr/bin/python3). Where the cycles go: profile_packet.py.
+infinite_rx must hold the whole capture in the program's mbuf pool, and flowcop's default pool
+(8191 mbufs for one port on one lcore) cannot: flowcop is given --mbufs (its default pool plus the
+mbufs testpmd gets with --total-num-mbufs) and --mbuf-data-room (testpmd's --mbuf-size), so both
+have the same mbuf geometry. Results: JSON and a markdown table in the work directory, and the plot
+(plot_packet_rate.py) in --plot-dir (default tests/plots). Needs dpdk-testpmd (Debian: dpdk) and,
+for the plot, matplotlib (apt-get install python3-matplotlib; run with /usr/bin/python3). Where the
+cycles go: profile_packet.py.
     /usr/bin/python3 deploy/bench/packet_rate.py --build build-rel --repeats 3
 """
 
@@ -46,7 +47,7 @@ import flows_pcap  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOOLS = ("flowcop", "rxonly", "io")
-FLOWCOP_POOL = 8191          # app/service/ports.cpp mbufs_needed(1 port, 1 lcore)
+FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
 TABLE_BYTES_PER_FLOW = 160   # flow_table.h says 128 per flow at a power-of-two capacity; margin for the rest
 
 
@@ -95,15 +96,6 @@ def memory_mb(tool, packets, flows, data_room):
     return int(math.ceil(b / 2**20))
 
 
-def build_shim(workdir):
-    out = os.path.join(workdir, "libmbuf_pool_shim.so")
-    src = os.path.join(HERE, "mbuf_pool_shim.cpp")
-    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
-        subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", src, "-ldl", "-o", out],
-                       check=True)
-    return out
-
-
 def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     mem = memory_mb(tool, packets, flows, a.data_room)
     vdev = "--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap
@@ -113,6 +105,7 @@ def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     if tool == "flowcop":
         return [os.path.join(a.build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
                 "--mode", "monitor", "--flows-per-lcore", str(flows_capacity(flows)),
+                "--mbufs", str(FLOWCOP_POOL + packets + 8192), "--mbuf-data-room", str(a.data_room),
                 "--metrics-addr", "127.0.0.1:%d" % metrics_port]
     main_cpu = 1 - a.cpu if a.cpu in (0, 1) else 0
     return ["dpdk-testpmd"] + eal + ["-l", "%d,%d" % (main_cpu, a.cpu), "--",
@@ -151,20 +144,15 @@ def own_session():
     os.setsid()
 
 
-def run_one(tool, a, pcap, packets, flows, rep, shim, workdir):
+def run_one(tool, a, pcap, packets, flows, rep, workdir):
     prefix = "prb_%s_%d_%d_%d" % (tool, flows, rep, os.getpid())
     metrics_port = 19700 + (os.getpid() % 200)
     cmd = command(tool, a, pcap, packets, flows, prefix, metrics_port)
-    env = dict(os.environ)
-    if tool == "flowcop":
-        env["LD_PRELOAD"] = shim
-        env["FLOWCOP_BENCH_EXTRA_MBUFS"] = str(packets + 8192)
-        env["FLOWCOP_BENCH_DATA_ROOM"] = str(a.data_room)
     log_path = os.path.join(workdir, "%s-%d-%d.log" % (tool, flows, rep))
     log = open(log_path, "w")
     log.write(" ".join(cmd) + "\n")
     log.flush()
-    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             preexec_fn=own_session)
     result = {"tool": tool, "flows": flows, "rep": rep, "log": log_path, "cmd": " ".join(cmd)}
     try:
@@ -305,7 +293,6 @@ def main(argv):
     os.makedirs(workdir, exist_ok=True)
     flows_list = [int(x) for x in a.flows.split(",")]
     tools = [t for t in a.tools.split(",") if t]
-    shim = build_shim(workdir)
     prov = provenance(a.build)
     prov["load_at_start"] = dpdk_probe.load_average()
     print("== packet rate: flowcop monitor vs dpdk-testpmd rxonly/io, pcap infinite_rx, EAL memory in %s =="
@@ -348,7 +335,7 @@ def main(argv):
             for t in order:
                 if (t, n, rep) in done:
                     continue
-                r = run_one(t, a, pcap, packets, n, rep, shim, workdir)
+                r = run_one(t, a, pcap, packets, n, rep, workdir)
                 runs.append(r)
                 with open(results_path, "w") as f:  # after every run: an interrupted sweep can --resume
                     json.dump({"provenance": prov, "settings": settings, "runs": runs, "rows": [],

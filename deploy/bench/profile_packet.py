@@ -112,7 +112,7 @@ class Counter:
             self.tel.close()
 
 
-def run(tool, a, pcap, packets, flows, shim, workdir):
+def run(tool, a, pcap, packets, flows, workdir):
     prefix = "prb_cg_%s_%d_%d" % (tool, flows, os.getpid())
     out = os.path.join(workdir, "callgrind.%s.%d" % (tool, flows))
     for f in glob.glob(out + "*"):
@@ -125,13 +125,9 @@ def run(tool, a, pcap, packets, flows, shim, workdir):
         vg.append("--toggle-collect=flowcop::app::Worker::poll*")
     if a.ll:
         vg.append("--LL=" + a.ll)
-    env = dict(os.environ)
-    if tool == "flowcop":
-        env.update(LD_PRELOAD=shim, FLOWCOP_BENCH_EXTRA_MBUFS=str(packets + 8192),
-                   FLOWCOP_BENCH_DATA_ROOM=str(a.data_room))
     log_path = os.path.join(workdir, "callgrind-%s-%d.log" % (tool, flows))
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(vg + cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(vg + cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         tel = None
         try:
             deadline = time.monotonic() + 600 + packets / 2000.0
@@ -199,7 +195,6 @@ def main(argv):
     a.build = os.path.abspath(a.build)
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
     os.makedirs(workdir, exist_ok=True)
-    shim = packet_rate.build_shim(workdir)
     prov = packet_rate.provenance(a.build)
     print("== where the cycles go: callgrind, pcap infinite_rx, steady state ==")
     print("commit %s, buildtype %s, %s, %s, valgrind %s" % (
@@ -211,8 +206,8 @@ def main(argv):
         if not os.path.exists(pcap):
             flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
             os.rename(pcap + ".tmp", pcap)
-        fc, fcount, _ = run("flowcop", a, pcap, packets, n, shim, workdir)
-        rx, rcount, _ = run("rxonly", a, pcap, packets, n, shim, workdir)
+        fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
+        rx, rcount, _ = run("rxonly", a, pcap, packets, n, workdir)
         fn = fcount["parsed"] or fcount["from_bursts"]
         rn = rcount["from_bursts"]
         print("\nflows %d: flowcop %d packets in the window (parse calls; 32 x %d rx bursts = %d; telemetry "
