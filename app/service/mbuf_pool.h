@@ -16,8 +16,10 @@
 // small as the headroom plus a minimum Ethernet frame (64 bytes with its FCS): a minimum frame then
 // still fits one segment, PMDs that chain mbufs (the pcap PMD does) carry longer frames in several,
 // and the parser reads headers with rte_pktmbuf_read(), which spans segments (packet_mbuf.h).
-// Devices that cannot scatter a frame refuse queue setup with a data room too small for their MTU,
-// and pcap's infinite_rx refuses multi-segment frames: flowcop's setup error then names the options.
+// Drivers that cannot chain a frame refuse RX queue setup when the room is smaller than their frames
+// (af_packet does, and pcap's infinite_rx refuses multi-segment frames); flowcop's setup error then
+// names the options. flowcop does not request RX scatter, so whether a NIC's driver chains long
+// frames without it or refuses them is the driver's choice: on NICs keep the default.
 #pragma once
 
 #include <cstdint>
