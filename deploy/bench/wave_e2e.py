@@ -74,13 +74,17 @@ def main(argv):
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--port", type=int, default=19931)
+    ap.add_argument("--huge-dir", default=None,
+                    help="EAL memory from this hugetlbfs mount (production's layout; see tests/benchmarks.md); "
+                         "default --no-huge")
     a = ap.parse_args(argv)
     pps = max(2 * a.wave, 2 * a.flows)
     prefix = "wave_e2e_%d" % os.getpid()
     fg = ("flows=%d,pps=%d,lifetime=1000000,lifetime_dist=fixed,idle_pct=0,rst_pct=0,wave=%d:%d,duration=%d,seed=7"
           % (a.flows, pps, a.wave_at, a.wave, a.duration))
     capacity = 1 << (int(a.flows * 1.25) - 1).bit_length()
-    cmd = [os.path.join(os.path.abspath(a.build), "app", "flowcop"), "--no-huge", "-m", "1024", "--no-pci",
+    pages = ["--huge-dir", a.huge_dir] if a.huge_dir else ["--no-huge"]
+    cmd = [os.path.join(os.path.abspath(a.build), "app", "flowcop")] + pages + ["-m", "1024", "--no-pci",
            "--file-prefix=" + prefix, "-l", str(a.cpu), "--", "--clock", "packet", "--flowgen", fg,
            "--tcp-timeout-established", str(a.timeout), "--flows-per-lcore", str(capacity),
            "--metrics-addr", "127.0.0.1:%d" % a.port, "--stop-when-idle-ms", "1500"]
