@@ -63,7 +63,7 @@ TEST_CASE("timer wheel bucket-count sweep: visits per flow per timeout period", 
     std::printf("  %8s %9s %10s %10s %10s %10s   (ring range)\n", "buckets", "heads KiB", "30 s", "120 s", "2 h",
                 "5 d");
     for (uint32_t b = 256; b <= 65536; b *= 2) {
-        std::printf("  %8u %9u", b, b * 4 / 1024);
+        std::printf("  %8u %9u", b, unsigned(b * flowcop::timerwheel::kLanes * sizeof(uint32_t) / 1024)); // lane heads
         for (const uint64_t t : timeouts_s) {
             const double v = visits_per_period(b, t);
             std::printf(" %10.3f", v);
