@@ -46,7 +46,7 @@ Options default_options() {
     o.wheel_buckets = 4096;
     o.tick_ms = 1000;
     o.check_interval_ms = 1000;
-    o.timeout_budget = 256;
+    o.timeout_budget = 128;
     o.visit_budget_factor = 16;
     o.flows_per_lcore = 1u << 20;
     o.mbufs = 0;  // auto

@@ -52,8 +52,12 @@ enum class ClockSource : uint8_t {
 //   extra visit per lap of the ring rather than a wrong expiry.
 // - check_interval_ms 1000: the cop runs once per tick; running it more often finds nothing new.
 // - visit_budget_factor 16: ATS's VISIT_BUDGET_FACTOR (a re-arm is far cheaper than an expiry).
-// - timeout_budget 256: not measured yet; small enough that one pass cannot hold the poll loop
-//   long, and a pass that hits it resumes soon after, so it delays expiries, never loses them.
+// - timeout_budget 128: measured (tests/benchmarks.md, issue 6 part 5): with 2 MiB pages a fire
+//   costs ~130 ns and a re-link of a busy flow 25-45 ns, so a pass stopped by the fire budget takes
+//   ~17 us and one stopped by the visit budget (16 x 128 re-links) 50-90 us: both under the 102 us a
+//   1024-descriptor RX ring takes to fill at 10 Mpps. 256 measured 33 us and 100-180 us. A backlog
+//   drains at 128,000 expiries a second per lcore; a pass that hits the budget resumes 1 ms later,
+//   so the budget delays expiries, never loses them.
 // - flows_per_lcore 2^20 and events_ring 2^16: round starting points, not measured; both are
 //   allocated up front, so a larger value costs memory, not per-packet time.
 // - mbufs auto and mbuf_data_room 2176 (RTE_MBUF_DEFAULT_BUF_SIZE): the pool flowcop made before

@@ -40,7 +40,7 @@ struct WorkerSettings {
     Mode mode = Mode::monitor;
     ClockSource clock = ClockSource::tsc;
     uint64_t check_interval_ns = 1'000'000'000;
-    uint64_t fire_budget = 256;
+    uint64_t fire_budget = 128;
     uint32_t visit_budget_factor = 16;
 };
 

@@ -6,7 +6,7 @@ packet, so virtual time follows the generated timestamps and 40 virtual seconds 
   flows    F established flows (no closes, no idles, lifetimes far beyond the run);
   wave     at virtual second W, N of them send one last segment within that second and go silent;
   timeout  --tcp-timeout-established T, so the N come due together at about W + T.
-The default budgets apply (256 fires, 16x visits per pass, the next pass 1 ms of virtual time after
+The default budgets apply (128 fires, 16x visits per pass, the next pass 1 ms of virtual time after
 a pass the budget stopped). This script scrapes /metrics every --poll seconds and, between the last
 scrape before the first expiry and the first scrape after the N-th, reports: cop passes, passes that
 hit the budget, the pass-duration histogram (real time, measured by the worker with the TSC), the
@@ -70,7 +70,9 @@ def main(argv):
     ap.add_argument("--wave", type=int, default=1000000)
     ap.add_argument("--wave-at", type=int, default=15, help="virtual second of the wave")
     ap.add_argument("--timeout", type=int, default=10, help="--tcp-timeout-established, seconds")
-    ap.add_argument("--duration", type=int, default=34, help="virtual seconds generated")
+    ap.add_argument("--duration", type=int, default=42,
+                    help="virtual seconds generated: past the wave's expiry (wave-at + timeout) by more than the drain "
+                         "(10^6 / 128 fires per ms = 7.8 s), since under --clock packet the cop only moves with packets")
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--poll", type=float, default=0.05)
     ap.add_argument("--port", type=int, default=19931)

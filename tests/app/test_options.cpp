@@ -21,7 +21,7 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]") {
     CHECK(o.wheel_buckets == 4096);
     CHECK(o.tick_ms == 1000);
     CHECK(o.check_interval_ms == 1000);
-    CHECK(o.timeout_budget == 256);
+    CHECK(o.timeout_budget == 128);
     CHECK(o.visit_budget_factor == 16);
     CHECK(o.flows_per_lcore == 1048576);
     CHECK(o.mbufs == 0);             // auto: sized for the ports and lcores at start

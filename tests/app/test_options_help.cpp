@@ -158,7 +158,7 @@ TEST_CASE("describe() renders the configuration with label-safe keys", "[app][op
     CHECK(keys.size() == pairs.size());
     CHECK(pairs.front() == std::pair<std::string, std::string>{"mode", "monitor"});
     const std::vector<std::pair<std::string, std::string>> expected = {
-        {"wheel_buckets", "4096"},     {"timeout_budget", "256"},
+        {"wheel_buckets", "4096"},     {"timeout_budget", "128"},
         {"tcp_timeout_syn_sent2", "120"}, {"default_inactivity_timeout", "600"},
         {"metrics_addr", "127.0.0.1:9781"}, {"events", "none"},
         {"quiet", "off"},              {"clock", "tsc"}};

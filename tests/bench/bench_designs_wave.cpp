@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Issue 6 ("Performance") part 3, a correlated wave: 10^6 flows whose deadlines all fall inside the same
-// second. flowcop's wheel drains it with the default budgets (256 fires, 16x visits per pass), the
+// second. flowcop's wheel drains it with the default budgets (128 fires, 16x visits per pass), the
 // next pass 1 ms after a pass the budget stopped (wave_stats.h); every baseline fires everything due
 // in one go, as its original does, so its number is the single stall that pass holds the thread.
 // Reported: the wheel's longest pass, passes, drain time and lag quantiles; each baseline's stall,
@@ -21,7 +21,7 @@ namespace {
 
 constexpr uint32_t kFlows = 1'000'000;
 constexpr uint64_t kTimeout = 100 * kSec;
-constexpr uint64_t kFireBudget = 256;  // flowcop's default timeout_budget
+constexpr uint64_t kFireBudget = 128;  // flowcop's default timeout_budget
 constexpr uint64_t kVisitFactor = 16;  // flowcop's default visit_budget_factor
 constexpr int kRepeats = 3;
 
@@ -106,7 +106,7 @@ void wave()
 
 TEST_CASE("expiry designs: a correlated wave of 10^6 expiries in the same second", "[!benchmark][designs-wave]")
 {
-    provenance("expiry designs: 10^6 flows due in the same second; wheel with default budgets 256/16x re-run "
+    provenance("expiry designs: 10^6 flows due in the same second; wheel with default budgets 128/16x re-run "
                "1 ms later, baselines fire all at once (issue 6 part 3)");
     std::printf("  medians of %d waves. wheel: longest pass; baselines: their one pass (the stall). drain = time "
                 "until all fired; stall/p999 = a baseline's stall / the wheel's p99.9 pass\n", kRepeats);
