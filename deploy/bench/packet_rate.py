@@ -100,7 +100,9 @@ def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     mem = memory_mb(tool, packets, flows, a.data_room)
     vdev = "--vdev=net_pcap0,rx_pcap=%s,infinite_rx=1" % pcap
     huge_dir = getattr(a, "huge_dir", None)  # profile_packet.py has no such option
-    pages = ["--huge-dir", huge_dir] if huge_dir else ["--no-huge"]
+    # --huge-unlink: the pages go back to the pool when the program exits (each run has its own
+    # --file-prefix, and EAL only clears its own prefix's leftover files at start).
+    pages = ["--huge-dir", huge_dir, "--huge-unlink"] if huge_dir else ["--no-huge"]
     eal = pages + ["-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
     if tool == "flowcop":
         return [os.path.join(a.build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",

@@ -85,7 +85,7 @@ def main(argv):
     fg = ("flows=%d,pps=%d,lifetime=1000000,lifetime_dist=fixed,idle_pct=0,rst_pct=0,wave=%d:%d,duration=%d,seed=7"
           % (a.flows, pps, a.wave_at, a.wave, a.duration))
     capacity = 1 << (int(a.flows * 1.25) - 1).bit_length()
-    pages = ["--huge-dir", a.huge_dir] if a.huge_dir else ["--no-huge"]
+    pages = ["--huge-dir", a.huge_dir, "--huge-unlink"] if a.huge_dir else ["--no-huge"]  # unlink: freed at exit
     cmd = [os.path.join(os.path.abspath(a.build), "app", "flowcop")] + pages + ["-m", "1024", "--no-pci",
            "--file-prefix=" + prefix, "-l", str(a.cpu), "--", "--clock", "packet", "--flowgen", fg,
            "--tcp-timeout-established", str(a.timeout), "--flows-per-lcore", str(capacity),

@@ -35,6 +35,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <sched.h>
 #include <sys/mman.h>
@@ -80,9 +81,14 @@ int main(int argc, char** argv)
     const std::string prefix = "--file-prefix=flowcop_bench_" + std::to_string(getpid());
     const char* huge_env = std::getenv("FLOWCOP_BENCH_HUGE_DIR");
     const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? std::string("--huge-dir=") + huge_env : "";
-    const char* eal_argv[] = {argv[0], huge_dir.empty() ? "--no-huge" : huge_dir.c_str(), "-m", mem_mb.c_str(), "--no-pci",
-                              "-l", "0", prefix.c_str(), "--log-level=error", "--no-telemetry"};
-    if (rte_eal_init(int(sizeof(eal_argv) / sizeof(eal_argv[0])), const_cast<char**>(eal_argv)) < 0) {
+    std::vector<const char*> eal_argv = {argv[0], huge_dir.empty() ? "--no-huge" : huge_dir.c_str(), "-m",
+                                         mem_mb.c_str(), "--no-pci", "-l", "0", prefix.c_str(),
+                                         "--log-level=error", "--no-telemetry"};
+    // With hugepages, --huge-unlink returns them to the pool when the process exits (the prefix is
+    // per process, and EAL only clears its own prefix's leftover files at start).
+    if (!huge_dir.empty())
+        eal_argv.push_back("--huge-unlink");
+    if (rte_eal_init(int(eal_argv.size()), const_cast<char**>(eal_argv.data())) < 0) {
         std::fprintf(stderr, "EAL init failed (-m %s MB%s%s; set FLOWCOP_BENCH_EAL_MEM%s)\n", mem_mb.c_str(),
                      huge_dir.empty() ? "" : ", ", huge_dir.c_str(),
                      huge_dir.empty() ? "" : ", and reserve that much in hugepages");
