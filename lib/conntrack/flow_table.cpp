@@ -394,7 +394,7 @@ Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
 void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
     retire(pos, reason, now_ns);
-    delete_key(pos);
+    delete_key(pos, flow_hash(&key_at(pos)));
 }
 
 void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
@@ -407,10 +407,10 @@ void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
     store_release(records_[pos].flags, uint8_t(0));
 }
 
-void FlowTable::delete_key(uint32_t pos) noexcept
+void FlowTable::delete_key(uint32_t pos, uint32_t sig) noexcept
 {
     const packet::FlowKey key = key_at(pos); // the key store slot is freed by the delete
-    rte_hash_del_key(hash_, &key);
+    rte_hash_del_key_with_hash(hash_, &key, sig);
 }
 
 void FlowTable::delete_deferred() noexcept
@@ -420,10 +420,8 @@ void FlowTable::delete_deferred() noexcept
     uint32_t sig[kDeleteBatch];
     for (unsigned i = 0; i < n_deferred_; ++i)
         sig[i] = flow_hash(&key_at(deferred_[i]));
-    for (unsigned i = 0; i < n_deferred_; ++i) {
-        const packet::FlowKey key = key_at(deferred_[i]); // the key store slot is freed by the delete
-        rte_hash_del_key_with_hash(hash_, &key, sig[i]);
-    }
+    for (unsigned i = 0; i < n_deferred_; ++i)
+        delete_key(deferred_[i], sig[i]);
     n_deferred_ = 0;
 }
 

@@ -208,7 +208,8 @@ private:
     // end_flow() without the hash delete, which the caller does or defers: the record is no longer
     // in use (readers skip it), but its key and position stay taken until the delete.
     void retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
-    void delete_key(uint32_t pos) noexcept;
+    // Removes pos's key (sig: its flow_hash) from the hash, freeing the position.
+    void delete_key(uint32_t pos, uint32_t sig) noexcept;
     // Removes the keys of the flows the cop retired since the last call (see kDeleteBatch).
     void delete_deferred() noexcept;
     void emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept;

@@ -140,20 +140,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     out.l4_proto = w::proto_tcp;
     detail::read_tcp_fixed_header(th, out);
     out.l4_payload_len = seg - hlen;
-    // set_key()'s order: addresses compared as network-order bytes, i.e. as big-endian integers.
-    const uint8_t* src = b + l3 + 12;
-    const uint8_t* dst = b + l3 + 16;
-    const uint32_t sa = w::be32(src), da = w::be32(dst);
-    const bool src_lo = sa < da || (sa == da && out.sport <= out.dport);
-    FlowKey& k = out.key;
-    k.addr_lo[10] = k.addr_lo[11] = 0xff;
-    k.addr_hi[10] = k.addr_hi[11] = 0xff;
-    std::memcpy(k.addr_lo + 12, src_lo ? src : dst, 4);
-    std::memcpy(k.addr_hi + 12, src_lo ? dst : src, 4);
-    k.port_lo = src_lo ? out.sport : out.dport;
-    k.port_hi = src_lo ? out.dport : out.sport;
-    k.proto = w::proto_tcp;
-    out.src_is_lo = src_lo;
+    detail::set_key(out, b + l3 + 12, b + l3 + 16, 4, out.sport, out.dport);
     out.verdict = Verdict::tcp;
     return true;
 }

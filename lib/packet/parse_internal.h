@@ -38,7 +38,15 @@ inline void set_key(Packet& out, const uint8_t* src, const uint8_t* dst, uint32_
                     uint16_t dport) noexcept
 {
     FlowKey& k = out.key;
-    int c = std::memcmp(src, dst, alen);
+    // Network-order bytes compared as memcmp() would; IPv4's four as one big-endian integer, which
+    // compilers do inline (a memcmp() for order, unlike one for equality, stays a library call).
+    int c;
+    if (alen == 4) {
+        const uint32_t s = wire::be32(src), d = wire::be32(dst);
+        c = s < d ? -1 : (s > d ? 1 : 0);
+    } else {
+        c = std::memcmp(src, dst, alen);
+    }
     const bool src_lo = c < 0 || (c == 0 && sport <= dport);
     const uint8_t* lo = src_lo ? src : dst;
     const uint8_t* hi = src_lo ? dst : src;

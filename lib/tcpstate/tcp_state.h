@@ -127,13 +127,14 @@ Outcome step(Tracker& t, Dir dir, uint8_t tcp_flags) noexcept;
 // True for the packet that makes up nearly all of a busy link: an ACK-class segment (ACK, with or
 // without PSH, URG, ECE, CWR) on an ESTABLISHED flow whose tracker already holds every bit such a
 // packet can set. step() would then change nothing and return Outcome::ok; callers use this to skip it.
-// Conservative: false never means step() would change something. tests/tcpstate checks the claim for
-// every state, flag byte, tracker bit set and direction.
+// One-sided: true means step() changes nothing; false means only "call step()". tests/tcpstate checks
+// the claim for every state, flag byte, tracker bit set and direction.
 constexpr bool steady(const Tracker& t, uint8_t tcp_flags) noexcept
 {
-    constexpr uint8_t kind = 0x01 | 0x02 | 0x04 | 0x10; // FIN, SYN, RST, ACK
+    constexpr auto bit = [](Flag f) { return static_cast<uint8_t>(f); };
+    constexpr uint8_t kind = bit(Flag::fin) | bit(Flag::syn) | bit(Flag::rst) | bit(Flag::ack);
     constexpr uint8_t bits = detail::kAdopted | detail::kSeenReply | detail::kAssured;
-    return t.state == State::established && (tcp_flags & kind) == 0x10 && (t.flags & bits) == bits;
+    return t.state == State::established && (tcp_flags & kind) == bit(Flag::ack) && (t.flags & bits) == bits;
 }
 
 // Per-state inactivity timeouts in seconds. A 0 entry means "no explicit timeout for this state":

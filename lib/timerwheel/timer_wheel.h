@@ -99,8 +99,9 @@ public:
     bool is_scheduled(uint32_t e) const noexcept { return hook(e).prev != detail::kUnlinked; }
 
     // Drains ticks cursor..floor(now_ns / tick) in order, examining each element of the cursor's bucket:
-    //   cb.prefetch(e) (optional): a hint that e is the next element the pass will examine, given while
-    //     the current one is examined; it must not call the wheel nor change any deadline.
+    //   cb.prefetch(e) (optional): a hint that the pass will examine e soon (each lane's head when the
+    //     pass enters a bucket, then each element's successor about kLanes visits ahead); it must not
+    //     call the wheel nor change any deadline.
     //   cb.deadline(e) -> uint64_t: e's true deadline (0 = none: e leaves the wheel). Must not call the wheel.
     //   cb.fire(e) -> bool: called with e already unlinked, once its true deadline <= now_ns. It may
     //     schedule()/cancel() any element, e included (e then lands at cursor + 1 at the earliest). Returning

@@ -95,6 +95,28 @@ TEST_CASE("IPv4 endpoints compare numerically in network order", "[packet][key]"
     CHECK(std::memcmp(p.key.addr_lo, mapped_lo, 16) == 0);
 }
 
+// The smaller address is lo whichever byte decides it, and whatever the ports say (they only break
+// ties): one pair of addresses per byte position, each sent both ways, with the ports against it.
+TEST_CASE("IPv4 endpoints order on every byte of the address before the ports", "[packet][key]")
+{
+    for (int byte = 0; byte < 4; ++byte) {
+        CAPTURE(byte);
+        test::Ipv4Addr lo{10, 20, 30, 40}, hi = lo;
+        hi[byte] = uint8_t(hi[byte] + 1);
+        for (const bool lo_sends : {true, false}) {
+            CAPTURE(lo_sends);
+            // The lower address gets the higher port, so a port-first order would flip the key.
+            const auto f = lo_sends ? FrameBuilder().ipv4({.src = lo, .dst = hi}).tcp({.sport = 9, .dport = 1}).build()
+                                    : FrameBuilder().ipv4({.src = hi, .dst = lo}).tcp({.sport = 1, .dport = 9}).build();
+            const auto p = test::parse_bytes(f);
+            CHECK(p.src_is_lo == lo_sends);
+            CHECK(std::memcmp(p.key.addr_lo + 12, lo.data(), 4) == 0);
+            CHECK(std::memcmp(p.key.addr_hi + 12, hi.data(), 4) == 0);
+            CHECK(p.key.port_lo == 9);
+        }
+    }
+}
+
 // 10.0.0.1 and ::a00:1 share low bytes; the mapped prefix keeps the keys apart.
 TEST_CASE("IPv4 and IPv6 keys differ and key_is_ipv4 tells them apart", "[packet][key]")
 {
