@@ -20,9 +20,9 @@ namespace flowcop::app {
 
 struct Command {
     enum class Type : uint8_t {
-        kill,          // key -> result 1 if the flow was on this lcore (it is reaped on the next tick)
-        set_timeouts,  // timeouts + active_timeout_s -> result 0
-        set_budgets,   // fire_budget + visit_budget_factor -> result 0
+        kill,         // key -> result 1 if the flow was on this lcore (it is reaped on the next tick)
+        set_timeouts, // timeouts + active_timeout_s -> result 0
+        set_budgets,  // fire_budget + visit_budget_factor -> result 0
     };
     Type type = Type::kill;
     packet::FlowKey key{};

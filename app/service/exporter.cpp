@@ -86,16 +86,15 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
     Family created("flowcop_flows_created_total", "Flows created", MetricType::Counter);
     Family expired("flowcop_flows_expired_total", "Flows ended, by reason", MetricType::Counter);
     Family dropped("flowcop_flows_dropped_total", "New flows refused, by reason", MetricType::Counter);
-    Family early("flowcop_flows_early_drop_attempts_total",
-                 "Times a full table looked for an unassured flow to evict", MetricType::Counter);
+    Family early("flowcop_flows_early_drop_attempts_total", "Times a full table looked for an unassured flow to evict",
+                 MetricType::Counter);
     Family packets("flowcop_packets_total",
                    "Packets by what the tracker did with them (tracked, tcp_* outcomes, not tracked protocols, "
                    "each malformed class)",
                    MetricType::Counter);
     Family memory("flowcop_flow_table_memory_bytes", "Memory the flow table allocated (hash, records, wheel)",
                   MetricType::Gauge);
-    Family rebased("flowcop_flows_rebased_total", "Flows re-armed after a runtime timeout change",
-                   MetricType::Counter);
+    Family rebased("flowcop_flows_rebased_total", "Flows re-armed after a runtime timeout change", MetricType::Counter);
 
     for (const auto& w : s_.workers()) {
         const conntrack::FlowTable& t = w->table();
@@ -107,7 +106,8 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
         lockfail.counter(l, double(load_relaxed(c.cop_lock_failures)));
         passes.counter(l, double(load_relaxed(c.cop_passes)));
         pass_s.histogram(l, bounds_of(c.cop_pass_ns), counts_of(c.cop_pass_ns), c.cop_pass_ns.sum(), kNsPerSecond);
-        lag.histogram(l, bounds_of(c.timeout_lag_ns), counts_of(c.timeout_lag_ns), c.timeout_lag_ns.sum(), kNsPerSecond);
+        lag.histogram(l, bounds_of(c.timeout_lag_ns), counts_of(c.timeout_lag_ns), c.timeout_lag_ns.sum(),
+                      kNsPerSecond);
         active.gauge(l, double(c.active()));
         capacity.gauge(l, double(t.capacity()));
         created.counter(l, double(load_relaxed(c.flows_created)));
@@ -257,9 +257,9 @@ std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
     try {
         // civetweb gives each connection a thread until it is served, and waits 30 s
         // for a request by default: two idle connections blocked every scrape.
-        e->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-            "listening_ports", bind, "num_threads", std::to_string(kHttpThreads), "request_timeout_ms",
-            std::to_string(kRequestTimeoutMs)});
+        e->exposer_ = std::make_unique<prometheus::Exposer>(
+            std::vector<std::string>{"listening_ports", bind, "num_threads", std::to_string(kHttpThreads),
+                                     "request_timeout_ms", std::to_string(kRequestTimeoutMs)});
     } catch (const std::exception&) {
         const std::string why = bind_error(o.metrics_host, o.metrics_port, v6);
         if (!why.empty())
@@ -285,6 +285,9 @@ Exporter::~Exporter()
         exposer_->RemoveCollectable(collector_);
 }
 
-std::string Exporter::where(const Service& s) { return s.exporter() ? s.exporter()->url() : std::string(); }
+std::string Exporter::where(const Service& s)
+{
+    return s.exporter() ? s.exporter()->url() : std::string();
+}
 
 } // namespace flowcop::app

@@ -18,7 +18,10 @@ namespace {
 
 flowcop::app::Service* g_service = nullptr;
 
-void on_signal(int) { g_service->request_stop(); }
+void on_signal(int)
+{
+    g_service->request_stop();
+}
 
 bool wants_help(int argc, char** argv)
 {

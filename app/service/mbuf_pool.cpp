@@ -41,4 +41,4 @@ std::string resolve_mbufs(uint32_t requested, unsigned ports, unsigned lcores, u
     return err;
 }
 
-}  // namespace flowcop::app
+} // namespace flowcop::app

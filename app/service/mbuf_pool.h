@@ -27,9 +27,9 @@
 
 namespace flowcop::app {
 
-inline constexpr unsigned kRxDescriptors = 1024;  // per RX queue, before the driver adjusts it
-inline constexpr unsigned kTxDescriptors = 1024;  // per TX queue, likewise
-inline constexpr unsigned kLcoreMbufs = 1024;     // an lcore's mempool cache (<= 384) and bursts
+inline constexpr unsigned kRxDescriptors = 1024; // per RX queue, before the driver adjusts it
+inline constexpr unsigned kTxDescriptors = 1024; // per TX queue, likewise
+inline constexpr unsigned kLcoreMbufs = 1024;    // an lcore's mempool cache (<= 384) and bursts
 inline constexpr unsigned kSpareMbufs = 4096;
 // The smallest default pool: 2^13 - 1, the size DPDK recommends (a pool of 2^q - 1 fills its ring,
 // whose size is the next power of two above the count, exactly). It only matters for one port on one
@@ -39,8 +39,8 @@ inline constexpr unsigned kDefaultMbufsFloor = 8191;
 // at most 2^30 entries (RTE_RING_SZ_MASK). At that size the mbufs alone take 300 GiB or more.
 inline constexpr uint32_t kMaxMbufs = (1u << 30) - 1;
 
-inline constexpr unsigned kMbufHeadroom = 128;  // RTE_PKTMBUF_HEADROOM (static_assert in ports.cpp)
-inline constexpr unsigned kMinFrameBytes = 64;  // a minimum Ethernet frame with its FCS
+inline constexpr unsigned kMbufHeadroom = 128; // RTE_PKTMBUF_HEADROOM (static_assert in ports.cpp)
+inline constexpr unsigned kMinFrameBytes = 64; // a minimum Ethernet frame with its FCS
 inline constexpr uint16_t kMinMbufDataRoom = kMbufHeadroom + kMinFrameBytes;
 // RTE_MBUF_DEFAULT_BUF_SIZE (static_assert in ports.cpp): DPDK's 2048-byte data room + headroom.
 inline constexpr uint16_t kDefaultMbufDataRoom = 2048 + kMbufHeadroom;
@@ -67,4 +67,4 @@ constexpr uint64_t mbufs_default(unsigned ports, unsigned lcores, uint64_t extra
 // leaves `n` untouched. `ports` 0 is counted as 1, as a pool for no port is never created.
 std::string resolve_mbufs(uint32_t requested, unsigned ports, unsigned lcores, uint64_t extra, uint64_t& n);
 
-}  // namespace flowcop::app
+} // namespace flowcop::app

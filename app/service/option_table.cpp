@@ -10,7 +10,7 @@
 namespace flowcop::app::detail {
 namespace {
 
-constexpr uint64_t kMaxTimeoutS = 31536000;  // one year: anything longer is a unit mistake
+constexpr uint64_t kMaxTimeoutS = 31536000; // one year: anything longer is a unit mistake
 // A day: a longer idle wait means milliseconds were confused with another unit.
 constexpr uint64_t kMaxStopWhenIdleMs = 86400000;
 // The "not set" spellings --help shows as defaults, accepted as values so copying them is safe.
@@ -19,7 +19,8 @@ constexpr char kOff[] = "off";
 constexpr char kAuto[] = "auto";
 
 template <auto Field>
-std::string set_number(const Spec& s, std::string_view v, Options& o) {
+std::string set_number(const Spec& s, std::string_view v, Options& o)
+{
     uint64_t n = 0;
     std::string err = check_number(v, s.min, s.max, s.pow2, n);
     if (err.empty())
@@ -28,11 +29,13 @@ std::string set_number(const Spec& s, std::string_view v, Options& o) {
 }
 
 template <auto Field>
-std::string show_number(const Spec&, const Options& o) {
+std::string show_number(const Spec&, const Options& o)
+{
     return std::to_string(o.*Field);
 }
 
-std::string set_tcp_timeout(const Spec& s, std::string_view v, Options& o) {
+std::string set_tcp_timeout(const Spec& s, std::string_view v, Options& o)
+{
     uint64_t n = 0;
     std::string err = check_number(v, s.min, s.max, s.pow2, n);
     if (err.empty())
@@ -40,12 +43,14 @@ std::string set_tcp_timeout(const Spec& s, std::string_view v, Options& o) {
     return err;
 }
 
-std::string show_tcp_timeout(const Spec& s, const Options& o) {
+std::string show_tcp_timeout(const Spec& s, const Options& o)
+{
     return std::to_string(o.tcp_timeout_s.at(s.index));
 }
 
 template <auto Field>
-std::string set_choice(const Spec& s, std::string_view v, Options& o) {
+std::string set_choice(const Spec& s, std::string_view v, Options& o)
+{
     for (std::size_t i = 0; i < s.choices.size(); ++i) {
         if (v == s.choices[i]) {
             o.*Field = static_cast<std::remove_reference_t<decltype(o.*Field)>>(i);
@@ -56,13 +61,15 @@ std::string set_choice(const Spec& s, std::string_view v, Options& o) {
 }
 
 template <auto Field>
-std::string show_choice(const Spec& s, const Options& o) {
+std::string show_choice(const Spec& s, const Options& o)
+{
     return s.choices.at(static_cast<std::size_t>(o.*Field));
 }
 
 // A string whose OffWord (the default --help shows) means "not set", stored as "".
 template <auto Field, const char* OffWord>
-std::string set_optional_string(const Spec& s, std::string_view v, Options& o) {
+std::string set_optional_string(const Spec& s, std::string_view v, Options& o)
+{
     if (v.empty())
         return "must not be empty (allowed: " + s.allowed + ")";
     o.*Field = v == OffWord ? std::string() : std::string(v);
@@ -70,16 +77,18 @@ std::string set_optional_string(const Spec& s, std::string_view v, Options& o) {
 }
 
 template <auto Field, const char* OffWord>
-std::string show_optional_string(const Spec&, const Options& o) {
+std::string show_optional_string(const Spec&, const Options& o)
+{
     const std::string& v = o.*Field;
     if (v.empty())
         return OffWord;
-    return v == OffWord ? "./" + v : v;  // a file literally named like the off word
+    return v == OffWord ? "./" + v : v; // a file literally named like the off word
 }
 
 // on|off, in the order operators write it (a choice list would be indexed off=0, on=1).
 template <auto Field>
-std::string set_switch(const Spec&, std::string_view v, Options& o) {
+std::string set_switch(const Spec&, std::string_view v, Options& o)
+{
     if (v != "on" && v != "off")
         return quote(v) + " is not one of on, off";
     o.*Field = v == "on";
@@ -87,35 +96,38 @@ std::string set_switch(const Spec&, std::string_view v, Options& o) {
 }
 
 template <auto Field>
-std::string show_switch(const Spec&, const Options& o) {
+std::string show_switch(const Spec&, const Options& o)
+{
     return o.*Field ? "on" : "off";
 }
 
 // --mbufs: auto (stored as 0: the service sizes the pool for the ports and lcores it finds, and
 // checks a given count against the same need; mbuf_pool.h) or a count in the table's range.
-std::string set_mbufs(const Spec& s, std::string_view v, Options& o) {
+std::string set_mbufs(const Spec& s, std::string_view v, Options& o)
+{
     if (v == kAuto) {
         o.mbufs = 0;
         return {};
     }
     uint64_t n = 0;
     if (!parse_decimal(v, n))
-        return quote(v) + " is neither auto nor a number in " + std::to_string(s.min) + ".." +
-               std::to_string(s.max);
+        return quote(v) + " is neither auto nor a number in " + std::to_string(s.min) + ".." + std::to_string(s.max);
     return set_number<&Options::mbufs>(s, v, o);
 }
 
-std::string show_mbufs(const Spec&, const Options& o) {
+std::string show_mbufs(const Spec&, const Options& o)
+{
     return o.mbufs == 0 ? kAuto : std::to_string(o.mbufs);
 }
 
-std::string set_quiet(const Spec&, std::string_view, Options& o) {
+std::string set_quiet(const Spec&, std::string_view, Options& o)
+{
     o.quiet = true;
     return {};
 }
 
-
-std::string set_metrics_addr(const Spec&, std::string_view v, Options& o) {
+std::string set_metrics_addr(const Spec&, std::string_view v, Options& o)
+{
     if (v == kNone) {
         o.metrics_enabled = false;
         o.metrics_host.clear();
@@ -132,11 +144,13 @@ std::string set_metrics_addr(const Spec&, std::string_view v, Options& o) {
     return err;
 }
 
-std::string show_metrics_addr(const Spec&, const Options& o) {
+std::string show_metrics_addr(const Spec&, const Options& o)
+{
     return o.metrics_enabled ? format_host_port(o.metrics_host, o.metrics_port) : kNone;
 }
 
-Spec base(std::string name, std::string metavar, std::string help) {
+Spec base(std::string name, std::string metavar, std::string help)
+{
     Spec s;
     s.name = std::move(name);
     s.metavar = std::move(metavar);
@@ -144,8 +158,9 @@ Spec base(std::string name, std::string metavar, std::string help) {
     return s;
 }
 
-Spec number(std::string name, std::string metavar, std::string help, uint64_t min, uint64_t max,
-            Setter set, Shower show, bool pow2 = false) {
+Spec number(std::string name, std::string metavar, std::string help, uint64_t min, uint64_t max, Setter set,
+            Shower show, bool pow2 = false)
+{
     Spec s = base(std::move(name), std::move(metavar), std::move(help));
     s.min = min;
     s.max = max;
@@ -156,8 +171,8 @@ Spec number(std::string name, std::string metavar, std::string help, uint64_t mi
     return s;
 }
 
-Spec choice(std::string name, std::string help, std::vector<std::string> choices, Setter set,
-            Shower show) {
+Spec choice(std::string name, std::string help, std::vector<std::string> choices, Setter set, Shower show)
+{
     Spec s = base(std::move(name), join(choices, "|"), std::move(help));
     s.allowed = join(choices, ", ");
     s.choices = std::move(choices);
@@ -166,8 +181,8 @@ Spec choice(std::string name, std::string help, std::vector<std::string> choices
     return s;
 }
 
-Spec text(std::string name, std::string metavar, std::string help, std::string allowed,
-          Setter set, Shower show) {
+Spec text(std::string name, std::string metavar, std::string help, std::string allowed, Setter set, Shower show)
+{
     Spec s = base(std::move(name), std::move(metavar), std::move(help));
     s.allowed = std::move(allowed);
     s.set = set;
@@ -175,7 +190,8 @@ Spec text(std::string name, std::string metavar, std::string help, std::string a
     return s;
 }
 
-std::vector<Spec> build_specs() {
+std::vector<Spec> build_specs()
+{
     using O = Options;
     std::vector<Spec> t;
     t.push_back(choice("--mode",
@@ -187,40 +203,33 @@ std::vector<Spec> build_specs() {
                        "packet: time from packet timestamps, so a pcap replays its own\n"
                        "timeline at full speed.",
                        {"tsc", "packet"}, set_choice<&O::clock>, show_choice<&O::clock>));
-    t.push_back(number("--wheel-buckets", "N",
-                       "Timer wheel buckets per lcore; the wheel's range is N-1 ticks.", 256,
-                       1u << 24, set_number<&O::wheel_buckets>, show_number<&O::wheel_buckets>,
-                       true));
-    t.push_back(number("--tick-ms", "MS", "Timer wheel tick: the resolution of every timeout.", 1,
-                       60000, set_number<&O::tick_ms>, show_number<&O::tick_ms>));
+    t.push_back(number("--wheel-buckets", "N", "Timer wheel buckets per lcore; the wheel's range is N-1 ticks.", 256,
+                       1u << 24, set_number<&O::wheel_buckets>, show_number<&O::wheel_buckets>, true));
+    t.push_back(number("--tick-ms", "MS", "Timer wheel tick: the resolution of every timeout.", 1, 60000,
+                       set_number<&O::tick_ms>, show_number<&O::tick_ms>));
     t.push_back(number("--check-interval-ms", "MS", "How often the inactivity cop runs.", 1, 60000,
                        set_number<&O::check_interval_ms>, show_number<&O::check_interval_ms>));
-    t.push_back(number("--timeout-budget", "N",
-                       "Most expiries one cop pass fires; the rest wait for the next pass.", 1,
+    t.push_back(number("--timeout-budget", "N", "Most expiries one cop pass fires; the rest wait for the next pass.", 1,
                        10000000, set_number<&O::timeout_budget>, show_number<&O::timeout_budget>));
-    t.push_back(number("--visit-budget-factor", "N",
-                       "A cop pass also stops after visiting N x --timeout-budget flows.", 1, 1024,
-                       set_number<&O::visit_budget_factor>, show_number<&O::visit_budget_factor>));
+    t.push_back(number("--visit-budget-factor", "N", "A cop pass also stops after visiting N x --timeout-budget flows.",
+                       1, 1024, set_number<&O::visit_budget_factor>, show_number<&O::visit_budget_factor>));
     t.push_back(number("--flows-per-lcore", "N",
                        "Flow table capacity per lcore, fixed at start; when it is full a new\n"
                        "flow evicts an unassured one or is refused and counted.",
-                       1024, 1u << 27, set_number<&O::flows_per_lcore>,
-                       show_number<&O::flows_per_lcore>));
+                       1024, 1u << 27, set_number<&O::flows_per_lcore>, show_number<&O::flows_per_lcore>));
     std::string mbufs_help = "Mbufs in the packet pool, fixed at start. auto: enough for the ports'\n"
                              "RX and TX rings and the lcores' bursts (";
     mbufs_help += std::to_string(mbufs_default(1, 1));
     mbufs_help += " for one port on one lcore).\n"
                   "A pcap vdev with infinite_rx=1 needs one more per packet of its capture.";
-    Spec mbufs = number("--mbufs", "N", std::move(mbufs_help), mbufs_minimum(1, 1), kMaxMbufs,
-                        set_mbufs, show_mbufs);
+    Spec mbufs = number("--mbufs", "N", std::move(mbufs_help), mbufs_minimum(1, 1), kMaxMbufs, set_mbufs, show_mbufs);
     mbufs.allowed = "auto, or " + mbufs.allowed + " (at start: at least what the ports need)";
     t.push_back(std::move(mbufs));
     t.push_back(number("--mbuf-data-room", "BYTES",
                        "Bytes per mbuf, DPDK's 128-byte headroom included. A frame longer than\n"
                        "BYTES - 128 takes several mbufs; a device that cannot chain them (or\n"
                        "pcap's infinite_rx) refuses to start, and flowcop says so.",
-                       kMinMbufDataRoom, UINT16_MAX, set_number<&O::mbuf_data_room>,
-                       show_number<&O::mbuf_data_room>));
+                       kMinMbufDataRoom, UINT16_MAX, set_number<&O::mbuf_data_room>, show_number<&O::mbuf_data_room>));
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
         const std::string state = kTcpStateFlagNames[i];
         Spec s = number("--tcp-timeout-" + state, "SECONDS",
@@ -231,40 +240,34 @@ std::vector<Spec> build_specs() {
         t.push_back(std::move(s));
     }
     t.push_back(number("--default-inactivity-timeout", "SECONDS",
-                       "Inactivity timeout for flows whose TCP state has none of its own.", 1,
-                       kMaxTimeoutS, set_number<&O::default_inactivity_timeout_s>,
-                       show_number<&O::default_inactivity_timeout_s>));
+                       "Inactivity timeout for flows whose TCP state has none of its own.", 1, kMaxTimeoutS,
+                       set_number<&O::default_inactivity_timeout_s>, show_number<&O::default_inactivity_timeout_s>));
     t.push_back(number("--active-timeout", "SECONDS",
                        "Expire a flow this long after it was first seen, however busy;\n"
                        "0 = no active timeout.",
-                       0, kMaxTimeoutS, set_number<&O::active_timeout_s>,
-                       show_number<&O::active_timeout_s>));
+                       0, kMaxTimeoutS, set_number<&O::active_timeout_s>, show_number<&O::active_timeout_s>));
     t.push_back(text("--metrics-addr", "HOST:PORT",
                      "Prometheus exporter address. PORT 0 binds any free port and prints it;\n"
                      "localhost means 127.0.0.1; none disables the exporter. [IPv6]:PORT needs\n"
                      "an HTTP server (civetweb) built with IPv6: Debian 12's is not, and flowcop\n"
                      "then refuses to start, saying so.",
-                     "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none",
-                     set_metrics_addr, show_metrics_addr));
+                     "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none", set_metrics_addr,
+                     show_metrics_addr));
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
-                     set_optional_string<&O::events_path, kNone>,
-                     show_optional_string<&O::events_path, kNone>));
-    t.push_back(number("--events-ring", "N", "Events buffered per lcore before they are dropped.",
-                       64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>,
-                       true));
+                     set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));
+    t.push_back(number("--events-ring", "N", "Events buffered per lcore before they are dropped.", 64, 1u << 22,
+                       set_number<&O::events_ring>, show_number<&O::events_ring>, true));
     t.push_back(number("--stop-when-idle-ms", "MS",
                        "Stop once no port has received a packet for MS of wall time\n"
                        "(for replays); 0 = never.",
-                       0, kMaxStopWhenIdleMs, set_number<&O::stop_when_idle_ms>,
-                       show_number<&O::stop_when_idle_ms>));
+                       0, kMaxStopWhenIdleMs, set_number<&O::stop_when_idle_ms>, show_number<&O::stop_when_idle_ms>));
     t.push_back(text("--loose-pickup", "on|off",
-                     "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).",
-                     "on, off", set_switch<&O::loose_pickup>, show_switch<&O::loose_pickup>));
+                     "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).", "on, off",
+                     set_switch<&O::loose_pickup>, show_switch<&O::loose_pickup>));
     t.push_back(text("--flowgen", "KEY=VAL,...",
-                     "Add a synthetic traffic port; its keys are checked when it is created.",
-                     "KEY=VAL,... or off", set_optional_string<&O::flowgen, kOff>,
-                     show_optional_string<&O::flowgen, kOff>));
+                     "Add a synthetic traffic port; its keys are checked when it is created.", "KEY=VAL,... or off",
+                     set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
     t.push_back(text("--quiet", "",
                      "No live status line, informational lines or final summary;\n"
                      "errors and warnings are still printed.",
@@ -276,11 +279,12 @@ std::vector<Spec> build_specs() {
     return t;
 }
 
-}  // namespace
+} // namespace
 
-const std::vector<Spec>& specs() {
+const std::vector<Spec>& specs()
+{
     static const std::vector<Spec> table = build_specs();
     return table;
 }
 
-}  // namespace flowcop::app::detail
+} // namespace flowcop::app::detail

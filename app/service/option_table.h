@@ -21,21 +21,21 @@ using Setter = std::string (*)(const Spec&, std::string_view value, Options&);
 using Shower = std::string (*)(const Spec&, const Options&);
 
 struct Spec {
-    std::string name;     // "--tick-ms"
-    std::string alias;    // "-h" for --help, else empty
-    std::string metavar;  // empty = a flag that takes no value
-    std::string help;     // meaning, lines separated by '\n'
-    std::string allowed;  // the allowed values as --help shows them; empty for flags
+    std::string name;    // "--tick-ms"
+    std::string alias;   // "-h" for --help, else empty
+    std::string metavar; // empty = a flag that takes no value
+    std::string help;    // meaning, lines separated by '\n'
+    std::string allowed; // the allowed values as --help shows them; empty for flags
     Setter set = nullptr;
-    Shower show = nullptr;  // nullptr only for --help, which has no state or default
-    uint64_t min = 0;       // numbers only
+    Shower show = nullptr; // nullptr only for --help, which has no state or default
+    uint64_t min = 0;      // numbers only
     uint64_t max = 0;
     bool pow2 = false;
-    std::vector<std::string> choices;  // choice options: index = enum value
-    std::size_t index = 0;             // --tcp-timeout-<state>: index into tcp_timeout_s
+    std::vector<std::string> choices; // choice options: index = enum value
+    std::size_t index = 0;            // --tcp-timeout-<state>: index into tcp_timeout_s
     bool is_help = false;
 };
 
 const std::vector<Spec>& specs();
 
-}  // namespace flowcop::app::detail
+} // namespace flowcop::app::detail

@@ -10,11 +10,13 @@ namespace {
 constexpr std::size_t kMaxQuotedBytes = 64;
 }
 
-bool printable(char c) {
+bool printable(char c)
+{
     return c >= 0x20 && c < 0x7f;
 }
 
-void append_escaped(std::string& out, char c) {
+void append_escaped(std::string& out, char c)
+{
     static constexpr char kHex[] = "0123456789abcdef";
     if (printable(c)) {
         out += c;
@@ -26,14 +28,16 @@ void append_escaped(std::string& out, char c) {
     out += kHex[u & 0xf];
 }
 
-std::string escaped(std::string_view v) {
+std::string escaped(std::string_view v)
+{
     std::string out;
     for (const char c : v)
         append_escaped(out, c);
     return out;
 }
 
-std::string quote(std::string_view v) {
+std::string quote(std::string_view v)
+{
     // Appended piecewise: GCC 12 at -O3 warns -Wrestrict (falsely) on `const char* + std::string&&`.
     const bool cut = v.size() > kMaxQuotedBytes;
     std::string out = "'";
@@ -43,7 +47,8 @@ std::string quote(std::string_view v) {
     return out;
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
+std::string join(const std::vector<std::string>& items, std::string_view sep)
+{
     std::string out;
     for (const auto& item : items) {
         if (!out.empty())
@@ -53,7 +58,8 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
     return out;
 }
 
-bool parse_decimal(std::string_view v, uint64_t& out) {
+bool parse_decimal(std::string_view v, uint64_t& out)
+{
     if (v.empty())
         return false;
     uint64_t n = 0;
@@ -64,7 +70,8 @@ bool parse_decimal(std::string_view v, uint64_t& out) {
     return true;
 }
 
-std::string check_number(std::string_view v, uint64_t min, uint64_t max, bool pow2, uint64_t& out) {
+std::string check_number(std::string_view v, uint64_t min, uint64_t max, bool pow2, uint64_t& out)
+{
     uint64_t n = 0;
     if (!parse_decimal(v, n))
         return quote(v) + " is not a number in " + std::to_string(min) + ".." + std::to_string(max);
@@ -73,13 +80,14 @@ std::string check_number(std::string_view v, uint64_t min, uint64_t max, bool po
     if (n > max)
         return "must be at most " + std::to_string(max) + ", got " + std::to_string(n);
     if (pow2 && (n & (n - 1)) != 0)
-        return std::to_string(n) + " is not a power of two (" + std::to_string(min) + ", " +
-               std::to_string(min * 2) + ", ..., " + std::to_string(max) + ")";
+        return std::to_string(n) + " is not a power of two (" + std::to_string(min) + ", " + std::to_string(min * 2) +
+               ", ..., " + std::to_string(max) + ")";
     out = n;
     return {};
 }
 
-std::string check_host_port(std::string_view v, HostPort& out) {
+std::string check_host_port(std::string_view v, HostPort& out)
+{
     std::string_view host;
     std::string_view port;
     const bool bracketed = !v.empty() && v.front() == '[';
@@ -108,19 +116,18 @@ std::string check_host_port(std::string_view v, HostPort& out) {
     if (!parse_decimal(port, p) || p > 65535)
         return quote(v) + ": port " + quote(port) + " is not a number in 0..65535";
     std::string h(host);
-    unsigned char addr[16];  // in6_addr's size; inet_pton's output is only a validity check here
+    unsigned char addr[16]; // in6_addr's size; inet_pton's output is only a validity check here
     if (bracketed) {
         if (inet_pton(AF_INET6, h.c_str(), addr) != 1)
             return quote(v) + ": " + quote(host) + " is not an IPv6 address";
     } else if (h == "localhost") {
         h = "127.0.0.1";
     } else if (inet_pton(AF_INET, h.c_str(), addr) != 1) {
-        return quote(v) + ": " + quote(host) +
-               " is not an IPv4 address, [IPv6] address or localhost";
+        return quote(v) + ": " + quote(host) + " is not an IPv4 address, [IPv6] address or localhost";
     }
     out.host = std::move(h);
     out.port = static_cast<uint16_t>(p);
     return {};
 }
 
-}  // namespace flowcop::app::detail
+} // namespace flowcop::app::detail

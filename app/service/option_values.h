@@ -36,4 +36,4 @@ struct HostPort {
 };
 std::string check_host_port(std::string_view v, HostPort& out);
 
-}  // namespace flowcop::app::detail
+} // namespace flowcop::app::detail

@@ -14,16 +14,18 @@ using detail::quote;
 using detail::Spec;
 using detail::specs;
 
-std::string missing_value(const Spec& s) {
-    return format_flag_error(s.name, "missing value (expected " + s.metavar + "; allowed: " +
-                                         s.allowed + ")");
+std::string missing_value(const Spec& s)
+{
+    return format_flag_error(s.name, "missing value (expected " + s.metavar + "; allowed: " + s.allowed + ")");
 }
 
-ParseOutcome fail(std::string message) {
+ParseOutcome fail(std::string message)
+{
     return {ParseOutcome::error, default_options(), std::move(message)};
 }
 
-std::string unknown_option(std::string_view name) {
+std::string unknown_option(std::string_view name)
+{
     constexpr std::string_view kTcpPrefix = "--tcp-timeout";
     if (name.starts_with(kTcpPrefix)) {
         std::string_view state = name.substr(kTcpPrefix.size());
@@ -31,15 +33,15 @@ std::string unknown_option(std::string_view name) {
             state.remove_prefix(1);
         const std::vector<std::string> states(kTcpStateFlagNames.begin(), kTcpStateFlagNames.end());
         return format_flag_error(escaped(name), "unknown TCP state " + quote(state) +
-                                                    " (valid states: " + detail::join(states, ", ") +
-                                                    ")");
+                                                    " (valid states: " + detail::join(states, ", ") + ")");
     }
     return "flowcop: unknown option " + quote(name) + " (see --help)";
 }
 
-}  // namespace
+} // namespace
 
-Options default_options() {
+Options default_options()
+{
     Options o{};
     o.mode = Mode::monitor;
     o.clock = ClockSource::tsc;
@@ -49,7 +51,7 @@ Options default_options() {
     o.timeout_budget = 128;
     o.visit_budget_factor = 16;
     o.flows_per_lcore = 1u << 20;
-    o.mbufs = 0;  // auto
+    o.mbufs = 0; // auto
     o.mbuf_data_room = kDefaultMbufDataRoom;
     o.tcp_timeout_s = {120, 60, 432000, 120, 60, 30, 120, 10, 120};
     o.default_inactivity_timeout_s = 600;
@@ -64,22 +66,26 @@ Options default_options() {
     return o;
 }
 
-std::string format_flag_error(std::string_view flag, std::string_view detail) {
+std::string format_flag_error(std::string_view flag, std::string_view detail)
+{
     return "flowcop: " + std::string(flag) + ": " + std::string(detail);
 }
 
-std::string format_host_port(std::string_view host, uint16_t port) {
+std::string format_host_port(std::string_view host, uint16_t port)
+{
     // Appended piecewise: GCC 12 at -O3 warns -Wrestrict (falsely) on `const char* + std::string`.
     const bool v6 = host.find(':') != std::string_view::npos;
     std::string out;
-    if (v6) out += '[';
+    if (v6)
+        out += '[';
     out += host;
     out += v6 ? "]:" : ":";
     out += std::to_string(port);
     return out;
 }
 
-ParseOutcome parse_options(int argc, char** argv) {
+ParseOutcome parse_options(int argc, char** argv)
+{
     const auto& table = specs();
     std::vector<bool> seen(table.size(), false);
     Options o = default_options();
@@ -103,8 +109,7 @@ ParseOutcome parse_options(int argc, char** argv) {
         std::string_view value;
         if (s.metavar.empty()) {
             if (eq != std::string_view::npos)
-                return fail(format_flag_error(s.name, "takes no value, got " +
-                                                          quote(arg.substr(eq + 1))));
+                return fail(format_flag_error(s.name, "takes no value, got " + quote(arg.substr(eq + 1))));
         } else if (eq != std::string_view::npos) {
             value = arg.substr(eq + 1);
         } else if (i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("--")) {
@@ -121,7 +126,8 @@ ParseOutcome parse_options(int argc, char** argv) {
     return {ParseOutcome::ok, std::move(o), {}};
 }
 
-std::string help_text(const char* prog) {
+std::string help_text(const char* prog)
+{
     std::string out = "Usage: " + std::string(prog ? prog : "flowcop") +
                       " [EAL options] -- [flowcop options]\n\n"
                       "Tracks TCP flows on DPDK ports and expires idle ones through a per-lcore\n"
@@ -145,7 +151,8 @@ std::string help_text(const char* prog) {
     return out;
 }
 
-std::vector<std::pair<std::string, std::string>> describe(const Options& o) {
+std::vector<std::pair<std::string, std::string>> describe(const Options& o)
+{
     std::vector<std::pair<std::string, std::string>> out;
     for (const Spec& s : specs()) {
         if (s.show == nullptr)
@@ -158,7 +165,8 @@ std::vector<std::pair<std::string, std::string>> describe(const Options& o) {
     return out;
 }
 
-std::string describe_line(const Options& o) {
+std::string describe_line(const Options& o)
+{
     std::string out;
     for (const auto& [key, value] : describe(o)) {
         bool plain = !value.empty();
@@ -180,16 +188,17 @@ std::string describe_line(const Options& o) {
     return out;
 }
 
-std::span<const OptionInfo> option_table() {
+std::span<const OptionInfo> option_table()
+{
     static const std::vector<OptionInfo> infos = [] {
         std::vector<OptionInfo> v;
         const Options defaults = default_options();
         for (const Spec& s : specs())
-            v.push_back({s.name, s.alias, s.metavar, s.show ? s.show(s, defaults) : std::string(),
-                         s.allowed, !s.metavar.empty()});
+            v.push_back({s.name, s.alias, s.metavar, s.show ? s.show(s, defaults) : std::string(), s.allowed,
+                         !s.metavar.empty()});
         return v;
     }();
     return infos;
 }
 
-}  // namespace flowcop::app
+} // namespace flowcop::app

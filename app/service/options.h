@@ -37,13 +37,13 @@
 namespace flowcop::app {
 
 enum class Mode : uint8_t {
-    monitor,     // track every packet, then free it
-    inline_fwd,  // track, then forward between paired ports 0<->1, 2<->3, ...
+    monitor,    // track every packet, then free it
+    inline_fwd, // track, then forward between paired ports 0<->1, 2<->3, ...
 };
 
 enum class ClockSource : uint8_t {
-    tsc,     // wall time from the TSC
-    packet,  // time from packet timestamps: a pcap replays its own timeline at full speed
+    tsc,    // wall time from the TSC
+    packet, // time from packet timestamps: a pcap replays its own timeline at full speed
 };
 
 // The defaults (see default_options()) and why:
@@ -69,21 +69,21 @@ enum class ClockSource : uint8_t {
 struct Options {
     Mode mode;
     ClockSource clock;
-    uint32_t wheel_buckets;        // power of two in [256, 2^24]
-    uint32_t tick_ms;              // [1, 60000]
-    uint32_t check_interval_ms;    // [1, 60000]
-    uint64_t timeout_budget;       // expiries per cop pass, [1, 1e7]
-    uint32_t visit_budget_factor;  // visits per pass = factor * timeout_budget, [1, 1024]
-    uint32_t flows_per_lcore;      // [1024, 2^27]
+    uint32_t wheel_buckets;       // power of two in [256, 2^24]
+    uint32_t tick_ms;             // [1, 60000]
+    uint32_t check_interval_ms;   // [1, 60000]
+    uint64_t timeout_budget;      // expiries per cop pass, [1, 1e7]
+    uint32_t visit_budget_factor; // visits per pass = factor * timeout_budget, [1, 1024]
+    uint32_t flows_per_lcore;     // [1024, 2^27]
     // 0 = auto (mbufs_default() for the ports and lcores found at start); otherwise
     // [7168, 2^30 - 1], and the service refuses fewer than mbufs_minimum() (mbuf_pool.h).
     uint32_t mbufs;
-    uint16_t mbuf_data_room;  // bytes per mbuf, the 128-byte headroom included, [192, 65535]
+    uint16_t mbuf_data_room; // bytes per mbuf, the 128-byte headroom included, [192, 65535]
     // Index order is kTcpStateFlagNames. 0 = no explicit timeout: the default inactivity
     // timeout applies. Max 31536000 (one year).
     std::array<uint32_t, 9> tcp_timeout_s;
-    uint32_t default_inactivity_timeout_s;  // [1, 31536000]
-    uint32_t active_timeout_s;              // 0 = none, max 31536000
+    uint32_t default_inactivity_timeout_s; // [1, 31536000]
+    uint32_t active_timeout_s;             // 0 = none, max 31536000
     // metrics_enabled false (`--metrics-addr none`) leaves host empty and port 0.
     // metrics_host is an IPv4 or IPv6 literal without brackets; `localhost` is stored as
     // 127.0.0.1 so binding never depends on a resolver. metrics_port 0 = bind any free port
@@ -91,11 +91,11 @@ struct Options {
     bool metrics_enabled;
     std::string metrics_host;
     uint16_t metrics_port;
-    std::string events_path;  // empty = no event log, "-" = stdout
-    uint32_t events_ring;     // events buffered per lcore before dropping; power of two in [64, 2^22]
-    uint32_t stop_when_idle_ms;  // 0 = never; else stop after no port received a packet for this long
-    bool loose_pickup;           // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
-    std::string flowgen;         // raw KEY=VAL,... for the synthetic port, empty = off; validated there
+    std::string events_path;    // empty = no event log, "-" = stdout
+    uint32_t events_ring;       // events buffered per lcore before dropping; power of two in [64, 2^22]
+    uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long
+    bool loose_pickup;          // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
+    std::string flowgen;        // raw KEY=VAL,... for the synthetic port, empty = off; validated there
     // quiet: no live status line, no informational lines (startup configuration, port list) and
     // no final summary; errors and warnings still go to stderr. Metrics and the event log are the
     // record for unattended runs.
@@ -106,16 +106,15 @@ struct Options {
 
 // Flag suffixes of --tcp-timeout-<state>, in Options::tcp_timeout_s index order.
 inline constexpr std::array<const char*, 9> kTcpStateFlagNames = {
-    "syn_sent", "syn_recv", "established", "fin_wait", "close_wait",
-    "last_ack", "time_wait", "close",      "syn_sent2",
+    "syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "last_ack", "time_wait", "close", "syn_sent2",
 };
 
 Options default_options();
 
 struct ParseOutcome {
     enum Kind { ok, help, error } kind;
-    Options options;      // the parsed options when ok, default_options() otherwise
-    std::string message;  // error line without trailing newline, or the help text
+    Options options;     // the parsed options when ok, default_options() otherwise
+    std::string message; // error line without trailing newline, or the help text
 };
 
 // argv[0] is the program name (used in the help's usage line); argv[1..argc) are flowcop options.
@@ -144,13 +143,13 @@ std::string describe_line(const Options&);
 
 // The parser's table, read-only, for tools and tests that must agree with the parser.
 struct OptionInfo {
-    std::string name;          // "--wheel-buckets"
-    std::string alias;         // "-h" for "--help", else empty
-    std::string metavar;       // "N", "monitor|inline"; empty for flags without a value
-    std::string default_text;  // as --help shows it, rendered from default_options(); empty for --help
-    std::string allowed;       // as --help shows it, e.g. "power of two in 256..16777216"
+    std::string name;         // "--wheel-buckets"
+    std::string alias;        // "-h" for "--help", else empty
+    std::string metavar;      // "N", "monitor|inline"; empty for flags without a value
+    std::string default_text; // as --help shows it, rendered from default_options(); empty for --help
+    std::string allowed;      // as --help shows it, e.g. "power of two in 256..16777216"
     bool takes_value;
 };
 std::span<const OptionInfo> option_table();
 
-}  // namespace flowcop::app
+} // namespace flowcop::app

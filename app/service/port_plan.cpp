@@ -21,8 +21,8 @@ bool plan_ports(const std::vector<PortCaps>& ports, const std::vector<unsigned>&
         return false;
     }
     if (mode == Mode::inline_fwd && ports.size() % 2 != 0) {
-        error = "--mode inline forwards between port pairs (0<->1, 2<->3, ...) but " +
-                std::to_string(ports.size()) + " port(s) were found";
+        error = "--mode inline forwards between port pairs (0<->1, 2<->3, ...) but " + std::to_string(ports.size()) +
+                " port(s) were found";
         return false;
     }
     if (lcores.empty()) {

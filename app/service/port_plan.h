@@ -31,15 +31,15 @@ struct PortCaps {
     std::string name;
     uint16_t max_rx_queues = 1;
     uint16_t max_tx_queues = 1;
-    uint64_t rss_offloads = 0;  // rte_eth_dev_info::flow_type_rss_offloads
-    uint8_t hash_key_size = 0;  // bytes; 0 = no RSS key
+    uint64_t rss_offloads = 0; // rte_eth_dev_info::flow_type_rss_offloads
+    uint8_t hash_key_size = 0; // bytes; 0 = no RSS key
 };
 
 struct RxQueueRef {
     uint16_t port;
     uint16_t queue;
-    uint16_t tx_port;   // inline mode: where its packets go (the pair's other port)
-    uint16_t tx_queue;  // the TX queue of tx_port owned by this lcore
+    uint16_t tx_port;  // inline mode: where its packets go (the pair's other port)
+    uint16_t tx_queue; // the TX queue of tx_port owned by this lcore
 };
 
 struct WorkerPlan {
@@ -48,9 +48,9 @@ struct WorkerPlan {
 };
 
 struct PortPlan {
-    std::vector<WorkerPlan> workers;  // workers[0] runs on the main lcore
+    std::vector<WorkerPlan> workers; // workers[0] runs on the main lcore
     bool rss = false;
-    uint16_t queues_per_port = 1;     // RX and TX queues each port is configured with
+    uint16_t queues_per_port = 1; // RX and TX queues each port is configured with
     std::vector<std::string> warnings;
     std::vector<std::string> port_names; // indexed by port id
     std::string port_name(uint16_t port) const

@@ -151,8 +151,8 @@ bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::str
             error = "port " + std::to_string(p) + " (" + port_name(p) + "): cannot read device info";
             return false;
         }
-        caps.push_back(PortCaps{p, port_name(p), info.max_rx_queues, info.max_tx_queues,
-                                info.flow_type_rss_offloads, info.hash_key_size});
+        caps.push_back(PortCaps{p, port_name(p), info.max_rx_queues, info.max_tx_queues, info.flow_type_rss_offloads,
+                                info.hash_key_size});
         infos.push_back(info);
     }
     std::vector<unsigned> lcores{rte_get_main_lcore()};

@@ -252,6 +252,9 @@ void Service::housekeeping()
     status.finish();
 }
 
-void Service::print_summary(double seconds) const { app::print_summary(*this, seconds); }
+void Service::print_summary(double seconds) const
+{
+    app::print_summary(*this, seconds);
+}
 
 } // namespace flowcop::app

@@ -42,8 +42,7 @@ Totals totals(const Service& s)
 
 StatusLine::StatusLine(const Service& s, bool enabled)
     : s_(s), enabled_(enabled && isatty(STDERR_FILENO)), last_(totals(s)), last_at_(std::chrono::steady_clock::now())
-{
-}
+{}
 
 void StatusLine::tick()
 {
@@ -85,7 +84,8 @@ void print_startup(const Service& s)
     if (rte_mempool* pool = s.pool()) {
         size_t bytes = 0;
         rte_mempool_mem_iter(
-            pool, [](rte_mempool*, void* sum, rte_mempool_memhdr* m, unsigned) { *static_cast<size_t*>(sum) += m->len; },
+            pool,
+            [](rte_mempool*, void* sum, rte_mempool_memhdr* m, unsigned) { *static_cast<size_t*>(sum) += m->len; },
             &bytes);
         std::fprintf(stderr, "flowcop: mbuf pool: %u mbufs with a %u-byte data room, %.1f MiB\n", pool->size,
                      unsigned(rte_pktmbuf_data_room_size(pool)), double(bytes) / (1 << 20));
@@ -131,8 +131,7 @@ void print_summary(const Service& s, double seconds)
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)
         std::fprintf(stderr, " %s %llu", conntrack::reason_name(static_cast<conntrack::Reason>(r)),
                      (unsigned long long)by_reason[r]);
-    std::fprintf(stderr,
-                 "\n  cop: %llu passes, %llu visited, %llu fired, %llu budget exhausted, %llu lock failures\n",
+    std::fprintf(stderr, "\n  cop: %llu passes, %llu visited, %llu fired, %llu budget exhausted, %llu lock failures\n",
                  (unsigned long long)t.cop_passes, (unsigned long long)t.cop_visited, (unsigned long long)t.cop_fired,
                  (unsigned long long)t.cop_budget_exhausted, (unsigned long long)t.cop_lock_failures);
     if (const events::Writer* ev = s.events()) {
@@ -143,8 +142,8 @@ void print_summary(const Service& s, double seconds)
             dropped += st.dropped_full + st.dropped_write;
             errors += st.write_errors;
         }
-        std::fprintf(stderr, "  events: %llu written, %llu dropped, %llu write errors\n",
-                     (unsigned long long)written, (unsigned long long)dropped, (unsigned long long)errors);
+        std::fprintf(stderr, "  events: %llu written, %llu dropped, %llu write errors\n", (unsigned long long)written,
+                     (unsigned long long)dropped, (unsigned long long)errors);
     }
     uint16_t p;
     RTE_ETH_FOREACH_DEV(p)
@@ -152,10 +151,9 @@ void print_summary(const Service& s, double seconds)
         rte_eth_stats st{};
         if (rte_eth_stats_get(p, &st) == 0)
             std::fprintf(stderr, "  port %u (%s): rx %llu, tx %llu, missed %llu, rx errors %llu, no mbuf %llu\n", p,
-                         s.plan().port_name(p).c_str(),
-                         (unsigned long long)st.ipackets, (unsigned long long)st.opackets,
-                         (unsigned long long)st.imissed, (unsigned long long)st.ierrors,
-                         (unsigned long long)st.rx_nombuf);
+                         s.plan().port_name(p).c_str(), (unsigned long long)st.ipackets,
+                         (unsigned long long)st.opackets, (unsigned long long)st.imissed,
+                         (unsigned long long)st.ierrors, (unsigned long long)st.rx_nombuf);
     }
 }
 

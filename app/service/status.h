@@ -22,8 +22,8 @@ Totals totals(const Service& s);
 class StatusLine {
 public:
     StatusLine(const Service& s, bool enabled);
-    void tick();    // call often; prints at most once a second
-    void finish();  // ends the line so the summary starts on its own
+    void tick();   // call often; prints at most once a second
+    void finish(); // ends the line so the summary starts on its own
 private:
     const Service& s_;
     bool enabled_;

@@ -153,9 +153,11 @@ void add_ports(rte_tel_data* d, const Service&)
             rte_tel_data_add_array_u64(a, get(i));
         rte_tel_data_add_dict_container(d, name, a, 0);
     };
-    add("ports", [&](size_t i) { return uint64_t(ids[i]); }, ids.size());
+    add(
+        "ports", [&](size_t i) { return uint64_t(ids[i]); }, ids.size());
     for (const Column& c : kColumns)
-        add(c.name, [&](size_t i) { return stats[i].*c.field; }, ids.size());
+        add(
+            c.name, [&](size_t i) { return stats[i].*c.field; }, ids.size());
 }
 
 int cmd_stats(const char*, const char* params, rte_tel_data* d)

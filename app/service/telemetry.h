@@ -55,7 +55,7 @@ public:
     // Attaches `s` and registers the commands; a refused command is reported on
     // stderr as a warning (the service runs on without it).
     explicit Telemetry(Service& s);
-    ~Telemetry();                    // detaches: handlers answer "not running"
+    ~Telemetry(); // detaches: handlers answer "not running"
 };
 
 } // namespace flowcop::app

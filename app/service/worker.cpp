@@ -4,8 +4,8 @@
 #include <conntrack/relaxed.h>
 #include <packet/packet_mbuf.h>
 
-#include <rte_ethdev.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
@@ -28,9 +28,15 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, conntrack::FlowTa
     return w;
 }
 
-Worker::~Worker() { rte_ring_free(mailbox_); }
+Worker::~Worker()
+{
+    rte_ring_free(mailbox_);
+}
 
-bool Worker::post(Command* cmd) noexcept { return rte_ring_mp_enqueue(mailbox_, cmd) == 0; }
+bool Worker::post(Command* cmd) noexcept
+{
+    return rte_ring_mp_enqueue(mailbox_, cmd) == 0;
+}
 
 uint64_t Worker::now_ns() const noexcept
 {
@@ -128,9 +134,7 @@ void Worker::drain_mailbox() noexcept
 void Worker::execute(Command& cmd) noexcept
 {
     switch (cmd.type) {
-    case Command::Type::kill:
-        cmd.result = table_.kill(cmd.key) ? 1 : 0;
-        break;
+    case Command::Type::kill: cmd.result = table_.kill(cmd.key) ? 1 : 0; break;
     case Command::Type::set_timeouts:
         table_.set_timeouts(cmd.timeouts, cmd.active_timeout_s);
         cmd.result = 0;

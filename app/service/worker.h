@@ -47,10 +47,10 @@ struct WorkerSettings {
 struct alignas(64) WorkerStats {
     uint64_t rx_packets = 0;
     uint64_t tx_packets = 0;
-    uint64_t tx_dropped = 0;     // inline: the peer port's TX queue was full
-    uint64_t no_timestamp = 0;   // --clock packet: packets without a timestamp (time did not move)
-    uint64_t last_rx_tsc = 0;    // TSC of the last burst that carried packets
-    uint64_t now_ns = 0;         // the lcore's clock at its last turn
+    uint64_t tx_dropped = 0;   // inline: the peer port's TX queue was full
+    uint64_t no_timestamp = 0; // --clock packet: packets without a timestamp (time did not move)
+    uint64_t last_rx_tsc = 0;  // TSC of the last burst that carried packets
+    uint64_t now_ns = 0;       // the lcore's clock at its last turn
 };
 
 class Worker {
@@ -74,8 +74,7 @@ private:
     Worker(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock, TimestampField ts,
            const WorkerSettings& settings) noexcept
         : plan_(plan), table_(table), clock_(clock), packet_clock_(ts), settings_(settings)
-    {
-    }
+    {}
     void poll(const RxQueueRef& q, uint64_t tsc) noexcept;
     void run_cop(uint64_t now_ns) noexcept;
     void drain_mailbox() noexcept;

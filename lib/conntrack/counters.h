@@ -28,10 +28,10 @@ struct alignas(64) Counters {
     std::array<uint64_t, kVerdictCount> packets_by_verdict{};
     // TCP packets (verdict tcp) by what tracking did with them; the four add up to
     // packets_by_verdict[tcp].
-    uint64_t tcp_tracked = 0;      // belonged to (or created) a flow and moved it on
-    uint64_t tcp_invalid = 0;      // belonged to a flow but was not valid for its state: state and deadline unchanged
-    uint64_t tcp_no_flow = 0;      // unknown flow and the packet may not start one (stray RST, SYN-ACK, ...)
-    uint64_t tcp_table_full = 0;   // would have started a flow but the table was full: refused
+    uint64_t tcp_tracked = 0;    // belonged to (or created) a flow and moved it on
+    uint64_t tcp_invalid = 0;    // belonged to a flow but was not valid for its state: state and deadline unchanged
+    uint64_t tcp_no_flow = 0;    // unknown flow and the packet may not start one (stray RST, SYN-ACK, ...)
+    uint64_t tcp_table_full = 0; // would have started a flow but the table was full: refused
 
     uint64_t flows_created = 0;
     std::array<uint64_t, kReasonCount> flows_expired{};
@@ -39,18 +39,18 @@ struct alignas(64) Counters {
 
     // The inactivity cop.
     uint64_t cop_passes = 0;
-    uint64_t cop_visited = 0;          // flows examined: fired, re-linked, or deferred
+    uint64_t cop_visited = 0; // flows examined: fired, re-linked, or deferred
     uint64_t cop_fired = 0;
     uint64_t cop_budget_exhausted = 0; // passes stopped by the fire or visit budget with work left
     uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next pass
     uint64_t rebase_visited = 0;       // flows re-armed after a runtime timeout change
 
     // Nanoseconds. Pass duration: 1 us .. 10 ms; lag (fire time - true deadline): 1 ms .. 60 s.
-    Histogram cop_pass_ns{1'000, 2'000, 5'000, 10'000, 20'000, 50'000, 100'000, 200'000, 500'000,
-                          1'000'000, 2'000'000, 5'000'000, 10'000'000};
-    Histogram timeout_lag_ns{1'000'000, 10'000'000, 50'000'000, 100'000'000, 250'000'000,
-                             500'000'000, 1'000'000'000, 2'000'000'000, 5'000'000'000,
-                             10'000'000'000, 30'000'000'000, 60'000'000'000};
+    Histogram cop_pass_ns{1'000,   2'000,   5'000,     10'000,    20'000,    50'000,    100'000,
+                          200'000, 500'000, 1'000'000, 2'000'000, 5'000'000, 10'000'000};
+    Histogram timeout_lag_ns{1'000'000,     10'000'000,     50'000'000,     100'000'000,
+                             250'000'000,   500'000'000,    1'000'000'000,  2'000'000'000,
+                             5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
 
     uint64_t expired_total() const noexcept
     {

@@ -26,13 +26,13 @@ struct alignas(64) FlowRecord {
     static constexpr uint8_t kReset = 0x04;    // an RST ended it: due on the next tick
     static constexpr uint8_t kKilled = 0x08;   // a control-plane kill: due on the next tick
 
-    timerwheel::Hook hook;       // owner only
-    tcpstate::Tracker tcp;       // owner writes; readers load `tcp.state` relaxed
+    timerwheel::Hook hook; // owner only
+    tcpstate::Tracker tcp; // owner writes; readers load `tcp.state` relaxed
     uint8_t flags;
     uint64_t first_seen_ns;
     uint64_t last_seen_ns;
-    uint64_t packets[2];         // [orig, reply]
-    uint64_t bytes[2];           // frame bytes
+    uint64_t packets[2]; // [orig, reply]
+    uint64_t bytes[2];   // frame bytes
 };
 
 static_assert(sizeof(FlowRecord) == 64, "a flow record is one cache line");

@@ -20,7 +20,10 @@ bool matches(const SnapshotFilter& f, const packet::FlowKey& k) noexcept
     return true;
 }
 
-bool more_recent(const FlowSnapshot& a, const FlowSnapshot& b) noexcept { return a.last_seen_ns > b.last_seen_ns; }
+bool more_recent(const FlowSnapshot& a, const FlowSnapshot& b) noexcept
+{
+    return a.last_seen_ns > b.last_seen_ns;
+}
 
 } // namespace
 

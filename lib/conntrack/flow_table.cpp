@@ -141,8 +141,8 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
         // DPDK 22.11 leaves rte_errno unset, or ENOENT from an internal lookup, when
         // some of rte_hash_create's allocations fail.
         const bool oom = rte_errno == 0 || rte_errno == ENOENT || rte_errno == ENOMEM;
-        error = "flow table '" + config.name + "': rte_hash_create failed for " +
-                std::to_string(config.capacity) + " flows: " +
+        error = "flow table '" + config.name + "': rte_hash_create failed for " + std::to_string(config.capacity) +
+                " flows: " +
                 (oom ? "out of DPDK memory (raise EAL -m / hugepages, or lower --flows-per-lcore)"
                      : rte_strerror(rte_errno));
         return nullptr;
@@ -155,7 +155,8 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->records_ = static_cast<FlowRecord*>(
         rte_zmalloc_socket("flowcop_flows", size_t(t->n_records_) * sizeof(FlowRecord), 64, socket));
     t->n_shards_ = (t->n_records_ + kShardSize - 1) / kShardSize;
-    t->shards_ = static_cast<Shard*>(rte_zmalloc_socket("flowcop_shards", size_t(t->n_shards_) * sizeof(Shard), 64, socket));
+    t->shards_ =
+        static_cast<Shard*>(rte_zmalloc_socket("flowcop_shards", size_t(t->n_shards_) * sizeof(Shard), 64, socket));
     if (t->records_ == nullptr || t->shards_ == nullptr) {
         error = "flow table '" + config.name + "': out of DPDK memory for " + std::to_string(config.capacity) +
                 " flow records (raise EAL -m / hugepages, or lower --flows-per-lcore)";
@@ -188,10 +189,19 @@ FlowTable::~FlowTable()
     rte_free(shards_);
 }
 
-void FlowTable::hold_shard(uint32_t shard) const noexcept { rte_spinlock_lock(&shards_[shard].lock); }
-void FlowTable::release_shard(uint32_t shard) const noexcept { rte_spinlock_unlock(&shards_[shard].lock); }
+void FlowTable::hold_shard(uint32_t shard) const noexcept
+{
+    rte_spinlock_lock(&shards_[shard].lock);
+}
+void FlowTable::release_shard(uint32_t shard) const noexcept
+{
+    rte_spinlock_unlock(&shards_[shard].lock);
+}
 
-int32_t FlowTable::find(const packet::FlowKey& key) const noexcept { return rte_hash_lookup(hash_, &key); }
+int32_t FlowTable::find(const packet::FlowKey& key) const noexcept
+{
+    return rte_hash_lookup(hash_, &key);
+}
 
 void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
 {
@@ -269,8 +279,8 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     tcpstate::Tracker tracker = r.tcp;
     const tcpstate::State before = tracker.state;
     // steady(): the established flow's plain ACK, which step() would accept without a change.
-    const tcpstate::Outcome outcome = tcpstate::steady(tracker, pkt.tcp_flags) ? tcpstate::Outcome::ok
-                                                                               : tcpstate::step(tracker, dir, pkt.tcp_flags);
+    const tcpstate::Outcome outcome =
+        tcpstate::steady(tracker, pkt.tcp_flags) ? tcpstate::Outcome::ok : tcpstate::step(tracker, dir, pkt.tcp_flags);
 
     if (outcome == tcpstate::Outcome::reopen) {
         // Port reuse of a finished flow: the old one ends and this SYN starts a new
@@ -376,7 +386,10 @@ bool FlowTable::early_drop(uint64_t now_ns) noexcept
     return true;
 }
 
-void FlowTable::rearm(uint32_t pos) noexcept { wheel_->schedule(pos, deadline_of(records_[pos])); }
+void FlowTable::rearm(uint32_t pos) noexcept
+{
+    wheel_->schedule(pos, deadline_of(records_[pos]));
+}
 
 Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
 {

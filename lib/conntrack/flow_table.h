@@ -97,14 +97,14 @@ inline constexpr unsigned kInsertRetries = 3;
 inline constexpr unsigned kDeleteBatch = 32;
 
 struct TableConfig {
-    std::string name;                 // unique in the process (names the rte_hash)
-    uint32_t capacity = 1u << 20;     // flows; the table never holds more
-    int socket_id = -1;               // SOCKET_ID_ANY
-    uint16_t lcore = 0;               // reported in events
+    std::string name;             // unique in the process (names the rte_hash)
+    uint32_t capacity = 1u << 20; // flows; the table never holds more
+    int socket_id = -1;           // SOCKET_ID_ANY
+    uint16_t lcore = 0;           // reported in events
     timerwheel::Config wheel;
     tcpstate::Timeouts timeouts = tcpstate::Timeouts::netfilter_defaults();
-    uint32_t active_timeout_s = 0;    // 0 = none
-    bool loose_pickup = true;         // track flows first seen mid-stream
+    uint32_t active_timeout_s = 0; // 0 = none
+    bool loose_pickup = true;      // track flows first seen mid-stream
 };
 
 // A copy of one flow, taken under its shard lock.
@@ -118,18 +118,18 @@ struct FlowSnapshot {
     uint32_t position;
     uint64_t first_seen_ns, last_seen_ns;
     uint64_t packets[2], bytes[2];
-    uint64_t deadline_ns;             // the true current deadline
+    uint64_t deadline_ns; // the true current deadline
 };
 
 struct SnapshotFilter {
     bool match_addr = false;
-    uint8_t addr[16] = {};            // IPv4-mapped for IPv4; matches either endpoint
+    uint8_t addr[16] = {}; // IPv4-mapped for IPv4; matches either endpoint
     bool match_port = false;
-    uint16_t port = 0;                // matches either endpoint
+    uint16_t port = 0; // matches either endpoint
 };
 
 struct CopResult {
-    timerwheel::ExpireResult wheel;   // fired / visited / deferred / budget_exhausted
+    timerwheel::ExpireResult wheel; // fired / visited / deferred / budget_exhausted
 };
 
 class FlowTable {
@@ -250,11 +250,11 @@ private:
     uint32_t n_shards_ = 0;
     uint32_t capacity_ = 0;
     uint32_t rebase_cursor_ = 0;
-    uint32_t live_ = 0;                // flows in the table (owner's own count)
-    uint64_t ends_ = 0;                // flows ended so far (detects stale positions within a burst)
+    uint32_t live_ = 0;                    // flows in the table (owner's own count)
+    uint64_t ends_ = 0;                    // flows ended so far (detects stale positions within a burst)
     uint32_t deferred_[kDeleteBatch] = {}; // positions retired by the running cop pass, keys not yet deleted
-    unsigned n_deferred_ = 0;          // 0 whenever run_cop() is not running
-    bool clock_started_ = false;       // the wheel's cursor is placed at the first time seen
+    unsigned n_deferred_ = 0;              // 0 whenever run_cop() is not running
+    bool clock_started_ = false;           // the wheel's cursor is placed at the first time seen
     uint16_t lcore_ = 0;
     bool loose_pickup_ = true;
     size_t memory_bytes_ = 0;

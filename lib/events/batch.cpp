@@ -4,18 +4,20 @@
 namespace flowcop::events::detail {
 
 Batch::Batch(size_t bytes)
-    : _text(new char[bytes]),
-      _lines(new Line[bytes / min_line_bytes + 1]),
-      _capacity(bytes),
-      _max_lines(bytes / min_line_bytes + 1) {}
+    : _text(new char[bytes]), _lines(new Line[bytes / min_line_bytes + 1]), _capacity(bytes),
+      _max_lines(bytes / min_line_bytes + 1)
+{}
 
-bool Batch::add(const Event& e, uint16_t producer) noexcept {
-    if (_n_lines == _max_lines) return false;
+bool Batch::add(const Event& e, uint16_t producer) noexcept
+{
+    if (_n_lines == _max_lines)
+        return false;
     const size_t n = format_json_line(e, _text.get() + _used, _capacity - _used);
-    if (n == 0) return false;
+    if (n == 0)
+        return false;
     _used += n;
     _lines[_n_lines++] = Line{static_cast<uint32_t>(_used), producer};
     return true;
 }
 
-}  // namespace flowcop::events::detail
+} // namespace flowcop::events::detail

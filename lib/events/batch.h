@@ -14,7 +14,7 @@ namespace flowcop::events::detail {
 class Batch {
 public:
     struct Line {
-        uint32_t end;  // offset one past this line's '\n'
+        uint32_t end; // offset one past this line's '\n'
         uint16_t producer;
     };
 
@@ -44,4 +44,4 @@ private:
     size_t _n_lines = 0;
 };
 
-}  // namespace flowcop::events::detail
+} // namespace flowcop::events::detail

@@ -25,18 +25,18 @@ namespace flowcop::events {
 enum class Kind : uint8_t { created, destroyed };
 
 struct Event {
-    uint64_t time_ns;  // Unix-epoch ns when it happened (the lcore's clock)
+    uint64_t time_ns; // Unix-epoch ns when it happened (the lcore's clock)
     uint64_t first_seen_ns, last_seen_ns;
-    uint64_t packets[2];  // [0] originator -> responder, [1] reply
+    uint64_t packets[2]; // [0] originator -> responder, [1] reply
     uint64_t bytes[2];
-    uint8_t src[16], dst[16];  // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
-    uint16_t sport, dport;     // host order
-    uint16_t vlan_outer, vlan_inner;  // 0 = none
+    uint8_t src[16], dst[16];        // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
+    uint16_t sport, dport;           // host order
+    uint16_t vlan_outer, vlan_inner; // 0 = none
     uint16_t lcore;
-    uint8_t proto;  // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
+    uint8_t proto; // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
     Kind kind;
-    const char* state;   // static string, e.g. "ESTABLISHED"
-    const char* reason;  // static string; nullptr for created
+    const char* state;  // static string, e.g. "ESTABLISHED"
+    const char* reason; // static string; nullptr for created
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
@@ -50,4 +50,4 @@ inline constexpr size_t typical_max_line = 1024;
 // @return bytes written, or 0 if `buflen` is too small or `e.kind` is not a Kind value.
 size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept;
 
-}  // namespace flowcop::events
+} // namespace flowcop::events

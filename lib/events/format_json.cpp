@@ -20,33 +20,45 @@ public:
     bool ok() const noexcept { return _ok; }
     size_t size() const noexcept { return static_cast<size_t>(_p - _begin); }
 
-    void lit(std::string_view s) noexcept {
-        if (!room(s.size())) return;
+    void lit(std::string_view s) noexcept
+    {
+        if (!room(s.size()))
+            return;
         std::memcpy(_p, s.data(), s.size());
         _p += s.size();
     }
-    void ch(char c) noexcept {
-        if (room(1)) *_p++ = c;
+    void ch(char c) noexcept
+    {
+        if (room(1))
+            *_p++ = c;
     }
-    void u64(uint64_t v) noexcept {
-        if (!_ok) return;
+    void u64(uint64_t v) noexcept
+    {
+        if (!_ok)
+            return;
         auto [ptr, ec] = std::to_chars(_p, _end, v);
-        if (ec != std::errc()) return fail();
+        if (ec != std::errc())
+            return fail();
         _p = ptr;
     }
     // Seconds with 6 decimals; truncates so the printed time is never later than the clock reading.
-    void seconds(uint64_t ns) noexcept {
+    void seconds(uint64_t ns) noexcept
+    {
         u64(ns / 1000000000u);
         uint64_t us = ns % 1000000000u / 1000u;
-        if (!room(7)) return;
+        if (!room(7))
+            return;
         _p[0] = '.';
-        for (int i = 6; i >= 1; --i, us /= 10) _p[i] = static_cast<char>('0' + us % 10);
+        for (int i = 6; i >= 1; --i, us /= 10)
+            _p[i] = static_cast<char>('0' + us % 10);
         _p += 7;
     }
     // A JSON string. The inputs come from static tables and need no escaping, but the formatter must
     // stay valid JSON whatever a caller passes: escape quote, backslash and control characters.
-    void str(const char* s) noexcept {
-        if (s == nullptr) return lit("null");
+    void str(const char* s) noexcept
+    {
+        if (s == nullptr)
+            return lit("null");
         ch('"');
         for (; *s != '\0' && _ok; ++s) {
             const auto c = static_cast<unsigned char>(*s);
@@ -63,19 +75,23 @@ public:
         }
         ch('"');
     }
-    void addr(const uint8_t a[16]) noexcept {
+    void addr(const uint8_t a[16]) noexcept
+    {
         static constexpr uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
         char text[INET6_ADDRSTRLEN];
         const bool v4 = std::memcmp(a, v4_mapped, sizeof v4_mapped) == 0;
-        if (inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, text, sizeof text) == nullptr) return fail();
+        if (inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, text, sizeof text) == nullptr)
+            return fail();
         ch('"');
         lit(text);
         ch('"');
     }
 
 private:
-    bool room(size_t n) noexcept {
-        if (_ok && static_cast<size_t>(_end - _p) >= n) return true;
+    bool room(size_t n) noexcept
+    {
+        if (_ok && static_cast<size_t>(_end - _p) >= n)
+            return true;
         fail();
         return false;
     }
@@ -87,14 +103,15 @@ private:
     bool _ok = true;
 };
 
-}  // namespace
+} // namespace
 
-size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept {
+size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
+{
     std::string_view event;
     switch (e.kind) {
-        case Kind::created: event = R"({"event":"new")"; break;
-        case Kind::destroyed: event = R"({"event":"destroy")"; break;
-        default: return 0;
+    case Kind::created: event = R"({"event":"new")"; break;
+    case Kind::destroyed: event = R"({"event":"destroy")"; break;
+    default: return 0;
     }
     Out o(buf, buflen);
     o.lit(event);
@@ -120,9 +137,12 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept {
     // 0 means "no tag" in either slot; print the tags that exist, outer first.
     if (e.vlan_outer != 0 || e.vlan_inner != 0) {
         o.lit(R"(,"vlan":[)");
-        if (e.vlan_outer != 0) o.u64(e.vlan_outer);
-        if (e.vlan_outer != 0 && e.vlan_inner != 0) o.ch(',');
-        if (e.vlan_inner != 0) o.u64(e.vlan_inner);
+        if (e.vlan_outer != 0)
+            o.u64(e.vlan_outer);
+        if (e.vlan_outer != 0 && e.vlan_inner != 0)
+            o.ch(',');
+        if (e.vlan_inner != 0)
+            o.u64(e.vlan_inner);
         o.ch(']');
     }
     o.lit(R"(,"state":)");
@@ -147,4 +167,4 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept {
     return o.ok() ? o.size() : 0;
 }
 
-}  // namespace flowcop::events
+} // namespace flowcop::events

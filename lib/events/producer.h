@@ -43,15 +43,15 @@ private:
     rte_ring* _ring = nullptr;
     std::atomic<uint64_t> _produced{0};
     std::atomic<uint64_t> _dropped_full{0};
-    void* _ring_mem = nullptr;  // owned; freed by ~Producer
+    void* _ring_mem = nullptr; // owned; freed by ~Producer
 
     // Cache line written only by the writer thread, kept apart so the lcore's line never bounces.
     struct alignas(64) Drained {
-        rte_ring* ring = nullptr;  // copy of _ring, read without touching the lcore's line
+        rte_ring* ring = nullptr; // copy of _ring, read without touching the lcore's line
         std::atomic<uint64_t> written{0};
         std::atomic<uint64_t> dropped_write{0};
         std::atomic<uint64_t> write_errors{0};
     } _drained;
 };
 
-}  // namespace flowcop::events
+} // namespace flowcop::events

@@ -17,7 +17,8 @@
 namespace flowcop::events::detail {
 namespace {
 
-uint64_t now_ms() noexcept {
+uint64_t now_ms() noexcept
+{
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000u + static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
@@ -26,9 +27,10 @@ uint64_t now_ms() noexcept {
 // How long one poll() waits before re-checking the stop flag and the stall deadline.
 constexpr int poll_slice_ms = 50;
 
-}  // namespace
+} // namespace
 
-int Sink::open(const std::string& path, Sink& out, std::string& error) noexcept {
+int Sink::open(const std::string& path, Sink& out, std::string& error) noexcept
+{
     int fd = STDOUT_FILENO;
     if (path != "-") {
         fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -43,7 +45,8 @@ int Sink::open(const std::string& path, Sink& out, std::string& error) noexcept 
     if (fstat(fd, &st) != 0) {
         const int e = errno;
         error = "cannot use events output '" + path + "': " + std::strerror(e);
-        if (out._owned) ::close(fd);
+        if (out._owned)
+            ::close(fd);
         out._owned = false;
         return -e;
     }
@@ -53,12 +56,14 @@ int Sink::open(const std::string& path, Sink& out, std::string& error) noexcept 
     return 0;
 }
 
-Sink::~Sink() {
-    if (_owned) ::close(_fd);
+Sink::~Sink()
+{
+    if (_owned)
+        ::close(_fd);
 }
 
-Sink::Result Sink::write_all(const char* buf, size_t len, const std::atomic<bool>& stopping,
-                             unsigned stall_ms) noexcept {
+Sink::Result Sink::write_all(const char* buf, size_t len, const std::atomic<bool>& stopping, unsigned stall_ms) noexcept
+{
     size_t done = 0;
     uint64_t last_progress = now_ms();
     bool saw_stop = false;
@@ -67,14 +72,17 @@ Sink::Result Sink::write_all(const char* buf, size_t len, const std::atomic<bool
             // Wait until the reader makes room, so the write below cannot block past a shutdown.
             pollfd p{_fd, POLLOUT, 0};
             const int r = ::poll(&p, 1, poll_slice_ms);
-            if (r < 0 && errno != EINTR) return {done, errno};
+            if (r < 0 && errno != EINTR)
+                return {done, errno};
             if (r <= 0) {
                 // The stall clock starts at the later of the last progress and the stop request, so a
                 // reader that was idle before shutdown still gets the full stall_ms to drain.
                 if (stopping.load(std::memory_order_acquire)) {
-                    if (!saw_stop) last_progress = now_ms();
+                    if (!saw_stop)
+                        last_progress = now_ms();
                     saw_stop = true;
-                    if (now_ms() - last_progress >= stall_ms) return {done, ETIMEDOUT};
+                    if (now_ms() - last_progress >= stall_ms)
+                        return {done, ETIMEDOUT};
                 }
                 continue;
             }
@@ -82,17 +90,18 @@ Sink::Result Sink::write_all(const char* buf, size_t len, const std::atomic<bool
         }
         // After POLLOUT a pipe has at least one free page, so a write of at most PIPE_BUF cannot block.
         const size_t chunk = _regular ? len - done : std::min<size_t>(len - done, PIPE_BUF);
-        const ssize_t n = _socket ? ::send(_fd, buf + done, chunk, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                  : ::write(_fd, buf + done, chunk);
+        const ssize_t n =
+            _socket ? ::send(_fd, buf + done, chunk, MSG_DONTWAIT | MSG_NOSIGNAL) : ::write(_fd, buf + done, chunk);
         if (n > 0) {
             done += static_cast<size_t>(n);
             last_progress = now_ms();
             continue;
         }
-        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-        return {done, n < 0 ? errno : EIO};  // write() == 0 for len > 0 has no errno; treat as I/O error
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        return {done, n < 0 ? errno : EIO}; // write() == 0 for len > 0 has no errno; treat as I/O error
     }
     return {done, 0};
 }
 
-}  // namespace flowcop::events::detail
+} // namespace flowcop::events::detail

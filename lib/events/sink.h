@@ -19,8 +19,8 @@ public:
     ~Sink();
 
     struct Result {
-        size_t done;  // bytes the kernel accepted, from the start of the buffer
-        int err;      // 0 when done == len; else the errno that stopped us (ETIMEDOUT: stalled at shutdown)
+        size_t done; // bytes the kernel accepted, from the start of the buffer
+        int err;     // 0 when done == len; else the errno that stopped us (ETIMEDOUT: stalled at shutdown)
     };
     // Writes [buf, buf+len). While `stopping` is false it waits for a slow reader as long as it takes;
     // once `stopping` is true it gives up after stall_ms without progress.
@@ -29,8 +29,8 @@ public:
 private:
     int _fd = -1;
     bool _owned = false;
-    bool _regular = false;  // regular files never return EAGAIN and never wait for a reader
-    bool _socket = false;   // sockets take MSG_DONTWAIT per call, so we need not touch the fd's flags
+    bool _regular = false; // regular files never return EAGAIN and never wait for a reader
+    bool _socket = false;  // sockets take MSG_DONTWAIT per call, so we need not touch the fd's flags
 };
 
-}  // namespace flowcop::events::detail
+} // namespace flowcop::events::detail

@@ -21,17 +21,19 @@ namespace {
 
 // Events copied out of a ring per dequeue: 64 x 120 B stays in L1 and on the writer's stack.
 constexpr unsigned burst = 64;
-constexpr unsigned max_producers = 1u << 16;  // producer ids are stored as uint16_t in the batch
-constexpr unsigned max_ring_events = 1u << 24;  // 2 GB of ring per lcore: surely a unit mistake
+constexpr unsigned max_producers = 1u << 16;   // producer ids are stored as uint16_t in the batch
+constexpr unsigned max_ring_events = 1u << 24; // 2 GB of ring per lcore: surely a unit mistake
 
-void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept {
+void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept
+{
     c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
 // Runs `body` on a new thread with every signal blocked, so the thread never runs a signal handler
 // and a write to a closed pipe returns EPIPE instead of raising SIGPIPE.
 template <typename F>
-std::thread spawn_without_signals(F body) {
+std::thread spawn_without_signals(F body)
+{
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -39,18 +41,19 @@ std::thread spawn_without_signals(F body) {
         sigset_t* old;
         ~Restore() { pthread_sigmask(SIG_SETMASK, old, nullptr); }
     } restore{&old};
-    return std::thread(std::move(body));  // the new thread inherits the blocked mask
+    return std::thread(std::move(body)); // the new thread inherits the blocked mask
 }
 
-}  // namespace
+} // namespace
 
 Writer::Writer() = default;
 
 std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_producers, unsigned ring_events,
-                                     std::string& error) {
+                                     std::string& error)
+{
     if (n_producers == 0 || n_producers > max_producers) {
-        error = "events file '" + path + "': producer count " + std::to_string(n_producers) +
-                " is outside 1.." + std::to_string(max_producers);
+        error = "events file '" + path + "': producer count " + std::to_string(n_producers) + " is outside 1.." +
+                std::to_string(max_producers);
         return nullptr;
     }
     if (ring_events == 0 || ring_events > max_ring_events) {
@@ -61,13 +64,14 @@ std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_produce
     std::unique_ptr<Writer> w(new Writer());
     w->_path = path;
     w->_sink = std::make_unique<detail::Sink>();
-    if (detail::Sink::open(path, *w->_sink, error) < 0) return nullptr;
+    if (detail::Sink::open(path, *w->_sink, error) < 0)
+        return nullptr;
     w->_producers.reset(new Producer[n_producers]);
     for (unsigned i = 0; i < n_producers; ++i) {
         const int rc = w->_producers[i].init(i, ring_events);
         if (rc < 0) {
-            error = "events file '" + path + "': cannot create the ring for lcore slot " + std::to_string(i) +
-                    ": " + std::strerror(-rc);
+            error = "events file '" + path + "': cannot create the ring for lcore slot " + std::to_string(i) + ": " +
+                    std::strerror(-rc);
             return nullptr;
         }
     }
@@ -78,26 +82,37 @@ std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_produce
     return w;
 }
 
-Writer::~Writer() { stop_and_flush(); }
+Writer::~Writer()
+{
+    stop_and_flush();
+}
 
-Producer& Writer::producer(unsigned i) noexcept { return _producers[i]; }
+Producer& Writer::producer(unsigned i) noexcept
+{
+    return _producers[i];
+}
 
-WriterStats Writer::stats(unsigned producer) const noexcept {
+WriterStats Writer::stats(unsigned producer) const noexcept
+{
     const Producer& p = _producers[producer];
     return WriterStats{p._drained.written.load(std::memory_order_relaxed), p.dropped_full(),
                        p._drained.dropped_write.load(std::memory_order_relaxed),
                        p._drained.write_errors.load(std::memory_order_relaxed)};
 }
 
-void Writer::start() {
-    if (_thread.joinable()) return;
+void Writer::start()
+{
+    if (_thread.joinable())
+        return;
     _stop.store(false, std::memory_order_relaxed);
     _abandoned = false;
     _thread = spawn_without_signals([this] { run(); });
 }
 
-void Writer::stop_and_flush() {
-    if (!_batch) return;  // open() failed half-way and is destroying a Writer that never ran
+void Writer::stop_and_flush()
+{
+    if (!_batch)
+        return; // open() failed half-way and is destroying a Writer that never ran
     // Not running (never started, or a second call): run one final pass on a short-lived thread so the
     // writes still happen with signals blocked.
     if (!_thread.joinable()) {
@@ -111,20 +126,25 @@ void Writer::stop_and_flush() {
     _thread.join();
 }
 
-void Writer::run() noexcept {
+void Writer::run() noexcept
+{
     for (;;) {
         const bool stopping = _stop.load(std::memory_order_acquire);
         bool backlog = false;
-        for (unsigned p = 0; p < _n_producers; ++p) backlog |= drain(p);
+        for (unsigned p = 0; p < _n_producers; ++p)
+            backlog |= drain(p);
         flush();
         // One full pass that began after the stop request has taken everything emitted before it:
         // drain() takes up to a ring's capacity, which is more than the ring could hold.
-        if (stopping) return;
-        if (!backlog) std::this_thread::sleep_for(std::chrono::microseconds(poll_interval_us));
+        if (stopping)
+            return;
+        if (!backlog)
+            std::this_thread::sleep_for(std::chrono::microseconds(poll_interval_us));
     }
 }
 
-bool Writer::drain(unsigned p) noexcept {
+bool Writer::drain(unsigned p) noexcept
+{
     rte_ring* ring = _producers[p]._drained.ring;
     Event ev[burst];
     unsigned taken = 0;
@@ -132,37 +152,45 @@ bool Writer::drain(unsigned p) noexcept {
     while (taken < _ring_events) {
         const unsigned n = rte_ring_sc_dequeue_burst_elem(ring, ev, sizeof(Event), burst, &left);
         for (unsigned i = 0; i < n; ++i) {
-            if (_batch->add(ev[i], static_cast<uint16_t>(p))) continue;
+            if (_batch->add(ev[i], static_cast<uint16_t>(p)))
+                continue;
             flush();
             if (!_batch->add(ev[i], static_cast<uint16_t>(p)))
-                bump(_producers[p]._drained.dropped_write);  // unformattable even in an empty batch
+                bump(_producers[p]._drained.dropped_write); // unformattable even in an empty batch
         }
         taken += n;
-        if (n < burst) break;
+        if (n < burst)
+            break;
     }
     return left > 0;
 }
 
-void Writer::flush() noexcept {
-    if (_batch->empty()) return;
-    detail::Sink::Result r{0, ETIMEDOUT};  // what an abandoned output "returns" without being tried
+void Writer::flush() noexcept
+{
+    if (_batch->empty())
+        return;
+    detail::Sink::Result r{0, ETIMEDOUT}; // what an abandoned output "returns" without being tried
     if (!_abandoned && _partial_line) {
         // A failed write left half a line in the file; end it so the lines after it parse.
         r = _sink->write_all("\n", 1, _stop, shutdown_stall_ms);
         _partial_line = r.done == 0;
         r.done = 0;
     }
-    if (!_abandoned && !_partial_line) r = _sink->write_all(_batch->data(), _batch->size(), _stop, shutdown_stall_ms);
+    if (!_abandoned && !_partial_line)
+        r = _sink->write_all(_batch->data(), _batch->size(), _stop, shutdown_stall_ms);
     const size_t n = _batch->lines();
     size_t i = 0;
-    for (; i < n && _batch->line(i).end <= r.done; ++i) bump(_producers[_batch->line(i).producer]._drained.written);
+    for (; i < n && _batch->line(i).end <= r.done; ++i)
+        bump(_producers[_batch->line(i).producer]._drained.written);
     if (i < n) {
         const uint32_t line_start = i == 0 ? 0 : _batch->line(i - 1).end;
-        if (r.done > line_start) _partial_line = true;
+        if (r.done > line_start)
+            _partial_line = true;
         for (; i < n; ++i) {
             const uint16_t p = _batch->line(i).producer;
             bump(_producers[p]._drained.dropped_write);
-            if (!_hit[p]) bump(_producers[p]._drained.write_errors);
+            if (!_hit[p])
+                bump(_producers[p]._drained.write_errors);
             _hit[p] = 1;
         }
         std::fill(_hit.begin(), _hit.end(), 0);
@@ -171,11 +199,13 @@ void Writer::flush() noexcept {
     _batch->clear();
 }
 
-void Writer::report_once(int err) noexcept {
+void Writer::report_once(int err) noexcept
+{
     if (err == ETIMEDOUT) {
         // Stalled at shutdown: stop waiting for this output for the rest of this stop.
         _abandoned = true;
-        if (_reported_stall) return;
+        if (_reported_stall)
+            return;
         _reported_stall = true;
         std::fprintf(stderr,
                      "flowcop: events: output '%s' accepted nothing for %u ms during shutdown; "
@@ -183,7 +213,8 @@ void Writer::report_once(int err) noexcept {
                      _path.c_str(), shutdown_stall_ms);
         return;
     }
-    if (_reported_error) return;
+    if (_reported_error)
+        return;
     _reported_error = true;
     std::fprintf(stderr,
                  "flowcop: events: write to '%s' failed: %s; events are dropped and counted until writes "
@@ -191,4 +222,4 @@ void Writer::report_once(int err) noexcept {
                  _path.c_str(), std::strerror(err));
 }
 
-}  // namespace flowcop::events
+} // namespace flowcop::events

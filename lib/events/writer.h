@@ -31,16 +31,16 @@
 namespace flowcop::events {
 
 struct WriterStats {
-    uint64_t written;        // lines fully handed to the kernel
-    uint64_t dropped_full;   // emit() found the ring full
-    uint64_t dropped_write;  // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
-    uint64_t write_errors;   // failed (or, at a stalled shutdown, skipped) writes that lost this producer's events
+    uint64_t written;       // lines fully handed to the kernel
+    uint64_t dropped_full;  // emit() found the ring full
+    uint64_t dropped_write; // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
+    uint64_t write_errors;  // failed (or, at a stalled shutdown, skipped) writes that lost this producer's events
 };
 
 namespace detail {
 class Sink;
 class Batch;
-}  // namespace detail
+} // namespace detail
 
 class Writer {
 public:
@@ -65,7 +65,7 @@ public:
 
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
-    ~Writer();  // stop_and_flush()
+    ~Writer(); // stop_and_flush()
 
     // Precondition: i < n_producers given to open().
     Producer& producer(unsigned i) noexcept;
@@ -95,14 +95,14 @@ private:
     std::string _path;
     std::unique_ptr<detail::Sink> _sink;
     std::unique_ptr<detail::Batch> _batch;
-    std::vector<uint8_t> _hit;  // per producer: lost a line in the current failed write
+    std::vector<uint8_t> _hit; // per producer: lost a line in the current failed write
     std::thread _thread;
     std::atomic<bool> _stop{false};
     // Writer-thread state (touched by control calls only while no writer thread runs).
-    bool _partial_line = false;    // the output ends in the middle of a line
-    bool _abandoned = false;       // stalled during this stop: drop instead of waiting again
-    bool _reported_error = false;  // stderr gets one line per Writer, not one per failure
+    bool _partial_line = false;   // the output ends in the middle of a line
+    bool _abandoned = false;      // stalled during this stop: drop instead of waiting again
+    bool _reported_error = false; // stderr gets one line per Writer, not one per failure
     bool _reported_stall = false;
 };
 
-}  // namespace flowcop::events
+} // namespace flowcop::events

@@ -62,7 +62,7 @@ size_t format_ipv6(const uint8_t a[16], char* out) noexcept
     return n;
 }
 
-}  // namespace
+} // namespace
 
 void key_endpoints(const FlowKey& key, bool orig_is_lo, uint8_t src[16], uint16_t& sport, uint8_t dst[16],
                    uint16_t& dport) noexcept
@@ -93,8 +93,7 @@ size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept
     char tmp[addr_str_len];
     size_t n;
     if (is_v4_mapped(addr))
-        n = static_cast<size_t>(
-            std::snprintf(tmp, sizeof tmp, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]));
+        n = static_cast<size_t>(std::snprintf(tmp, sizeof tmp, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]));
     else
         n = format_ipv6(addr, tmp);
     if (buf == nullptr || n + 1 > buflen) {
@@ -106,4 +105,4 @@ size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept
     return n;
 }
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

@@ -30,12 +30,12 @@
 namespace flowcop::packet {
 
 struct FlowKey {
-    uint8_t addr_lo[16];  // the lower (address, port) endpoint; IPv4 stored IPv4-mapped (::ffff:a.b.c.d)
+    uint8_t addr_lo[16]; // the lower (address, port) endpoint; IPv4 stored IPv4-mapped (::ffff:a.b.c.d)
     uint8_t addr_hi[16];
-    uint16_t port_lo;     // host byte order
+    uint16_t port_lo; // host byte order
     uint16_t port_hi;
-    uint8_t proto;        // IPPROTO_TCP, ...
-    uint8_t vlan[3];      // outer VLAN ID (12 bits) and inner VLAN ID (12 bits) packed; 0/0 when untagged
+    uint8_t proto;   // IPPROTO_TCP, ...
+    uint8_t vlan[3]; // outer VLAN ID (12 bits) and inner VLAN ID (12 bits) packed; 0/0 when untagged
 };
 static_assert(sizeof(FlowKey) == 40, "FlowKey is a 40-byte rte_hash key");
 
@@ -70,4 +70,4 @@ inline constexpr size_t addr_str_len = 46;
 // (when buflen > 0) and returns 0; buflen >= addr_str_len always fits.
 size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept;
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

@@ -91,22 +91,22 @@ inline constexpr uint32_t max_header_bytes = 256;
 
 struct Packet {
     FlowKey key;
-    uint32_t frame_len;       // bytes of the frame as received (what byte counters count)
-    uint32_t l4_payload_len;  // TCP payload bytes (from IP lengths, minus TCP header)
-    uint32_t seq, ack;        // host order
+    uint32_t frame_len;      // bytes of the frame as received (what byte counters count)
+    uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header)
+    uint32_t seq, ack;       // host order
     uint16_t window;
-    uint16_t sport, dport;    // host order, as on the wire (not canonicalised)
+    uint16_t sport, dport; // host order, as on the wire (not canonicalised)
     uint16_t vlan_outer, vlan_inner;
-    uint8_t tcp_flags;        // FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10 URG=0x20 ECE=0x40 CWR=0x80
-    uint8_t ip_version;       // 4 or 6 (0 if not IP)
+    uint8_t tcp_flags;  // FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10 URG=0x20 ECE=0x40 CWR=0x80
+    uint8_t ip_version; // 4 or 6 (0 if not IP)
     uint8_t l4_proto;
-    bool src_is_lo;           // the packet's source is key.addr_lo/port_lo (for direction)
+    bool src_is_lo; // the packet's source is key.addr_lo/port_lo (for direction)
     Verdict verdict;
 };
 
 // TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header).
-inline constexpr uint8_t tcp_fin = 0x01, tcp_syn = 0x02, tcp_rst = 0x04, tcp_psh = 0x08, tcp_ack = 0x10,
-                         tcp_urg = 0x20, tcp_ece = 0x40, tcp_cwr = 0x80;
+inline constexpr uint8_t tcp_fin = 0x01, tcp_syn = 0x02, tcp_rst = 0x04, tcp_psh = 0x08, tcp_ack = 0x10, tcp_urg = 0x20,
+                         tcp_ece = 0x40, tcp_cwr = 0x80;
 
 // Plain byte span entry point (tests, fuzzing): the whole frame is in memory.
 // Fills `out` as far as it got; returns out.verdict. frame may be nullptr when len is 0.
@@ -120,4 +120,4 @@ Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept;
 // l4_payload_len, BIG TCP) use frame_len; out.frame_len = frame_len.
 Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept;
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

@@ -28,9 +28,9 @@ inline Verdict parse_mbuf(const rte_mbuf* m, Packet& out) noexcept
     const uint32_t want = frame_len < max_header_bytes ? frame_len : max_header_bytes;
     // In place if the first segment holds `want` bytes, else copied across segments.
     const void* hdr = rte_pktmbuf_read(m, 0, want, copy);
-    if (hdr == nullptr)  // only for an inconsistent chain; classify, never read past it
+    if (hdr == nullptr) // only for an inconsistent chain; classify, never read past it
         return parse(nullptr, 0, frame_len, out);
     return parse(static_cast<const uint8_t*>(hdr), want, frame_len, out);
 }
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

@@ -22,7 +22,7 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
     if ((ip[0] >> 4) != 4)
         return Verdict::ip_bad_version;
     const uint32_t ihl = uint32_t{ip[0] & 0x0fu} * 4;
-    const uint32_t avail = v.frame - l3;  // l3 < window <= frame
+    const uint32_t avail = v.frame - l3; // l3 < window <= frame
     if (ihl < w::ipv4_min_header_len || ihl > avail)
         return Verdict::ipv4_bad_ihl;
 
@@ -31,7 +31,7 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
     uint32_t total = w::be16(ip + 2);
     bool length_from_frame = false;
     if (total == 0 && proto == w::proto_tcp && avail > 0xffff && (frag & w::ipv4_mf_and_offset) == 0) {
-        total = avail;  // BIG TCP (never fragmented): see packet.h
+        total = avail; // BIG TCP (never fragmented): see packet.h
         length_from_frame = true;
     } else if (total < ihl || total > avail) {
         return Verdict::ip_bad_total_length;
@@ -78,11 +78,11 @@ Verdict parse_frame(const View& v, Packet& out) noexcept
         // A tag is the 2-byte TCI plus the next ethertype (the TPID was the previous one).
         if (!v.readable(off, w::vlan_tag_len))
             return v.unreadable(off, w::vlan_tag_len, Verdict::truncated_l2);
-        const auto vid = static_cast<uint16_t>(w::be16(v.bytes + off) & 0x0fff);  // drop PCP and DEI
+        const auto vid = static_cast<uint16_t>(w::be16(v.bytes + off) & 0x0fff); // drop PCP and DEI
         if (tags == 0)
             out.vlan_outer = vid;
         else if (tags == 1)
-            out.vlan_inner = vid;  // tags 3 and 4 are skipped
+            out.vlan_inner = vid; // tags 3 and 4 are skipped
         type = w::be16(v.bytes + off + 2);
         off += w::vlan_tag_len;
         ++tags;
@@ -95,7 +95,7 @@ Verdict parse_frame(const View& v, Packet& out) noexcept
     return Verdict::non_ip;
 }
 
-}  // namespace
+} // namespace
 
 namespace detail {
 
@@ -108,7 +108,7 @@ Verdict parse_general(const uint8_t* hdr, uint32_t window, uint32_t frame_len, P
     return out.verdict;
 }
 
-}  // namespace detail
+} // namespace detail
 
 namespace {
 
@@ -145,7 +145,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     return true;
 }
 
-}  // namespace
+} // namespace
 
 bool detail::parse_ipv4_tcp_fast(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept
 {
@@ -165,4 +165,4 @@ Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept
     return parse(frame, len, len, out);
 }
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

@@ -151,4 +151,4 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept;
 bool parse_ipv4_tcp_fast(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept;
 Verdict parse_general(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept;
 
-}  // namespace flowcop::packet::detail
+} // namespace flowcop::packet::detail

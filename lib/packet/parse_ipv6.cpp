@@ -12,11 +12,11 @@ namespace w = wire;
 
 bool is_walked_ext(uint8_t nh) noexcept
 {
-    return nh == w::proto_hopopts || nh == w::proto_routing || nh == w::proto_dstopts ||
-           nh == w::proto_fragment || nh == w::proto_ah;
+    return nh == w::proto_hopopts || nh == w::proto_routing || nh == w::proto_dstopts || nh == w::proto_fragment ||
+           nh == w::proto_ah;
 }
 
-}  // namespace
+} // namespace
 
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
 {
@@ -29,7 +29,7 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
     uint32_t payload = w::be16(ip + 4);
     bool length_from_frame = false;
     if (payload == 0 && avail > 0xffff) {
-        payload = avail;  // BIG TCP (with or without an RFC 2675 jumbo option); TCP-only, checked in parse_l4
+        payload = avail; // BIG TCP (with or without an RFC 2675 jumbo option); TCP-only, checked in parse_l4
         length_from_frame = true;
     } else if (payload > avail) {
         return Verdict::ip_bad_total_length;
@@ -60,16 +60,16 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
         if (nh == w::proto_fragment) {
             len = w::ipv6_ext_min_len;
             if (length_from_frame)
-                return Verdict::ip_bad_total_length;  // a GSO super-packet is never fragmented
+                return Verdict::ip_bad_total_length; // a GSO super-packet is never fragmented
             if (w::be16(h + 2) & w::ipv6_frag_offset_mask) {
                 out.l4_proto = h[0];
                 set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
                 return Verdict::fragment;
             }
         } else if (nh == w::proto_ah) {
-            len = (uint32_t{h[1]} + 2) * 4;  // RFC 4302 2.2: 32-bit words minus 2
+            len = (uint32_t{h[1]} + 2) * 4; // RFC 4302 2.2: 32-bit words minus 2
         } else {
-            len = (uint32_t{h[1]} + 1) * 8;  // RFC 8200 4.3: 8-octet units, not counting the first 8
+            len = (uint32_t{h[1]} + 1) * 8; // RFC 8200 4.3: 8-octet units, not counting the first 8
         }
         nh = h[0];
         out.l4_proto = nh;
@@ -82,4 +82,4 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
     return parse_l4(v, off, end, length_from_frame, ep, out);
 }
 
-}  // namespace flowcop::packet::detail
+} // namespace flowcop::packet::detail

@@ -6,14 +6,26 @@ namespace {
 
 // Indexed by Verdict; the static_assert keeps it in step with the enum.
 constexpr const char* names[] = {
-    "tcp",          "udp",          "icmp",           "other_l4",   "non_ip",
-    "fragment",     "truncated_l2", "truncated_l3",   "truncated_l4",
-    "ip_bad_version", "ipv4_bad_ihl", "ip_bad_total_length", "ipv6_ext_truncated",
-    "ipv6_ext_too_long", "tcp_bad_data_offset", "vlan_too_deep",
+    "tcp",
+    "udp",
+    "icmp",
+    "other_l4",
+    "non_ip",
+    "fragment",
+    "truncated_l2",
+    "truncated_l3",
+    "truncated_l4",
+    "ip_bad_version",
+    "ipv4_bad_ihl",
+    "ip_bad_total_length",
+    "ipv6_ext_truncated",
+    "ipv6_ext_too_long",
+    "tcp_bad_data_offset",
+    "vlan_too_deep",
 };
 static_assert(sizeof(names) / sizeof(names[0]) == verdict_count, "one name per Verdict");
 
-}  // namespace
+} // namespace
 
 const char* verdict_name(Verdict v) noexcept
 {
@@ -21,4 +33,4 @@ const char* verdict_name(Verdict v) noexcept
     return i < verdict_count ? names[i] : "invalid";
 }
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

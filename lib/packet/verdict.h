@@ -14,20 +14,22 @@
 namespace flowcop::packet {
 
 enum class Verdict : uint8_t {
-    tcp,                  // tracked
-    udp, icmp, other_l4,  // recognised IP, not tracked (yet)
-    non_ip,               // ARP, MPLS, LLDP, ... any non-IPv4/IPv6 ethertype
-    fragment,             // non-first IP fragment (offset != 0): no ports, counted, not tracked
-    truncated_l2,         // shorter than the Ethernet header / a VLAN tag
-    truncated_l3,         // IPv4/IPv6 fixed header does not fit
-    truncated_l4,         // TCP/UDP/ICMP fixed header does not fit in the frame (or in the IP payload)
-    ip_bad_version,       // version nibble does not match the ethertype
-    ipv4_bad_ihl,         // IHL < 5 or IHL*4 beyond the frame
-    ip_bad_total_length,  // IPv4 total length < IHL*4 or > frame; IPv6 payload length > frame (padding is fine)
-    ipv6_ext_truncated,   // an extension header runs off the packet
-    ipv6_ext_too_long,    // more extension headers than the limit
-    tcp_bad_data_offset,  // data offset < 5 or beyond the segment
-    vlan_too_deep,        // more VLAN tags than the limit
+    tcp, // tracked
+    udp,
+    icmp,
+    other_l4,            // recognised IP, not tracked (yet)
+    non_ip,              // ARP, MPLS, LLDP, ... any non-IPv4/IPv6 ethertype
+    fragment,            // non-first IP fragment (offset != 0): no ports, counted, not tracked
+    truncated_l2,        // shorter than the Ethernet header / a VLAN tag
+    truncated_l3,        // IPv4/IPv6 fixed header does not fit
+    truncated_l4,        // TCP/UDP/ICMP fixed header does not fit in the frame (or in the IP payload)
+    ip_bad_version,      // version nibble does not match the ethertype
+    ipv4_bad_ihl,        // IHL < 5 or IHL*4 beyond the frame
+    ip_bad_total_length, // IPv4 total length < IHL*4 or > frame; IPv6 payload length > frame (padding is fine)
+    ipv6_ext_truncated,  // an extension header runs off the packet
+    ipv6_ext_too_long,   // more extension headers than the limit
+    tcp_bad_data_offset, // data offset < 5 or beyond the segment
+    vlan_too_deep,       // more VLAN tags than the limit
     count
 };
 
@@ -46,4 +48,4 @@ constexpr bool is_malformed(Verdict v) noexcept
     return v >= Verdict::truncated_l2 && v < Verdict::count;
 }
 
-}  // namespace flowcop::packet
+} // namespace flowcop::packet

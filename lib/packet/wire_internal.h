@@ -33,9 +33,9 @@ inline constexpr uint32_t ipv4_min_header_len = 20;
 inline constexpr uint32_t ipv6_header_len = 40;
 inline constexpr uint32_t tcp_min_header_len = 20;
 inline constexpr uint32_t udp_header_len = 8;
-inline constexpr uint32_t icmp_header_len = 8;    // RFC 792: every message has type..4 bytes rest-of-header
-inline constexpr uint32_t icmpv6_header_len = 4;  // RFC 4443 2.1: type, code, checksum
-inline constexpr uint32_t ipv6_ext_min_len = 8;   // every walked extension header is >= 8 bytes
+inline constexpr uint32_t icmp_header_len = 8;   // RFC 792: every message has type..4 bytes rest-of-header
+inline constexpr uint32_t icmpv6_header_len = 4; // RFC 4443 2.1: type, code, checksum
+inline constexpr uint32_t ipv6_ext_min_len = 8;  // every walked extension header is >= 8 bytes
 
 // IP protocol / IPv6 next-header numbers (IANA).
 inline constexpr uint8_t proto_hopopts = 0;
@@ -48,8 +48,8 @@ inline constexpr uint8_t proto_ah = 51;
 inline constexpr uint8_t proto_icmpv6 = 58;
 inline constexpr uint8_t proto_dstopts = 60;
 
-inline constexpr uint16_t ipv4_frag_offset_mask = 0x1fff;  // 13-bit offset, 8-byte units
-inline constexpr uint16_t ipv4_mf_and_offset = 0x3fff;     // MF flag plus offset: any fragment
-inline constexpr uint16_t ipv6_frag_offset_mask = 0xfff8;  // offset in the top 13 bits
+inline constexpr uint16_t ipv4_frag_offset_mask = 0x1fff; // 13-bit offset, 8-byte units
+inline constexpr uint16_t ipv4_mf_and_offset = 0x3fff;    // MF flag plus offset: any fragment
+inline constexpr uint16_t ipv6_frag_offset_mask = 0xfff8; // offset in the top 13 bits
 
-}  // namespace flowcop::packet::wire
+} // namespace flowcop::packet::wire

@@ -13,16 +13,9 @@ struct Names {
 // Indexed by State. The display names are netfilter's tcp_conntrack_names, so flowcop's listings
 // and conntrack -L read the same.
 constexpr Names kNames[kStateCount] = {
-    {"NONE", "none"},
-    {"SYN_SENT", "syn_sent"},
-    {"SYN_RECV", "syn_recv"},
-    {"ESTABLISHED", "established"},
-    {"FIN_WAIT", "fin_wait"},
-    {"CLOSE_WAIT", "close_wait"},
-    {"LAST_ACK", "last_ack"},
-    {"TIME_WAIT", "time_wait"},
-    {"CLOSE", "close"},
-    {"SYN_SENT2", "syn_sent2"},
+    {"NONE", "none"},         {"SYN_SENT", "syn_sent"},     {"SYN_RECV", "syn_recv"}, {"ESTABLISHED", "established"},
+    {"FIN_WAIT", "fin_wait"}, {"CLOSE_WAIT", "close_wait"}, {"LAST_ACK", "last_ack"}, {"TIME_WAIT", "time_wait"},
+    {"CLOSE", "close"},       {"SYN_SENT2", "syn_sent2"},
 };
 
 } // namespace

@@ -76,12 +76,12 @@ enum class Flag : uint8_t { fin = 0x01, syn = 0x02, rst = 0x04, psh = 0x08, ack 
 
 namespace detail {
 // Tracker::flags bits. Private to tcpstate: the flow table reads them only through the accessors.
-inline constexpr uint8_t kFinOrig = 0x01;       // orig has sent a FIN
-inline constexpr uint8_t kFinReply = 0x02;      // reply has sent a FIN
-inline constexpr uint8_t kSeenReply = 0x04;     // a non-ignored packet came from reply
-inline constexpr uint8_t kAssured = 0x08;       // see Tracker::assured()
+inline constexpr uint8_t kFinOrig = 0x01;        // orig has sent a FIN
+inline constexpr uint8_t kFinReply = 0x02;       // reply has sent a FIN
+inline constexpr uint8_t kSeenReply = 0x04;      // a non-ignored packet came from reply
+inline constexpr uint8_t kAssured = 0x08;        // see Tracker::assured()
 inline constexpr uint8_t kReplyCompletes = 0x10; // a reply ACK may complete the handshake in SYN_RECV
-inline constexpr uint8_t kAdopted = 0x20;       // step() has derived the bits initial_state() implies
+inline constexpr uint8_t kAdopted = 0x20;        // step() has derived the bits initial_state() implies
 } // namespace detail
 
 // Per-flow state: 2 bytes, zero-initialisable, trivially copyable. Build it as Tracker{initial_state(..)}.

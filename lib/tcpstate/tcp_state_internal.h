@@ -13,7 +13,10 @@ namespace flowcop::tcpstate::detail {
 enum class Klass : uint8_t { syn, synack, fin, ack, rst, invalid };
 inline constexpr unsigned kKlassCount = 5; // classes with a column in the transition table
 
-inline constexpr uint8_t bit(Flag f) noexcept { return static_cast<uint8_t>(f); }
+inline constexpr uint8_t bit(Flag f) noexcept
+{
+    return static_cast<uint8_t>(f);
+}
 
 constexpr Klass classify(uint8_t tcp_flags) noexcept
 {
@@ -47,6 +50,9 @@ constexpr bool in_state(State s, uint16_t set) noexcept
     return static_cast<unsigned>(s) < kStateCount && ((set >> static_cast<unsigned>(s)) & 1u) != 0;
 }
 
-constexpr uint8_t fin_bit(Dir d) noexcept { return d == Dir::orig ? kFinOrig : kFinReply; }
+constexpr uint8_t fin_bit(Dir d) noexcept
+{
+    return d == Dir::orig ? kFinOrig : kFinReply;
+}
 
 } // namespace flowcop::tcpstate::detail

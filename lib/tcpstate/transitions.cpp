@@ -30,7 +30,7 @@ constexpr uint8_t kNext[2][kStateCount][detail::kKlassCount] = {
         /* none      */ {IG, IG, IG, IG, IG}, // never stepped: flows start from initial_state()
         /* syn_sent  */ {SS, IG, IG, IG, CL}, // SYN again: retransmission; no SYN-ACK seen, so no ACK
         /* syn_recv  */ {IG, SR, FW, ES, CL}, // orig SYN-ACK: the other half of a simultaneous open
-        /* established*/{IG, IG, FW, ES, CL},
+        /* established*/ {IG, IG, FW, ES, CL},
         /* fin_wait  */ {IG, IG, LA, CW, CL}, // FIN here is the other side's, or a retransmission
         /* close_wait*/ {IG, IG, LA, CW, CL},
         /* last_ack  */ {IG, IG, LA, TW, CL},
@@ -41,9 +41,9 @@ constexpr uint8_t kNext[2][kStateCount][detail::kKlassCount] = {
     {
         // reply:       SYN  SYN-ACK FIN  ACK  RST
         /* none      */ {IG, IG, IG, IG, IG},
-        /* syn_sent  */ {S2, SR, IG, IG, CL}, // reply SYN: simultaneous open; reply ACK: half-open
-        /* syn_recv  */ {IG, IG, FW, SR, CL}, // SYN-ACK again: retransmission; ACK: see kReplyCompletes
-        /* established*/{IG, IG, FW, ES, CL}, // a late SYN-ACK is ignored, not an error
+        /* syn_sent  */ {S2, SR, IG, IG, CL},  // reply SYN: simultaneous open; reply ACK: half-open
+        /* syn_recv  */ {IG, IG, FW, SR, CL},  // SYN-ACK again: retransmission; ACK: see kReplyCompletes
+        /* established*/ {IG, IG, FW, ES, CL}, // a late SYN-ACK is ignored, not an error
         /* fin_wait  */ {IG, IG, LA, CW, CL},
         /* close_wait*/ {IG, IG, LA, CW, CL},
         /* last_ack  */ {IG, IG, LA, TW, CL},

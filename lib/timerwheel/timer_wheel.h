@@ -62,8 +62,7 @@ public:
     TimerWheel(const Config& cfg, HookOf hook_of, uint64_t now_ns)
         : _hook_of(std::move(hook_of)), _heads(make_heads(cfg)), _buckets(cfg.buckets), _mask(cfg.buckets - 1),
           _tick_ns(cfg.tick_ns), _cursor(now_ns / cfg.tick_ns)
-    {
-    }
+    {}
     TimerWheel(const TimerWheel&) = delete;
     TimerWheel& operator=(const TimerWheel&) = delete;
     TimerWheel(TimerWheel&&) noexcept = default; // a moved-from wheel may only be destroyed
@@ -129,7 +128,10 @@ public:
         }
         if (target - _cursor >= _buckets)
             _cursor = target - _buckets + 1;
-        constexpr bool kHint = requires { cb.prefetch(uint32_t{}); };
+        constexpr bool kHint = requires
+        {
+            cb.prefetch(uint32_t{});
+        };
         for (; _cursor <= target; ++_cursor) {
             const uint32_t* const lanes = &_heads[(_cursor & _mask) * kLanes];
             _draining = true;
@@ -245,13 +247,13 @@ private:
         --_size;
     }
 
-    mutable HookOf _hook_of; // mutable: is_scheduled() is const but HookOf need not be const-callable
+    mutable HookOf _hook_of;            // mutable: is_scheduled() is const but HookOf need not be const-callable
     std::unique_ptr<uint32_t[]> _heads; // kLanes heads per bucket: bucket b's lane l at b * kLanes + l
     uint32_t _buckets;
     uint32_t _mask;
     uint64_t _tick_ns;
-    uint64_t _cursor;   // next absolute tick to drain
-    uint64_t _size = 0; // elements linked
+    uint64_t _cursor;       // next absolute tick to drain
+    uint64_t _size = 0;     // elements linked
     bool _draining = false; // expire() is inside the cursor's bucket: placement floor is cursor + 1
 };
 

@@ -11,7 +11,8 @@
 
 namespace flowcop::app::test {
 
-inline ParseOutcome parse(const std::vector<std::string>& args, const char* prog = "flowcop") {
+inline ParseOutcome parse(const std::vector<std::string>& args, const char* prog = "flowcop")
+{
     std::vector<std::string> storage{prog};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -22,7 +23,8 @@ inline ParseOutcome parse(const std::vector<std::string>& args, const char* prog
 }
 
 // The options from a command line that must parse.
-inline Options parsed(const std::vector<std::string>& args) {
+inline Options parsed(const std::vector<std::string>& args)
+{
     const ParseOutcome out = parse(args);
     INFO("message: " << out.message);
     REQUIRE(out.kind == ParseOutcome::ok);
@@ -31,7 +33,8 @@ inline Options parsed(const std::vector<std::string>& args) {
 }
 
 // The error line from a command line that must fail; every error is one "flowcop: " line.
-inline std::string rejected(const std::vector<std::string>& args) {
+inline std::string rejected(const std::vector<std::string>& args)
+{
     const ParseOutcome out = parse(args);
     REQUIRE(out.kind == ParseOutcome::error);
     CHECK(out.message.rfind("flowcop: ", 0) == 0);
@@ -40,7 +43,8 @@ inline std::string rejected(const std::vector<std::string>& args) {
     return out.message;
 }
 
-inline std::string described(const Options& o, const std::string& key) {
+inline std::string described(const Options& o, const std::string& key)
+{
     for (const auto& [k, v] : describe(o))
         if (k == key)
             return v;
@@ -48,4 +52,4 @@ inline std::string described(const Options& o, const std::string& key) {
     return {};
 }
 
-}  // namespace flowcop::app::test
+} // namespace flowcop::app::test

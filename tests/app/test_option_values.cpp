@@ -17,11 +17,12 @@ struct Range {
     uint64_t min;
     uint64_t max;
     bool pow2;
-    std::string word = {};  // a word accepted besides the numbers ("auto"), listed first in allowed
+    std::string word = {}; // a word accepted besides the numbers ("auto"), listed first in allowed
 };
 
 // The ranges the spec sets, written out independently of the parser's table.
-std::vector<Range> numeric_options() {
+std::vector<Range> numeric_options()
+{
     std::vector<Range> r = {
         {"--wheel-buckets", 256, 16777216, true},
         {"--tick-ms", 1, 60000, false},
@@ -41,17 +42,19 @@ std::vector<Range> numeric_options() {
     return r;
 }
 
-std::string key_of(std::string name) {
+std::string key_of(std::string name)
+{
     name.erase(0, 2);
     for (char& c : name)
         c = c == '-' ? '_' : c;
     return name;
 }
-}  // namespace
+} // namespace
 
 // Both ends of every range are accepted and one past each end is rejected with the bound named;
 // the help's "allowed" text shows the same bounds the parser enforces.
-TEST_CASE("every numeric option accepts both ends of its range and rejects one past", "[app][options]") {
+TEST_CASE("every numeric option accepts both ends of its range and rejects one past", "[app][options]")
+{
     std::set<std::string> covered;
     for (const Range& r : numeric_options()) {
         INFO(r.name);
@@ -62,11 +65,10 @@ TEST_CASE("every numeric option accepts both ends of its range and rejects one p
         const uint64_t above = r.pow2 ? r.max * 2 : r.max + 1;
         if (r.min > 0)
             CHECK(rejected({r.name, std::to_string(below)}) ==
-                  format_flag_error(r.name, "must be at least " + std::to_string(r.min) + ", got " +
-                                                std::to_string(below)));
+                  format_flag_error(r.name,
+                                    "must be at least " + std::to_string(r.min) + ", got " + std::to_string(below)));
         CHECK(rejected({r.name, std::to_string(above)}) ==
-              format_flag_error(r.name, "must be at most " + std::to_string(r.max) + ", got " +
-                                            std::to_string(above)));
+              format_flag_error(r.name, "must be at most " + std::to_string(r.max) + ", got " + std::to_string(above)));
         const std::string range = std::to_string(r.min) + ".." + std::to_string(r.max);
         for (const OptionInfo& info : option_table()) {
             if (info.name != r.name)
@@ -79,12 +81,12 @@ TEST_CASE("every numeric option accepts both ends of its range and rejects one p
     }
     // Every option whose value is a number is in the list above.
     for (const OptionInfo& info : option_table())
-        if (info.metavar == "N" || info.metavar == "MS" || info.metavar == "SECONDS" ||
-            info.metavar == "BYTES")
+        if (info.metavar == "N" || info.metavar == "MS" || info.metavar == "SECONDS" || info.metavar == "BYTES")
             CHECK(covered.count(info.name) == 1);
 }
 
-TEST_CASE("a power-of-two option rejects other numbers inside its range", "[app][options]") {
+TEST_CASE("a power-of-two option rejects other numbers inside its range", "[app][options]")
+{
     CHECK(rejected({"--wheel-buckets", "1000"}) ==
           "flowcop: --wheel-buckets: 1000 is not a power of two (256, 512, ..., 16777216)");
     CHECK(rejected({"--events-ring=100"}) ==
@@ -92,27 +94,28 @@ TEST_CASE("a power-of-two option rejects other numbers inside its range", "[app]
     CHECK(parsed({"--wheel-buckets=65536"}).wheel_buckets == 65536);
 }
 
-TEST_CASE("a zero timeout budget is rejected", "[app][options]") {
-    CHECK(rejected({"--timeout-budget", "0"}) ==
-          "flowcop: --timeout-budget: must be at least 1, got 0");
+TEST_CASE("a zero timeout budget is rejected", "[app][options]")
+{
+    CHECK(rejected({"--timeout-budget", "0"}) == "flowcop: --timeout-budget: must be at least 1, got 0");
 }
 
 // Decimal only: no sign, no hex, no exponent, no unit, no spaces, no empty value, no wrap-around.
-TEST_CASE("a number that is not plain decimal digits is rejected", "[app][options]") {
+TEST_CASE("a number that is not plain decimal digits is rejected", "[app][options]")
+{
     CHECK(rejected({"--timeout-budget", "99999999999999999999"}) ==
           "flowcop: --timeout-budget: '99999999999999999999' is not a number in 1..10000000");
     for (const std::string bad : {"+5", "-5", " 5", "5 ", "0x10", "1e3", "5s", "", "5.0"}) {
         INFO("'" << bad << "'");
-        CHECK(rejected({"--tick-ms=" + bad}) ==
-              "flowcop: --tick-ms: '" + bad + "' is not a number in 1..60000");
+        CHECK(rejected({"--tick-ms=" + bad}) == "flowcop: --tick-ms: '" + bad + "' is not a number in 1..60000");
     }
     // 2^64 wraps to 0 in a naive parser; 2^32 + 5 wraps to 5 in a uint32_t one.
     CHECK(rejected({"--tick-ms=18446744073709551616"}).find("is not a number") != std::string::npos);
     CHECK(rejected({"--tick-ms=4294967301"}) == "flowcop: --tick-ms: must be at most 60000, got 4294967301");
-    CHECK(parsed({"--tick-ms", "007"}).tick_ms == 7);  // leading zeros are still decimal
+    CHECK(parsed({"--tick-ms", "007"}).tick_ms == 7); // leading zeros are still decimal
 }
 
-TEST_CASE("a zero TCP state timeout means the default inactivity timeout applies", "[app][options]") {
+TEST_CASE("a zero TCP state timeout means the default inactivity timeout applies", "[app][options]")
+{
     const Options o = parsed({"--tcp-timeout-established", "0"});
     CHECK(o.tcp_timeout_s[2] == 0);
     CHECK(o.default_inactivity_timeout_s == 600);
@@ -120,7 +123,8 @@ TEST_CASE("a zero TCP state timeout means the default inactivity timeout applies
           "flowcop: --default-inactivity-timeout: must be at least 1, got 0");
 }
 
-TEST_CASE("--metrics-addr accepts IPv4, bracketed IPv6, localhost and none", "[app][options]") {
+TEST_CASE("--metrics-addr accepts IPv4, bracketed IPv6, localhost and none", "[app][options]")
+{
     Options o = parsed({"--metrics-addr", "[::1]:9781"});
     CHECK((o.metrics_enabled && o.metrics_host == "::1" && o.metrics_port == 9781));
     o = parsed({"--metrics-addr=localhost:0"});
@@ -134,25 +138,21 @@ TEST_CASE("--metrics-addr accepts IPv4, bracketed IPv6, localhost and none", "[a
     CHECK((o.metrics_host == "fe80::1:2" && o.metrics_port == 1));
 }
 
-TEST_CASE("--metrics-addr rejects each malformed address with the reason", "[app][options]") {
+TEST_CASE("--metrics-addr rejects each malformed address with the reason", "[app][options]")
+{
     const auto err = [](const std::string& v) { return rejected({"--metrics-addr", v}); };
-    CHECK(err("1.2.3") ==
-          "flowcop: --metrics-addr: '1.2.3': missing :PORT (expected HOST:PORT, e.g. "
-          "127.0.0.1:9781, or none)");
-    CHECK(err("1.2.3.4") ==
-          "flowcop: --metrics-addr: '1.2.3.4': missing :PORT (expected HOST:PORT, e.g. "
-          "127.0.0.1:9781, or none)");
+    CHECK(err("1.2.3") == "flowcop: --metrics-addr: '1.2.3': missing :PORT (expected HOST:PORT, e.g. "
+                          "127.0.0.1:9781, or none)");
+    CHECK(err("1.2.3.4") == "flowcop: --metrics-addr: '1.2.3.4': missing :PORT (expected HOST:PORT, e.g. "
+                            "127.0.0.1:9781, or none)");
     CHECK(err("1.2.3.4:") ==
           "flowcop: --metrics-addr: '1.2.3.4:': missing PORT after ':' (0..65535, 0 = any free port)");
-    CHECK(err("1.2.3.4:65536") ==
-          "flowcop: --metrics-addr: '1.2.3.4:65536': port '65536' is not a number in 0..65535");
-    CHECK(err("1.2.3.4:70000") ==
-          "flowcop: --metrics-addr: '1.2.3.4:70000': port '70000' is not a number in 0..65535");
+    CHECK(err("1.2.3.4:65536") == "flowcop: --metrics-addr: '1.2.3.4:65536': port '65536' is not a number in 0..65535");
+    CHECK(err("1.2.3.4:70000") == "flowcop: --metrics-addr: '1.2.3.4:70000': port '70000' is not a number in 0..65535");
     CHECK(err("::1:9781") ==
           "flowcop: --metrics-addr: '::1:9781': an IPv6 address must be in brackets, e.g. [::1]:9781");
-    CHECK(err("1.2.3:80") ==
-          "flowcop: --metrics-addr: '1.2.3:80': '1.2.3' is not an IPv4 address, [IPv6] address or "
-          "localhost");
+    CHECK(err("1.2.3:80") == "flowcop: --metrics-addr: '1.2.3:80': '1.2.3' is not an IPv4 address, [IPv6] address or "
+                             "localhost");
     CHECK(err("example.com:80").find("'example.com' is not an IPv4 address") != std::string::npos);
     CHECK(err("256.1.1.1:80").find("'256.1.1.1' is not an IPv4 address") != std::string::npos);
     CHECK(err(":9781") == "flowcop: --metrics-addr: ':9781': missing HOST before ':PORT'");
@@ -164,23 +164,24 @@ TEST_CASE("--metrics-addr rejects each malformed address with the reason", "[app
     CHECK(err("[1.2.3.4]:80").find("'1.2.3.4' is not an IPv6 address") != std::string::npos);
     CHECK(err("[]:80").find("missing HOST") != std::string::npos);
     CHECK(err("").find("missing :PORT") != std::string::npos);
-    CHECK(err("None").find("missing :PORT") != std::string::npos);  // the off word is exact
+    CHECK(err("None").find("missing :PORT") != std::string::npos); // the off word is exact
 }
 
-TEST_CASE("format_host_port brackets IPv6 hosts", "[app][options]") {
+TEST_CASE("format_host_port brackets IPv6 hosts", "[app][options]")
+{
     CHECK(format_host_port("127.0.0.1", 9781) == "127.0.0.1:9781");
     CHECK(format_host_port("::1", 0) == "[::1]:0");
 }
 
 // The defaults --help shows ("none", "off") are values that select them, so a copied default is
 // never a file named "none" or a flowgen spec "off".
-TEST_CASE("--events and --flowgen take their off word and reject an empty value", "[app][options]") {
+TEST_CASE("--events and --flowgen take their off word and reject an empty value", "[app][options]")
+{
     CHECK(parsed({"--events", "-"}).events_path == "-");
     CHECK(parsed({"--events", "none"}).events_path.empty());
     CHECK(parsed({"--events", "./none"}).events_path == "./none");
-    CHECK(rejected({"--events="}) ==
-          "flowcop: --events: must not be empty (allowed: a file path, - (stdout), or none "
-          "(./none for a file named none))");
+    CHECK(rejected({"--events="}) == "flowcop: --events: must not be empty (allowed: a file path, - (stdout), or none "
+                                     "(./none for a file named none))");
     // A program that builds Options by hand with a file named "none" is shown one that keeps it.
     Options hand = default_options();
     hand.events_path = "none";
@@ -188,6 +189,5 @@ TEST_CASE("--events and --flowgen take their off word and reject an empty value"
     CHECK(parsed({"--flowgen", "off"}).flowgen.empty());
     // Parse-only: the flowgen port validates keys; any non-empty text is kept verbatim.
     CHECK(parsed({"--flowgen=a=1,b"}).flowgen == "a=1,b");
-    CHECK(rejected({"--flowgen", ""}) ==
-          "flowcop: --flowgen: must not be empty (allowed: KEY=VAL,... or off)");
+    CHECK(rejected({"--flowgen", ""}) == "flowcop: --flowgen: must not be empty (allowed: KEY=VAL,... or off)");
 }

@@ -14,7 +14,8 @@ using flowcop::app::test::rejected;
 
 // The defaults are the service's documented behaviour (netfilter's TCP timeouts, the ATS wheel):
 // a silent change here changes every deployment that relies on them.
-TEST_CASE("default_options holds the documented defaults", "[app][options]") {
+TEST_CASE("default_options holds the documented defaults", "[app][options]")
+{
     const Options o = default_options();
     CHECK(o.mode == Mode::monitor);
     CHECK(o.clock == ClockSource::tsc);
@@ -25,7 +26,7 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]") {
     CHECK(o.visit_budget_factor == 16);
     CHECK(o.flows_per_lcore == 1048576);
     CHECK(o.mbufs == 0);             // auto: sized for the ports and lcores at start
-    CHECK(o.mbuf_data_room == 2176);  // RTE_MBUF_DEFAULT_BUF_SIZE
+    CHECK(o.mbuf_data_room == 2176); // RTE_MBUF_DEFAULT_BUF_SIZE
     CHECK(o.tcp_timeout_s == std::array<uint32_t, 9>{120, 60, 432000, 120, 60, 30, 120, 10, 120});
     CHECK(o.default_inactivity_timeout_s == 600);
     CHECK(o.active_timeout_s == 0);
@@ -40,14 +41,16 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]") {
     CHECK_FALSE(o.quiet);
 }
 
-TEST_CASE("kTcpStateFlagNames lists the states in tcp_timeout_s index order", "[app][options]") {
+TEST_CASE("kTcpStateFlagNames lists the states in tcp_timeout_s index order", "[app][options]")
+{
     CHECK(std::vector<std::string>(kTcpStateFlagNames.begin(), kTcpStateFlagNames.end()) ==
-          std::vector<std::string>{"syn_sent", "syn_recv", "established", "fin_wait", "close_wait",
-                                   "last_ack", "time_wait", "close", "syn_sent2"});
+          std::vector<std::string>{"syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "last_ack",
+                                   "time_wait", "close", "syn_sent2"});
 }
 
 // EAL leaves argv[0] only when the operator gave no flowcop options.
-TEST_CASE("a command line without flowcop options yields the defaults", "[app][options]") {
+TEST_CASE("a command line without flowcop options yields the defaults", "[app][options]")
+{
     CHECK(parsed({}) == default_options());
     char* argv[] = {nullptr};
     const ParseOutcome none = parse_options(0, argv);
@@ -62,7 +65,8 @@ struct Case {
     std::function<bool(const Options&)> check;
 };
 
-std::vector<Case> one_case_per_option() {
+std::vector<Case> one_case_per_option()
+{
     std::vector<Case> cases = {
         {"--mode", "inline", [](const Options& o) { return o.mode == Mode::inline_fwd; }},
         {"--clock", "packet", [](const Options& o) { return o.clock == ClockSource::packet; }},
@@ -74,13 +78,10 @@ std::vector<Case> one_case_per_option() {
         {"--flows-per-lcore", "5000", [](const Options& o) { return o.flows_per_lcore == 5000; }},
         {"--mbufs", "20000", [](const Options& o) { return o.mbufs == 20000; }},
         {"--mbuf-data-room", "192", [](const Options& o) { return o.mbuf_data_room == 192; }},
-        {"--default-inactivity-timeout", "7",
-         [](const Options& o) { return o.default_inactivity_timeout_s == 7; }},
+        {"--default-inactivity-timeout", "7", [](const Options& o) { return o.default_inactivity_timeout_s == 7; }},
         {"--active-timeout", "3600", [](const Options& o) { return o.active_timeout_s == 3600; }},
         {"--metrics-addr", "10.1.2.3:80",
-         [](const Options& o) {
-             return o.metrics_enabled && o.metrics_host == "10.1.2.3" && o.metrics_port == 80;
-         }},
+         [](const Options& o) { return o.metrics_enabled && o.metrics_host == "10.1.2.3" && o.metrics_port == 80; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},
@@ -89,20 +90,21 @@ std::vector<Case> one_case_per_option() {
     };
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
         const uint32_t v = static_cast<uint32_t>(1000 + i);
-        cases.push_back({std::string("--tcp-timeout-") + kTcpStateFlagNames[i], std::to_string(v),
-                         [i, v](const Options& o) {
-                             auto want = default_options().tcp_timeout_s;
-                             want[i] = v;
-                             return o.tcp_timeout_s == want;  // and no other state changed
-                         }});
+        cases.push_back(
+            {std::string("--tcp-timeout-") + kTcpStateFlagNames[i], std::to_string(v), [i, v](const Options& o) {
+                 auto want = default_options().tcp_timeout_s;
+                 want[i] = v;
+                 return o.tcp_timeout_s == want; // and no other state changed
+             }});
     }
     return cases;
 }
-}  // namespace
+} // namespace
 
 // Operators and unit files use both spellings; they must mean exactly the same thing. The case
 // list is checked against the parser's table so a new option cannot go untested.
-TEST_CASE("every option is accepted as --opt VALUE and as --opt=VALUE", "[app][options]") {
+TEST_CASE("every option is accepted as --opt VALUE and as --opt=VALUE", "[app][options]")
+{
     const std::vector<Case> cases = one_case_per_option();
     std::set<std::string> tested;
     for (const Case& c : cases) {
@@ -120,7 +122,8 @@ TEST_CASE("every option is accepted as --opt VALUE and as --opt=VALUE", "[app][o
     }
 }
 
-TEST_CASE("--quiet is a flag that sets quiet", "[app][options]") {
+TEST_CASE("--quiet is a flag that sets quiet", "[app][options]")
+{
     CHECK(parsed({"--quiet"}).quiet);
     CHECK(rejected({"--quiet=yes"}) == "flowcop: --quiet: takes no value, got 'yes'");
     // A flag never swallows the next argument as its value.
@@ -128,7 +131,8 @@ TEST_CASE("--quiet is a flag that sets quiet", "[app][options]") {
     CHECK((o.quiet && o.tick_ms == 5));
 }
 
-TEST_CASE("several options combine in one command line", "[app][options]") {
+TEST_CASE("several options combine in one command line", "[app][options]")
+{
     const Options o = parsed({"--mode", "inline", "--clock=packet", "--tcp-timeout-close", "0",
                               "--tcp-timeout-established=3", "--events", "-", "--quiet"});
     CHECK(o.mode == Mode::inline_fwd);
@@ -140,7 +144,8 @@ TEST_CASE("several options combine in one command line", "[app][options]") {
     CHECK(o.tick_ms == default_options().tick_ms);
 }
 
-TEST_CASE("an unknown option is rejected with a pointer to --help", "[app][options]") {
+TEST_CASE("an unknown option is rejected with a pointer to --help", "[app][options]")
+{
     CHECK(rejected({"--bogus"}) == "flowcop: unknown option '--bogus' (see --help)");
     CHECK(rejected({"--bogus=5"}) == "flowcop: unknown option '--bogus' (see --help)");
     CHECK(rejected({"-x"}) == "flowcop: unknown option '-x' (see --help)");
@@ -148,7 +153,8 @@ TEST_CASE("an unknown option is rejected with a pointer to --help", "[app][optio
     CHECK(rejected({"--mod", "inline"}) == "flowcop: unknown option '--mod' (see --help)");
 }
 
-TEST_CASE("an unknown TCP state names the flag and lists the valid states", "[app][options]") {
+TEST_CASE("an unknown TCP state names the flag and lists the valid states", "[app][options]")
+{
     const std::string msg = rejected({"--tcp-timeout-bogus", "5"});
     CHECK(msg.rfind("flowcop: --tcp-timeout-bogus: unknown TCP state 'bogus'", 0) == 0);
     for (const char* state : kTcpStateFlagNames)
@@ -157,16 +163,17 @@ TEST_CASE("an unknown TCP state names the flag and lists the valid states", "[ap
     CHECK(rejected({"--tcp-timeout-syn-sent=5"}).find("syn_sent, syn_recv") != std::string::npos);
 }
 
-TEST_CASE("a positional argument or a second '--' is rejected", "[app][options]") {
+TEST_CASE("a positional argument or a second '--' is rejected", "[app][options]")
+{
     CHECK(rejected({"inline"}) ==
           "flowcop: unexpected argument 'inline' (flowcop takes no positional arguments; see --help)");
     CHECK(rejected({"--", "--quiet"}).find("unexpected argument '--'") != std::string::npos);
     CHECK(rejected({"-"}).find("unexpected argument '-'") != std::string::npos);
 }
 
-TEST_CASE("an option without its value is rejected naming what was expected", "[app][options]") {
-    CHECK(rejected({"--tick-ms"}) ==
-          "flowcop: --tick-ms: missing value (expected MS; allowed: 1..60000)");
+TEST_CASE("an option without its value is rejected naming what was expected", "[app][options]")
+{
+    CHECK(rejected({"--tick-ms"}) == "flowcop: --tick-ms: missing value (expected MS; allowed: 1..60000)");
     // The next option is not taken as the value: that would write events to a file "--quiet".
     CHECK(rejected({"--events", "--quiet"}).rfind("flowcop: --events: missing value", 0) == 0);
     // ... unless the operator says so with the = form; "-" alone is a value (stdout).
@@ -176,7 +183,8 @@ TEST_CASE("an option without its value is rejected naming what was expected", "[
 
 // Rejecting duplicates (rather than "last wins") is the documented choice: a unit file's flag
 // silently overridden by a second copy is a wrong timeout nobody notices.
-TEST_CASE("an option given twice is rejected, even with the same value", "[app][options]") {
+TEST_CASE("an option given twice is rejected, even with the same value", "[app][options]")
+{
     CHECK(rejected({"--tick-ms", "5", "--tick-ms=5"}) ==
           "flowcop: --tick-ms: given more than once; each option may appear only once");
     CHECK(rejected({"--quiet", "--quiet"}).rfind("flowcop: --quiet: given more than once", 0) == 0);
@@ -187,11 +195,11 @@ TEST_CASE("an option given twice is rejected, even with the same value", "[app][
               .rfind("flowcop: --tcp-timeout-close: given more than once", 0) == 0);
 }
 
-TEST_CASE("a value outside a fixed set is rejected listing the set", "[app][options]") {
+TEST_CASE("a value outside a fixed set is rejected listing the set", "[app][options]")
+{
     CHECK(rejected({"--mode", "foo"}) == "flowcop: --mode: 'foo' is not one of monitor, inline");
     CHECK(rejected({"--clock=wall"}) == "flowcop: --clock: 'wall' is not one of tsc, packet");
-    CHECK(rejected({"--loose-pickup", "yes"}) ==
-          "flowcop: --loose-pickup: 'yes' is not one of on, off");
+    CHECK(rejected({"--loose-pickup", "yes"}) == "flowcop: --loose-pickup: 'yes' is not one of on, off");
     // Case matters: the set is exact.
     CHECK(rejected({"--mode=Inline"}) == "flowcop: --mode: 'Inline' is not one of monitor, inline");
     CHECK(rejected({"--mode="}) == "flowcop: --mode: '' is not one of monitor, inline");
@@ -201,9 +209,9 @@ TEST_CASE("a value outside a fixed set is rejected listing the set", "[app][opti
 }
 
 // An operator's typo must produce one readable line, whatever bytes it contains.
-TEST_CASE("an error stays one line and short whatever the bad value holds", "[app][options]") {
-    CHECK(rejected({"--mode", "in\nline"}) ==
-          "flowcop: --mode: 'in\\x0aline' is not one of monitor, inline");
+TEST_CASE("an error stays one line and short whatever the bad value holds", "[app][options]")
+{
+    CHECK(rejected({"--mode", "in\nline"}) == "flowcop: --mode: 'in\\x0aline' is not one of monitor, inline");
     const std::string msg = rejected({"--mode", std::string(5000, 'x')});
     CHECK(msg.size() < 200);
     CHECK(msg.find("xxx...'") != std::string::npos);
@@ -211,7 +219,8 @@ TEST_CASE("an error stays one line and short whatever the bad value holds", "[ap
 }
 
 // Parsing stops at the first bad argument, left to right, and never returns half-parsed options.
-TEST_CASE("the first error wins and no partial options are returned", "[app][options]") {
+TEST_CASE("the first error wins and no partial options are returned", "[app][options]")
+{
     const ParseOutcome out = parse({"--tick-ms", "5", "--mode", "foo", "--bogus"});
     CHECK(out.kind == ParseOutcome::error);
     CHECK(out.message == "flowcop: --mode: 'foo' is not one of monitor, inline");
@@ -220,7 +229,8 @@ TEST_CASE("the first error wins and no partial options are returned", "[app][opt
     CHECK(parsed({"--tick-ms", "5"}).tick_ms == 5);
 }
 
-TEST_CASE("format_flag_error is the one error format, also for errors found later", "[app][options]") {
+TEST_CASE("format_flag_error is the one error format, also for errors found later", "[app][options]")
+{
     CHECK(format_flag_error("--metrics-addr", "127.0.0.1:9781: address already in use") ==
           "flowcop: --metrics-addr: 127.0.0.1:9781: address already in use");
 }

@@ -13,7 +13,8 @@ using flowcop::app::test::parse;
 using flowcop::app::test::parsed;
 
 namespace {
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> lines_of(const std::string& text)
+{
     std::vector<std::string> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);)
@@ -21,13 +22,15 @@ std::vector<std::string> lines_of(const std::string& text) {
     return out;
 }
 
-std::string heading(const OptionInfo& info) {
+std::string heading(const OptionInfo& info)
+{
     return "  " + (info.alias.empty() ? "" : info.alias + ", ") + info.name +
            (info.metavar.empty() ? "" : " " + info.metavar);
 }
 
 // The lines of one option's block in the help text: its heading up to the next heading.
-std::vector<std::string> block_of(const std::string& help, const OptionInfo& info) {
+std::vector<std::string> block_of(const std::string& help, const OptionInfo& info)
+{
     const std::vector<std::string> lines = lines_of(help);
     std::vector<std::string> block;
     bool in = false;
@@ -42,16 +45,18 @@ std::vector<std::string> block_of(const std::string& help, const OptionInfo& inf
 }
 
 // The text after "<label>: " in a block, or "<absent>".
-std::string field(const std::vector<std::string>& block, const std::string& label) {
+std::string field(const std::vector<std::string>& block, const std::string& label)
+{
     const std::string prefix = "      " + label + ": ";
     for (const std::string& line : block)
         if (line.rfind(prefix, 0) == 0)
             return line.substr(prefix.size());
     return "<absent>";
 }
-}  // namespace
+} // namespace
 
-TEST_CASE("-h and --help return the help text with the program name", "[app][options]") {
+TEST_CASE("-h and --help return the help text with the program name", "[app][options]")
+{
     for (const std::string flag : {"-h", "--help"}) {
         const ParseOutcome out = parse({flag}, "build/app/flowcop");
         REQUIRE(out.kind == ParseOutcome::help);
@@ -67,7 +72,8 @@ TEST_CASE("-h and --help return the help text with the program name", "[app][opt
 
 // The list of names comes from the parser's own table, and each is fed back to the parser, so
 // an option can be neither undocumented nor documented-but-rejected.
-TEST_CASE("--help has a block for every option the parser accepts, and no other", "[app][options]") {
+TEST_CASE("--help has a block for every option the parser accepts, and no other", "[app][options]")
+{
     const std::string help = help_text("flowcop");
     const std::vector<std::string> lines = lines_of(help);
     std::set<std::string> headings;
@@ -79,7 +85,7 @@ TEST_CASE("--help has a block for every option the parser accepts, and no other"
     for (const OptionInfo& info : option_table()) {
         INFO(info.name);
         CHECK(headings.count(heading(info)) == 1);
-        CHECK(block_of(help, info).size() >= 1);  // a description line at least
+        CHECK(block_of(help, info).size() >= 1); // a description line at least
         value_options += info.takes_value ? 1 : 0;
         if (info.takes_value)
             CHECK(parse({info.name + "=" + info.default_text}).kind == ParseOutcome::ok);
@@ -93,12 +99,13 @@ TEST_CASE("--help has a block for every option the parser accepts, and no other"
     for (const char* state : kTcpStateFlagNames)
         CHECK(headings.count(std::string("  --tcp-timeout-") + state + " SECONDS") == 1);
     for (const std::string& line : lines)
-        CHECK(line.size() <= 100);  // readable in a terminal
+        CHECK(line.size() <= 100); // readable in a terminal
 }
 
 // The default shown is read back from the help text itself and parsed: it must select exactly
 // default_options(). So the help can neither show a stale default nor one the parser rejects.
-TEST_CASE("every default --help shows parses back to default_options()", "[app][options]") {
+TEST_CASE("every default --help shows parses back to default_options()", "[app][options]")
+{
     const std::string help = help_text("flowcop");
     for (const OptionInfo& info : option_table()) {
         INFO(info.name);
@@ -135,15 +142,14 @@ TEST_CASE("every default --help shows parses back to default_options()", "[app][
     CHECK(shown("--mbuf-data-room") == "2176");
 }
 
-TEST_CASE("describe() renders the configuration with label-safe keys", "[app][options]") {
+TEST_CASE("describe() renders the configuration with label-safe keys", "[app][options]")
+{
     const auto pairs = describe(default_options());
-    REQUIRE(pairs.size() == 28);  // every option but --help
+    REQUIRE(pairs.size() == 28); // every option but --help
     // Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*. (std::regex trips GCC 12's
     // -Wmaybe-uninitialized under -fsanitize, so the rule is spelled out.)
     const auto is_label = [](const std::string& k) {
-        const auto letter = [](char c) {
-            return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        };
+        const auto letter = [](char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
         bool ok = !k.empty() && letter(k[0]);
         for (const char c : k)
             ok = ok && (letter(c) || (c >= '0' && c <= '9'));
@@ -154,21 +160,25 @@ TEST_CASE("describe() renders the configuration with label-safe keys", "[app][op
         CHECK(is_label(k));
         keys.insert(k);
     }
-    CHECK_FALSE(is_label("metrics-addr"));  // the check itself can fail
+    CHECK_FALSE(is_label("metrics-addr")); // the check itself can fail
     CHECK(keys.size() == pairs.size());
     CHECK(pairs.front() == std::pair<std::string, std::string>{"mode", "monitor"});
-    const std::vector<std::pair<std::string, std::string>> expected = {
-        {"wheel_buckets", "4096"},     {"timeout_budget", "128"},
-        {"tcp_timeout_syn_sent2", "120"}, {"default_inactivity_timeout", "600"},
-        {"metrics_addr", "127.0.0.1:9781"}, {"events", "none"},
-        {"quiet", "off"},              {"clock", "tsc"}};
+    const std::vector<std::pair<std::string, std::string>> expected = {{"wheel_buckets", "4096"},
+                                                                       {"timeout_budget", "128"},
+                                                                       {"tcp_timeout_syn_sent2", "120"},
+                                                                       {"default_inactivity_timeout", "600"},
+                                                                       {"metrics_addr", "127.0.0.1:9781"},
+                                                                       {"events", "none"},
+                                                                       {"quiet", "off"},
+                                                                       {"clock", "tsc"}};
     for (const auto& kv : expected)
         CHECK(std::find(pairs.begin(), pairs.end(), kv) != pairs.end());
 }
 
 namespace {
 // The flags that describe() says o was made of.
-std::vector<std::string> flags_from_describe(const Options& o) {
+std::vector<std::string> flags_from_describe(const Options& o)
+{
     const auto pairs = describe(o);
     std::vector<std::string> args;
     std::size_t p = 0;
@@ -184,15 +194,16 @@ std::vector<std::string> flags_from_describe(const Options& o) {
     }
     return args;
 }
-}  // namespace
+} // namespace
 
 // describe() spells values as the flags take them, so a logged configuration can be replayed.
-TEST_CASE("describe() output fed back as flags reproduces the options", "[app][options]") {
+TEST_CASE("describe() output fed back as flags reproduces the options", "[app][options]")
+{
     const std::vector<std::vector<std::string>> command_lines = {
         {},
         {"--mode=inline", "--clock=packet", "--wheel-buckets=1024", "--tcp-timeout-time_wait=7",
-         "--metrics-addr=[::1]:0", "--events=/var/log/fc events", "--loose-pickup=off",
-         "--flowgen=flows=3", "--quiet", "--active-timeout=60"},
+         "--metrics-addr=[::1]:0", "--events=/var/log/fc events", "--loose-pickup=off", "--flowgen=flows=3", "--quiet",
+         "--active-timeout=60"},
         {"--metrics-addr=none", "--events=-", "--tcp-timeout-close=0"},
         {"--events=./none"},
         {"--mbufs=20000", "--mbuf-data-room=192"},
@@ -203,7 +214,8 @@ TEST_CASE("describe() output fed back as flags reproduces the options", "[app][o
     }
 }
 
-TEST_CASE("describe_line is one line of key=value, quoting where needed", "[app][options]") {
+TEST_CASE("describe_line is one line of key=value, quoting where needed", "[app][options]")
+{
     const std::string def = describe_line(default_options());
     CHECK(def.rfind("mode=monitor clock=tsc wheel_buckets=4096 ", 0) == 0);
     CHECK(def.find("metrics_addr=127.0.0.1:9781") != std::string::npos);

@@ -133,8 +133,7 @@ TEST_CASE("inline mode sends what port i receives out of port i^1, on the receiv
     }
 }
 
-TEST_CASE("no plan without ports, or with an odd number of ports in inline mode: one sentence says why",
-          "[port_plan]")
+TEST_CASE("no plan without ports, or with an odd number of ports in inline mode: one sentence says why", "[port_plan]")
 {
     PortPlan plan;
     std::string error;

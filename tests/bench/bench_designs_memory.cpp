@@ -63,7 +63,8 @@ TEST_CASE("expiry designs: memory per flow with 10^6 flows open", "[!benchmark][
     const int rc = rte_timer_subsystem_init();
     std::printf("  rte_timer_subsystem_init: %zu bytes of DPDK heap once per process (rc %d)\n", rte_heap() - h0, rc);
     std::printf("  bytes per flow: malloc in use (mallinfo2 uordblks + hblkhd), RSS, DPDK heap; payload %zu B in "
-                "every design\n", sizeof(Meta) + sizeof(Payload));
+                "every design\n",
+                sizeof(Meta) + sizeof(Payload));
     std::printf("  %-26s %10s %9s %10s %10s\n", "design", "malloc B", "vs wheel", "RSS B", "rte heap B");
     double wheel_b = 0;
     for_each_design([&]<typename D>() { memory_per_flow<D>(wheel_b); });

@@ -21,8 +21,8 @@ namespace {
 
 constexpr uint32_t kFlows = 1'000'000;
 constexpr uint64_t kTimeout = 100 * kSec;
-constexpr uint64_t kFireBudget = 128;  // flowcop's default timeout_budget
-constexpr uint64_t kVisitFactor = 16;  // flowcop's default visit_budget_factor
+constexpr uint64_t kFireBudget = 128; // flowcop's default timeout_budget
+constexpr uint64_t kVisitFactor = 16; // flowcop's default visit_budget_factor
 constexpr int kRepeats = 3;
 
 struct WheelWave {
@@ -60,8 +60,8 @@ void wave()
                 sink.now_ns = s + log.now();
                 PassResult r;
                 const Timed t = timed([&] {
-                    r = d->expire(s + log.now(), kFireBudget, flowcop::timerwheel::visit_budget(kFireBudget, kVisitFactor),
-                                  sink);
+                    r = d->expire(s + log.now(), kFireBudget,
+                                  flowcop::timerwheel::visit_budget(kFireBudget, kVisitFactor), sink);
                 });
                 log.add(t.wall_ns, t.cpu_ns, r.fired, r.work);
                 if (!r.exhausted)
@@ -92,7 +92,8 @@ void wave()
                     median(stall_cpu) / 1e3, median(drain) / 1e9, median(lag99) / 1e6, "1.00x", "1.00x",
                     quantile(late, 1) / 1e6);
         std::printf("  %-26s passes: p50 %.1f us, p99.9 %.1f us, max %.1f us wall (the max is where the shared "
-                    "machine interrupted a pass)\n", "", median(p50) / 1e3, median(p999) / 1e3, median(stall) / 1e3);
+                    "machine interrupted a pass)\n",
+                    "", median(p50) / 1e3, median(p999) / 1e3, median(stall) / 1e3);
     } else {
         std::printf("  %-26s %7zu %12.1f %12.1f %10.3f %12s %9.0fx %9.3fx %8.1f\n", D::kName, passes,
                     median(stall) / 1e3, median(stall_cpu) / 1e3, median(drain) / 1e9, "-",
@@ -109,7 +110,8 @@ TEST_CASE("expiry designs: a correlated wave of 10^6 expiries in the same second
     provenance("expiry designs: 10^6 flows due in the same second; wheel with default budgets 128/16x re-run "
                "1 ms later, baselines fire all at once (issue 6 part 3)");
     std::printf("  medians of %d waves. wheel: longest pass; baselines: their one pass (the stall). drain = time "
-                "until all fired; stall/p999 = a baseline's stall / the wheel's p99.9 pass\n", kRepeats);
+                "until all fired; stall/p999 = a baseline's stall / the wheel's p99.9 pass\n",
+                kRepeats);
     std::printf("  %-26s %7s %12s %12s %10s %12s %10s %10s %8s\n", "design", "passes", "longest us", "cpu us",
                 "drain s", "lag p99 ms", "stall/p999", "stall/drn", "late ms");
     for_each_design([&]<typename D>() { wave<D>(); });

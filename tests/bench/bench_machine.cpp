@@ -47,10 +47,11 @@ double walk(uint8_t* mem, unsigned chains)
     std::vector<double> t;
     for (int rep = 0; rep < 5; ++rep)
         t.push_back(time_ns([&] {
-            for (size_t s = 0; s < kSteps / chains; ++s)
-                for (unsigned c = 0; c < chains; ++c)
-                    at[c] = *reinterpret_cast<const volatile uint64_t*>(mem + at[c] * kLine);
-        }) / double(kSteps));
+                        for (size_t s = 0; s < kSteps / chains; ++s)
+                            for (unsigned c = 0; c < chains; ++c)
+                                at[c] = *reinterpret_cast<const volatile uint64_t*>(mem + at[c] * kLine);
+                    }) /
+                    double(kSteps));
     return median(t);
 }
 

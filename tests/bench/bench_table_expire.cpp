@@ -21,7 +21,7 @@ using namespace flowcop::bench;
 namespace {
 
 constexpr uint32_t kDue = 1000;
-constexpr int kPasses = 9; // the 10^4 row can hold 9 x 1000 due flows among its 10^4
+constexpr int kPasses = 9;  // the 10^4 row can hold 9 x 1000 due flows among its 10^4
 constexpr int kRepeats = 3; // fresh tables per size: 27 passes per row
 
 struct Samples {
@@ -101,9 +101,10 @@ TEST_CASE("flow table: a cop pass costs the flows coming due, not the flows open
 {
     provenance("flow table: one cop pass with 1000 flows due, scattered, cold caches (issue 6 part 2)");
     std::printf("  this process's memory in transparent huge pages: %llu MiB so far (with FLOWCOP_BENCH_THP=1, EAL's; "
-                "the cache-flush buffer, twice the L3, comes on its first use)\n", (unsigned long long)thp_mib());
-    std::printf("  %10s %11s %9s %11s %9s %12s %10s %8s %8s %9s %9s %12s\n", "open", "wall ns", "ns/fire",
-                "cpu ns", "ns/fire", "visits/pass", "fired", "vs 1e4", "cpu vs", "table MiB", "RSS MiB", "sweep ns");
+                "the cache-flush buffer, twice the L3, comes on its first use)\n",
+                (unsigned long long)thp_mib());
+    std::printf("  %10s %11s %9s %11s %9s %12s %10s %8s %8s %9s %9s %12s\n", "open", "wall ns", "ns/fire", "cpu ns",
+                "ns/fire", "visits/pass", "fired", "vs 1e4", "cpu vs", "table MiB", "RSS MiB", "sweep ns");
     double base_wall = 0, base_cpu = 0;
     for (const uint32_t n : {10'000u, 100'000u, 1'000'000u, 10'000'000u}) {
         Samples s;

@@ -33,12 +33,13 @@ void measure(uint32_t capacity)
     const uint64_t rss2 = rss_bytes();
     const auto& c = table->counters();
     std::printf("  capacity %u, tracked %llu (%.3f%%), refused %llu, early drops %llu\n", capacity,
-                (unsigned long long)tracked, 100.0 * double(tracked) / capacity,
-                (unsigned long long)c.tcp_table_full, (unsigned long long)c.early_drop_attempts);
+                (unsigned long long)tracked, 100.0 * double(tracked) / capacity, (unsigned long long)c.tcp_table_full,
+                (unsigned long long)c.early_drop_attempts);
     std::printf("  memory_bytes()      %12zu B  %7.2f B per tracked flow  %7.2f B per capacity\n",
                 table->memory_bytes(), double(table->memory_bytes()) / double(tracked),
                 double(table->memory_bytes()) / capacity);
-    std::printf("  DPDK heap delta     %12zu B  (create only; memory_bytes adds the wheel's %u buckets x %u lane heads x 4 B)\n",
+    std::printf("  DPDK heap delta     %12zu B  (create only; memory_bytes adds the wheel's %u buckets x %u lane heads "
+                "x 4 B)\n",
                 heap1 - heap0, timerwheel::kDefaultBuckets, timerwheel::kLanes);
     std::printf("  RSS delta, create   %12llu B  %7.2f B per tracked flow\n", (unsigned long long)(rss1 - rss0),
                 double(rss1 - rss0) / double(tracked));

@@ -25,11 +25,11 @@ namespace {
 
 constexpr uint32_t kWave = 1'000'000;
 constexpr uint32_t kBackground = 500'000;
-constexpr uint32_t kCapacity = 1'900'000; // not a power of two: the hash keeps 10% headroom when full
-constexpr uint64_t kDefaultFireBudget = 128;      // app/service/options.cpp timeout_budget
-constexpr uint32_t kDefaultVisitFactor = 16;      // app/service/options.cpp visit_budget_factor
-constexpr double kTargetNs = 100'000;             // the issue's target for one pass
-constexpr unsigned kRxRing = 1024;                // app/service/ports.cpp kRxDesc
+constexpr uint32_t kCapacity = 1'900'000;    // not a power of two: the hash keeps 10% headroom when full
+constexpr uint64_t kDefaultFireBudget = 128; // app/service/options.cpp timeout_budget
+constexpr uint32_t kDefaultVisitFactor = 16; // app/service/options.cpp visit_budget_factor
+constexpr double kTargetNs = 100'000;        // the issue's target for one pass
+constexpr unsigned kRxRing = 1024;           // app/service/ports.cpp kRxDesc
 constexpr int kRepeats = 3;
 
 struct WaveRun {
@@ -111,9 +111,9 @@ void print_run(const char* label, const WaveRun& r)
 
 void header()
 {
-    std::printf("  %-8s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s\n", "run", "passes", "p50 us",
-                "p99 us", "p99.9 us", "max us", "cpu99.9", "cpu max", "ns/fire", "drain s", "bound s", "lag50ms",
-                "lag90ms", "lag99ms", "lagmax");
+    std::printf("  %-8s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %8s %8s\n", "run", "passes", "p50 us", "p99 us",
+                "p99.9 us", "max us", "cpu99.9", "cpu max", "ns/fire", "drain s", "bound s", "lag50ms", "lag90ms",
+                "lag99ms", "lagmax");
 }
 
 } // namespace
@@ -123,7 +123,8 @@ TEST_CASE("flow table: a correlated wave of 10^6 expiries under the default budg
     provenance("flow table: 10^6 flows due in the same second, default budgets 128 fires / 16x visits, "
                "re-run 1 ms later (issue 6 part 5)");
     std::printf("  %u wave flows + %u not due, capacity %u; pass times in us; lag = end of the firing pass "
-                "- the wave's tick\n", kWave, kBackground, kCapacity);
+                "- the wave's tick\n",
+                kWave, kBackground, kCapacity);
     header();
     std::vector<double> maxes, cpu_maxes, p999s, drains;
     WaveRun last;
@@ -147,12 +148,12 @@ TEST_CASE("flow table: a correlated wave of 10^6 expiries under the default budg
         base_wall.push_back(t.wall_ns);
         base_cpu.push_back(t.cpu_ns);
     }
-    std::printf("  machine baseline (same run): %zu busy chunks of the median pass's length, wall p50 %.1f p99 %.1f "
-                "p99.9 %.1f max %.1f us (CPU max %.1f us); over 100 us: %llu\n",
-                base_wall.size(), quantile(base_wall, 0.5) / 1e3, quantile(base_wall, 0.99) / 1e3,
-                quantile(base_wall, 0.999) / 1e3, quantile(base_wall, 1) / 1e3, quantile(base_cpu, 1) / 1e3,
-                (unsigned long long)std::count_if(base_wall.begin(), base_wall.end(),
-                                                  [](double w) { return w > kTargetNs; }));
+    std::printf(
+        "  machine baseline (same run): %zu busy chunks of the median pass's length, wall p50 %.1f p99 %.1f "
+        "p99.9 %.1f max %.1f us (CPU max %.1f us); over 100 us: %llu\n",
+        base_wall.size(), quantile(base_wall, 0.5) / 1e3, quantile(base_wall, 0.99) / 1e3,
+        quantile(base_wall, 0.999) / 1e3, quantile(base_wall, 1) / 1e3, quantile(base_cpu, 1) / 1e3,
+        (unsigned long long)std::count_if(base_wall.begin(), base_wall.end(), [](double w) { return w > kTargetNs; }));
     std::printf("  last wave against that baseline: p99 %.2fx, p99.9 %.2fx, max %.2fx of the busy chunks'\n",
                 quantile(last.log.wall(), 0.99) / quantile(base_wall, 0.99),
                 quantile(last.log.wall(), 0.999) / quantile(base_wall, 0.999),
@@ -183,12 +184,14 @@ TEST_CASE("flow table: a correlated wave of 10^6 expiries under the default budg
     std::fflush(stdout);
 }
 
-TEST_CASE("flow table: which fire budget keeps every pass of a 10^6 wave under 100 us", "[!benchmark][table-wave-budgets]")
+TEST_CASE("flow table: which fire budget keeps every pass of a 10^6 wave under 100 us",
+          "[!benchmark][table-wave-budgets]")
 {
-    provenance("flow table: fire-budget sweep over a 10^6-flow wave, visit factor 16, re-run 1 ms later (issue 6 part 5)");
+    provenance(
+        "flow table: fire-budget sweep over a 10^6-flow wave, visit factor 16, re-run 1 ms later (issue 6 part 5)");
     std::printf("  medians over %d waves per budget; pass times in us\n", kRepeats);
-    std::printf("  %7s %7s %9s %9s %9s %9s %9s %9s %9s %8s %s\n", "budget", "passes", "p50 us", "p99 us",
-                "p99.9 us", "max us", "cpu max", "ns/fire", "drain s", "lagmax s", "  < 100 us (cpu max, p99.9 wall)");
+    std::printf("  %7s %7s %9s %9s %9s %9s %9s %9s %9s %8s %s\n", "budget", "passes", "p50 us", "p99 us", "p99.9 us",
+                "max us", "cpu max", "ns/fire", "drain s", "lagmax s", "  < 100 us (cpu max, p99.9 wall)");
     for (const uint64_t budget : {32ull, 64ull, 128ull, 256ull, 512ull, 1024ull, 4096ull}) {
         std::vector<double> p50, p99, p999, mx, cmx, drain, lagmax;
         size_t passes = 0;
@@ -221,7 +224,8 @@ TEST_CASE("flow table: a bucket of 10^6 busy flows re-linked under visit budgets
 {
     provenance("flow table: 10^6 extended flows due in the same second, visit budget 16x the fire budget");
     std::printf("  %u busy flows + %u others, capacity %u; every pass re-links up to 16 x budget flows, fires none;\n"
-                "  medians over %d waves per budget, pass times in us\n", kWave, kBackground, kCapacity, kRepeats);
+                "  medians over %d waves per budget, pass times in us\n",
+                kWave, kBackground, kCapacity, kRepeats);
     std::printf("  %7s %7s %7s %9s %9s %9s %9s %9s %9s %9s\n", "budget", "visits", "passes", "p50 us", "p99 us",
                 "p99.9 us", "max us", "cpu max", "ns/visit", "drain s");
     for (const uint64_t budget : {64ull, 128ull, 256ull}) {

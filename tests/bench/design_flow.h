@@ -76,8 +76,8 @@ struct Sink {
 
 struct PassResult {
     uint64_t fired = 0;
-    uint64_t work = 0;          // in the design's kWork units
-    bool exhausted = false;     // a budget stopped the pass with due work left (wheel only)
+    uint64_t work = 0;      // in the design's kWork units
+    bool exhausted = false; // a budget stopped the pass with due work left (wheel only)
 };
 
 } // namespace flowcop::bench::designs

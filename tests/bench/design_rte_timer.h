@@ -66,8 +66,7 @@ public:
         open_payload(f.m, f.p, now_ns);
         const uint64_t deadline = now_ns + _timeout;
         const uint64_t now = clock_ns();
-        rte_timer_reset(&f.tim, deadline > now ? cycles_of(deadline - now) : 0, SINGLE, rte_lcore_id(), on_timer,
-                        this);
+        rte_timer_reset(&f.tim, deadline > now ? cycles_of(deadline - now) : 0, SINGLE, rte_lcore_id(), on_timer, this);
     }
 
     void touch(uint32_t slot, uint64_t now_ns) noexcept

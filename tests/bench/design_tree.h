@@ -24,8 +24,7 @@ public:
 
     TreeDesign(uint32_t slots, uint64_t timeout_ns, uint64_t)
         : _flows(slots), _timeout(timeout_ns), _tree(Less{&_compares})
-    {
-    }
+    {}
 
     void open(uint32_t slot, uint64_t now_ns)
     {

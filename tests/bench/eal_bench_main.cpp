@@ -45,8 +45,7 @@ namespace {
 
 int advise_huge(const rte_memseg_list* msl, void* arg)
 {
-    if (msl->base_va != nullptr && msl->len != 0 &&
-        madvise(msl->base_va, msl->len, MADV_HUGEPAGE) == 0)
+    if (msl->base_va != nullptr && msl->len != 0 && madvise(msl->base_va, msl->len, MADV_HUGEPAGE) == 0)
         *static_cast<size_t*>(arg) += msl->len;
     return 0;
 }
@@ -81,9 +80,16 @@ int main(int argc, char** argv)
     const std::string prefix = "--file-prefix=flowcop_bench_" + std::to_string(getpid());
     const char* huge_env = std::getenv("FLOWCOP_BENCH_HUGE_DIR");
     const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? std::string("--huge-dir=") + huge_env : "";
-    std::vector<const char*> eal_argv = {argv[0], huge_dir.empty() ? "--no-huge" : huge_dir.c_str(), "-m",
-                                         mem_mb.c_str(), "--no-pci", "-l", "0", prefix.c_str(),
-                                         "--log-level=error", "--no-telemetry"};
+    std::vector<const char*> eal_argv = {argv[0],
+                                         huge_dir.empty() ? "--no-huge" : huge_dir.c_str(),
+                                         "-m",
+                                         mem_mb.c_str(),
+                                         "--no-pci",
+                                         "-l",
+                                         "0",
+                                         prefix.c_str(),
+                                         "--log-level=error",
+                                         "--no-telemetry"};
     // With hugepages, --huge-unlink returns them to the pool when the process exits (the prefix is
     // per process, and EAL only clears its own prefix's leftover files at start).
     if (!huge_dir.empty())
@@ -102,8 +108,8 @@ int main(int argc, char** argv)
     if (!huge_dir.empty()) {
         uint64_t page = 0;
         rte_memseg_list_walk(largest_page, &page);
-        std::fprintf(stderr, "EAL: %s -m %s, EAL memory in %llu KiB hugetlbfs pages\n", huge_dir.c_str(), mem_mb.c_str(),
-                     (unsigned long long)(page >> 10));
+        std::fprintf(stderr, "EAL: %s -m %s, EAL memory in %llu KiB hugetlbfs pages\n", huge_dir.c_str(),
+                     mem_mb.c_str(), (unsigned long long)(page >> 10));
     } else if (thp != nullptr && std::strcmp(thp, "1") == 0) {
         rte_memseg_list_walk(advise_huge, &advised);
         const std::string policy = shmem_thp_policy();

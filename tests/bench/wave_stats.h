@@ -32,8 +32,14 @@ public:
     uint64_t now() const { return _now; }
     const std::vector<WavePass>& passes() const { return _passes; }
 
-    std::vector<double> wall() const { return field([](const WavePass& p) { return p.wall_ns; }); }
-    std::vector<double> cpu() const { return field([](const WavePass& p) { return p.cpu_ns; }); }
+    std::vector<double> wall() const
+    {
+        return field([](const WavePass& p) { return p.wall_ns; });
+    }
+    std::vector<double> cpu() const
+    {
+        return field([](const WavePass& p) { return p.cpu_ns; });
+    }
     uint64_t fired() const
     {
         uint64_t f = 0;

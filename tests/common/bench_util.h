@@ -48,13 +48,16 @@ inline std::vector<uint32_t> permutation(uint32_t n, uint64_t seed)
     return p;
 }
 
-inline void clobber() { asm volatile("" ::: "memory"); }
+inline void clobber()
+{
+    asm volatile("" ::: "memory");
+}
 
 inline uint64_t mono_ns()
 {
-    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now().time_since_epoch())
-                        .count());
+    return uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
 }
 
 inline uint64_t thread_cpu_ns()
@@ -104,7 +107,10 @@ inline double quantile(std::vector<double> v, double q)
     const size_t i = std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5));
     return v[i];
 }
-inline double median(const std::vector<double>& v) { return quantile(v, 0.5); }
+inline double median(const std::vector<double>& v)
+{
+    return quantile(v, 0.5);
+}
 
 // Writes a buffer larger than the last-level cache so the next timed pass starts cold, as a cop pass
 // does a second after the last one, when the packet path has long since evicted its lines. The buffer

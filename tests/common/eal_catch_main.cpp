@@ -22,8 +22,8 @@ int main(int argc, char** argv)
     std::string prefix = "--file-prefix=" + std::string(base ? base + 1 : argv[0]) + "_" + std::to_string(getpid());
     std::string mem = "-m";
     std::string mem_mb = "1024";
-    const char* eal_argv[] = {argv[0], "--no-huge", mem.c_str(), mem_mb.c_str(), "--no-pci",
-                              prefix.c_str(), "--log-level=error", "--no-telemetry"};
+    const char* eal_argv[] = {argv[0],    "--no-huge",    mem.c_str(),         mem_mb.c_str(),
+                              "--no-pci", prefix.c_str(), "--log-level=error", "--no-telemetry"};
     if (rte_eal_init(int(sizeof(eal_argv) / sizeof(eal_argv[0])), const_cast<char**>(eal_argv)) < 0) {
         std::fprintf(stderr, "EAL init failed\n");
         return 1;

@@ -102,8 +102,8 @@ TEST_CASE("Packets that are not TCP are counted by verdict and never tracked", "
 TEST_CASE("A packet that may not start a flow is counted and creates nothing", "[conntrack][table]")
 {
     Harness h;
-    h.send(client, server, RST);        // stray RST
-    h.send(client, server, SYN | FIN);  // invalid combination
+    h.send(client, server, RST);       // stray RST
+    h.send(client, server, SYN | FIN); // invalid combination
     CHECK(h.c().flows_created == 0);
     CHECK(h.c().tcp_no_flow == 2);
 }

@@ -19,7 +19,8 @@
 namespace flowcop::events::test {
 
 // 10.0.<lcore>.1:40000 -> 192.0.2.7:443; packets_orig carries the per-lcore sequence number.
-inline Event numbered_event(uint16_t lcore, uint64_t seq) {
+inline Event numbered_event(uint16_t lcore, uint64_t seq)
+{
     Event e{};
     e.time_ns = 1'700'000'000'000'000'000ull + seq * 1000;
     e.first_seen_ns = e.last_seen_ns = e.time_ns;
@@ -39,16 +40,19 @@ inline Event numbered_event(uint16_t lcore, uint64_t seq) {
 }
 
 // The unsigned number after "key": in a line, or -1.
-inline long long field(const std::string& line, const char* key) {
+inline long long field(const std::string& line, const char* key)
+{
     const std::string k = std::string("\"") + key + "\":";
     const size_t at = line.find(k);
-    if (at == std::string::npos) return -1;
+    if (at == std::string::npos)
+        return -1;
     return std::strtoll(line.c_str() + at + k.size(), nullptr, 10);
 }
 
 class TempDir {
 public:
-    TempDir() {
+    TempDir()
+    {
         char tmpl[] = "/tmp/flowcop-events-XXXXXX";
         _path = mkdtemp(tmpl);
     }
@@ -60,7 +64,8 @@ private:
     std::string _path;
 };
 
-inline std::string read_all(const std::string& path) {
+inline std::string read_all(const std::string& path)
+{
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;
     s << in.rdbuf();
@@ -68,19 +73,22 @@ inline std::string read_all(const std::string& path) {
 }
 
 // Splits on '\n'; a trailing fragment without '\n' is returned as its own element.
-inline std::vector<std::string> lines_of(const std::string& text) {
+inline std::vector<std::string> lines_of(const std::string& text)
+{
     std::vector<std::string> out;
     size_t start = 0;
     for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
         out.push_back(text.substr(start, nl - start));
-    if (start < text.size()) out.push_back(text.substr(start));
+    if (start < text.size())
+        out.push_back(text.substr(start));
     return out;
 }
 
 // Redirects file descriptor `fd` (stdout or stderr) to a temp file until text() is called.
 class CaptureFd {
 public:
-    explicit CaptureFd(int fd) : _fd(fd) {
+    explicit CaptureFd(int fd) : _fd(fd)
+    {
         std::fflush(nullptr);
         _file = _dir.file("captured");
         _saved = dup(fd);
@@ -89,14 +97,17 @@ public:
         ::close(f);
     }
     ~CaptureFd() { restore(); }
-    std::string text() {
+    std::string text()
+    {
         restore();
         return read_all(_file);
     }
 
 private:
-    void restore() {
-        if (_saved < 0) return;
+    void restore()
+    {
+        if (_saved < 0)
+            return;
         std::fflush(nullptr);
         dup2(_saved, _fd);
         ::close(_saved);
@@ -108,4 +119,4 @@ private:
     int _saved = -1;
 };
 
-}  // namespace flowcop::events::test
+} // namespace flowcop::events::test

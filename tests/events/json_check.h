@@ -14,86 +14,124 @@ namespace flowcop::events::test {
 class JsonCheck {
 public:
     // @return the top-level keys if `text` is exactly one JSON object (optionally followed by one '\n').
-    static std::optional<std::vector<std::string>> object_keys(std::string_view text) {
-        if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    static std::optional<std::vector<std::string>> object_keys(std::string_view text)
+    {
+        if (!text.empty() && text.back() == '\n')
+            text.remove_suffix(1);
         JsonCheck j(text);
         std::vector<std::string> keys;
-        if (!j.object(&keys)) return std::nullopt;
+        if (!j.object(&keys))
+            return std::nullopt;
         j.ws();
-        if (j._i != text.size()) return std::nullopt;
+        if (j._i != text.size())
+            return std::nullopt;
         return keys;
     }
 
 private:
     explicit JsonCheck(std::string_view s) : _s(s) {}
-    bool eat(char c) {
+    bool eat(char c)
+    {
         ws();
-        if (_i < _s.size() && _s[_i] == c) return ++_i, true;
+        if (_i < _s.size() && _s[_i] == c)
+            return ++_i, true;
         return false;
     }
-    void ws() {
-        while (_i < _s.size() && (_s[_i] == ' ' || _s[_i] == '\t' || _s[_i] == '\r' || _s[_i] == '\n')) ++_i;
+    void ws()
+    {
+        while (_i < _s.size() && (_s[_i] == ' ' || _s[_i] == '\t' || _s[_i] == '\r' || _s[_i] == '\n'))
+            ++_i;
     }
-    bool value() {
+    bool value()
+    {
         ws();
-        if (_i >= _s.size()) return false;
+        if (_i >= _s.size())
+            return false;
         const char c = _s[_i];
-        if (c == '{') return object(nullptr);
-        if (c == '[') return array();
-        if (c == '"') return string(nullptr);
-        if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
+        if (c == '{')
+            return object(nullptr);
+        if (c == '[')
+            return array();
+        if (c == '"')
+            return string(nullptr);
+        if (c == '-' || std::isdigit(static_cast<unsigned char>(c)))
+            return number();
         for (std::string_view w : {"true", "false", "null"})
-            if (_s.substr(_i, w.size()) == w) return _i += w.size(), true;
+            if (_s.substr(_i, w.size()) == w)
+                return _i += w.size(), true;
         return false;
     }
-    bool object(std::vector<std::string>* keys) {
-        if (!eat('{')) return false;
-        if (eat('}')) return true;
+    bool object(std::vector<std::string>* keys)
+    {
+        if (!eat('{'))
+            return false;
+        if (eat('}'))
+            return true;
         do {
             ws();
             std::string k;
-            if (!string(&k) || !eat(':') || !value()) return false;
-            if (keys) keys->push_back(k);
+            if (!string(&k) || !eat(':') || !value())
+                return false;
+            if (keys)
+                keys->push_back(k);
         } while (eat(','));
         return eat('}');
     }
-    bool array() {
-        if (!eat('[')) return false;
-        if (eat(']')) return true;
+    bool array()
+    {
+        if (!eat('['))
+            return false;
+        if (eat(']'))
+            return true;
         do
-            if (!value()) return false;
+            if (!value())
+                return false;
         while (eat(','));
         return eat(']');
     }
-    bool string(std::string* out) {
-        if (_i >= _s.size() || _s[_i] != '"') return false;
+    bool string(std::string* out)
+    {
+        if (_i >= _s.size() || _s[_i] != '"')
+            return false;
         for (++_i; _i < _s.size(); ++_i) {
             const auto c = static_cast<unsigned char>(_s[_i]);
-            if (c == '"') return ++_i, true;
-            if (c < 0x20) return false;
+            if (c == '"')
+                return ++_i, true;
+            if (c < 0x20)
+                return false;
             if (c == '\\') {
-                if (++_i >= _s.size()) return false;
+                if (++_i >= _s.size())
+                    return false;
                 const char e = _s[_i];
                 if (e == 'u') {
                     for (int k = 0; k < 4; ++k)
-                        if (++_i >= _s.size() || !std::isxdigit(static_cast<unsigned char>(_s[_i]))) return false;
+                        if (++_i >= _s.size() || !std::isxdigit(static_cast<unsigned char>(_s[_i])))
+                            return false;
                 } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
                     return false;
                 }
             }
-            if (out) out->push_back(static_cast<char>(c));
+            if (out)
+                out->push_back(static_cast<char>(c));
         }
         return false;
     }
-    bool number() {
+    bool number()
+    {
         const size_t start = _i;
-        if (_s[_i] == '-') ++_i;
-        if (_i >= _s.size() || !std::isdigit(static_cast<unsigned char>(_s[_i]))) return false;
-        if (_s[_i] == '0' && _i + 1 < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i + 1]))) return false;
-        while (_i < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i]))) ++_i;
+        if (_s[_i] == '-')
+            ++_i;
+        if (_i >= _s.size() || !std::isdigit(static_cast<unsigned char>(_s[_i])))
+            return false;
+        if (_s[_i] == '0' && _i + 1 < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i + 1])))
+            return false;
+        while (_i < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i])))
+            ++_i;
         if (_i < _s.size() && _s[_i] == '.') {
-            if (++_i >= _s.size() || !std::isdigit(static_cast<unsigned char>(_s[_i]))) return false;
-            while (_i < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i]))) ++_i;
+            if (++_i >= _s.size() || !std::isdigit(static_cast<unsigned char>(_s[_i])))
+                return false;
+            while (_i < _s.size() && std::isdigit(static_cast<unsigned char>(_s[_i])))
+                ++_i;
         }
         return _i > start;
     }
@@ -102,4 +140,4 @@ private:
     size_t _i = 0;
 };
 
-}  // namespace flowcop::events::test
+} // namespace flowcop::events::test

@@ -18,7 +18,8 @@ using namespace flowcop::events::test;
 // Producers are paced (a short sleep every 64 events, a yield after each drop) so that, over ~100 ms,
 // enqueue and dequeue interleave on every ring, through both the accept and the ring-full paths,
 // instead of each lcore filling its ring before the writer's first poll. Run under TSan as well.
-TEST_CASE("Concurrent producers and writer: written + dropped == produced, order kept", "[events][concurrency]") {
+TEST_CASE("Concurrent producers and writer: written + dropped == produced, order kept", "[events][concurrency]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     constexpr unsigned n = 3;
@@ -37,22 +38,26 @@ TEST_CASE("Concurrent producers and writer: written + dropped == produced, order
                     ++accepted[p];
                 else
                     std::this_thread::yield();
-                if (seq % 64 == 63) std::this_thread::sleep_for(std::chrono::microseconds(200));
+                if (seq % 64 == 63)
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
         });
-    for (auto& t : lcores) t.join();
+    for (auto& t : lcores)
+        t.join();
     w->stop_and_flush();
 
     uint64_t total_written = 0;
-    for (unsigned p = 0; p < n; ++p) total_written += w->stats(p).written;
-    CHECK(total_written > n * 255);  // the writer drained while the lcores ran, not only at the end
+    for (unsigned p = 0; p < n; ++p)
+        total_written += w->stats(p).written;
+    CHECK(total_written > n * 255); // the writer drained while the lcores ran, not only at the end
 
     std::map<long long, long long> last, seen;
     size_t out_of_order = 0;
     for (const auto& line : lines_of(read_all(path))) {
         const long long lcore = field(line, "lcore");
         const long long seq = field(line, "packets_orig");
-        if (seen[lcore]++ > 0 && seq <= last[lcore]) ++out_of_order;  // drops leave gaps, never reorderings
+        if (seen[lcore]++ > 0 && seq <= last[lcore])
+            ++out_of_order; // drops leave gaps, never reorderings
         last[lcore] = seq;
     }
     CHECK(out_of_order == 0);

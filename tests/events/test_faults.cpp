@@ -20,34 +20,40 @@ using namespace flowcop::events::test;
 
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
+size_t count(const std::string& text, const std::string& what)
+{
     size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
     return n;
 }
 
-void check_open_fails(const std::string& path, int expected_errno) {
+void check_open_fails(const std::string& path, int expected_errno)
+{
     std::string error;
     auto w = Writer::open(path, 1, 15, error);
     CHECK(w == nullptr);
     INFO(error);
     CHECK(error.find("'" + path + "'") != std::string::npos);
     CHECK(error.find(std::strerror(expected_errno)) != std::string::npos);
-    CHECK(error.find('\n') == std::string::npos);  // one sentence the service prints as-is before exit(2)
+    CHECK(error.find('\n') == std::string::npos); // one sentence the service prints as-is before exit(2)
 }
 
 // Reads whatever is in a non-blocking pipe right now.
-std::string drain_pipe(int fd) {
+std::string drain_pipe(int fd)
+{
     std::string out;
     char buf[65536];
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<size_t>(n));
     return out;
 }
 
-}  // namespace
+} // namespace
 
 // The service turns a failed open() into exit code 2 with this message, so it must name path and cause.
-TEST_CASE("An unwritable events path fails at open with the path and strerror", "[events][faults]") {
+TEST_CASE("An unwritable events path fails at open with the path and strerror", "[events][faults]")
+{
     TempDir dir;
     check_open_fails(dir.path(), EISDIR);
     check_open_fails(dir.file("no/such/dir/events.jsonl"), ENOENT);
@@ -55,7 +61,8 @@ TEST_CASE("An unwritable events path fails at open with the path and strerror", 
 }
 
 // A daemon started with fd 1 closed must not later write events into whatever file reuses fd 1.
-TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[events][faults]") {
+TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[events][faults]")
+{
     std::fflush(nullptr);
     const int saved = dup(STDOUT_FILENO);
     close(STDOUT_FILENO);
@@ -68,7 +75,8 @@ TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[ev
     CHECK(error.find(std::strerror(EBADF)) != std::string::npos);
 }
 
-TEST_CASE("Zero or absurd producer and ring sizes fail at open with a clear error", "[events][faults]") {
+TEST_CASE("Zero or absurd producer and ring sizes fail at open with a clear error", "[events][faults]")
+{
     std::string error;
     CHECK(Writer::open("/dev/null", 0, 15, error) == nullptr);
     CHECK(error.find("producer count 0") != std::string::npos);
@@ -82,33 +90,37 @@ TEST_CASE("Zero or absurd producer and ring sizes fail at open with a clear erro
 
 // Disk full while running: every event is counted as lost to the write, one stderr line in total, and
 // the writer keeps draining (the second round is dequeued and counted too, not stuck in the ring).
-TEST_CASE("On a full disk every event counts as dropped_write and stderr gets one line", "[events][faults]") {
+TEST_CASE("On a full disk every event counts as dropped_write and stderr gets one line", "[events][faults]")
+{
     CaptureFd err(STDERR_FILENO);
     std::string error;
     auto w = Writer::open("/dev/full", 2, 127, error);
     REQUIRE(w);
     w->start();
     unsigned accepted = 0;
-    for (uint64_t seq = 0; seq < 100; ++seq) accepted += w->producer(0).emit(numbered_event(0, seq));
+    for (uint64_t seq = 0; seq < 100; ++seq)
+        accepted += w->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     w->start();
-    for (uint64_t seq = 100; seq < 150; ++seq) accepted += w->producer(0).emit(numbered_event(0, seq));
+    for (uint64_t seq = 100; seq < 150; ++seq)
+        accepted += w->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     const std::string text = err.text();
     const WriterStats s = w->stats(0);
-    CHECK(accepted == 150);  // a failing disk never backs up into the lcore's ring
+    CHECK(accepted == 150); // a failing disk never backs up into the lcore's ring
     CHECK(s.written == 0);
     CHECK(s.dropped_full == 0);
     CHECK(s.dropped_write == 150);
-    CHECK(s.write_errors >= 2);  // each stop_and_flush wrote (and failed) at least once
-    CHECK(w->stats(1).write_errors == 0);  // producer 1 lost nothing: it had nothing in those writes
+    CHECK(s.write_errors >= 2);           // each stop_and_flush wrote (and failed) at least once
+    CHECK(w->stats(1).write_errors == 0); // producer 1 lost nothing: it had nothing in those writes
     CHECK(count(text, "\n") == 1);
     CHECK(text.find("'/dev/full'") != std::string::npos);
     CHECK(text.find(std::strerror(ENOSPC)) != std::string::npos);
 }
 
 // A reader that goes away (`flowcop --events - | head`) must not kill the service with SIGPIPE.
-TEST_CASE("A closed pipe yields counted EPIPE losses, not SIGPIPE", "[events][faults]") {
+TEST_CASE("A closed pipe yields counted EPIPE losses, not SIGPIPE", "[events][faults]")
+{
     int fds[2];
     REQUIRE(pipe(fds) == 0);
     const std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
@@ -117,9 +129,10 @@ TEST_CASE("A closed pipe yields counted EPIPE losses, not SIGPIPE", "[events][fa
     auto w = Writer::open(path, 1, 63, error);
     REQUIRE(w);
     close(fds[1]);
-    close(fds[0]);  // no reader left
+    close(fds[0]); // no reader left
     w->start();
-    for (uint64_t seq = 0; seq < 20; ++seq) w->producer(0).emit(numbered_event(0, seq));
+    for (uint64_t seq = 0; seq < 20; ++seq)
+        w->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     const std::string text = err.text();
     const WriterStats s = w->stats(0);
@@ -130,15 +143,16 @@ TEST_CASE("A closed pipe yields counted EPIPE losses, not SIGPIPE", "[events][fa
     CHECK(count(text, "\n") == 1);
     struct sigaction sa {};
     sigaction(SIGPIPE, nullptr, &sa);
-    CHECK(sa.sa_handler == SIG_DFL);  // we blocked it in our thread, not ignored it for the process
+    CHECK(sa.sa_handler == SIG_DFL); // we blocked it in our thread, not ignored it for the process
 }
 
 // A reader that stops reading must not hang shutdown; what did get through must still be whole lines,
 // and a line cut in half by the give-up must not glue itself to the next line written later.
 TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, then losses are counted",
-          "[events][faults]") {
+          "[events][faults]")
+{
     int fds[2];
-    REQUIRE(pipe2(fds, O_NONBLOCK) == 0);  // our read end only: the writer opens its own description
+    REQUIRE(pipe2(fds, O_NONBLOCK) == 0); // our read end only: the writer opens its own description
     const std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
     CaptureFd err(STDERR_FILENO);
     std::string error;
@@ -146,11 +160,13 @@ TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, the
     REQUIRE(w);
     close(fds[1]);
     unsigned accepted = 0;
-    for (uint64_t seq = 0; seq < 1000; ++seq) accepted += w->producer(0).emit(numbered_event(0, seq));
-    REQUIRE(accepted == 1000);  // ~250 KB queued for a 64 KB pipe
+    for (uint64_t seq = 0; seq < 1000; ++seq)
+        accepted += w->producer(0).emit(numbered_event(0, seq));
+    REQUIRE(accepted == 1000); // ~250 KB queued for a 64 KB pipe
     const auto t0 = std::chrono::steady_clock::now();
     w->stop_and_flush();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     CHECK(ms >= Writer::shutdown_stall_ms * 9 / 10);
     CHECK(ms < Writer::shutdown_stall_ms * 5);
     WriterStats s = w->stats(0);
@@ -171,16 +187,18 @@ TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, the
     s = w->stats(0);
     CHECK(s.written + s.dropped_write == 1001);
     size_t valid = 0, invalid = 0;
-    for (const auto& l : lines_of(got)) (JsonCheck::object_keys(l) ? valid : invalid)++;
+    for (const auto& l : lines_of(got))
+        (JsonCheck::object_keys(l) ? valid : invalid)++;
     CHECK(valid == s.written);
-    CHECK(invalid <= 1);  // at most the one fragment cut at the give-up, alone on its line
+    CHECK(invalid <= 1); // at most the one fragment cut at the give-up, alone on its line
     CHECK(field(lines_of(got).back(), "packets_orig") == 1000);
     CHECK(count(text, "accepted nothing") == 1);
 }
 
 // A line that can never fit the batch (absurd state string) is lost and counted, and does not wedge
 // the writer or count as an I/O error.
-TEST_CASE("An event too large for the batch counts as dropped_write without a write error", "[events][faults]") {
+TEST_CASE("An event too large for the batch counts as dropped_write without a write error", "[events][faults]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     static const std::string huge(Writer::batch_bytes + 1, 'x');

@@ -18,7 +18,8 @@ using flowcop::events::test::JsonCheck;
 
 namespace {
 
-Event ipv4_created() {
+Event ipv4_created()
+{
     Event e{};
     e.time_ns = 1700000000123456789ull;
     e.first_seen_ns = 1700000000123456789ull;
@@ -38,11 +39,12 @@ Event ipv4_created() {
     return e;
 }
 
-Event ipv6_destroyed() {
+Event ipv6_destroyed()
+{
     Event e{};
     e.time_ns = 1700000006000000000ull;
     e.first_seen_ns = 1700000000000001000ull;
-    e.last_seen_ns = 1700000005999999999ull;  // .999999999 must print as .999999, not round to 6.000000
+    e.last_seen_ns = 1700000005999999999ull; // .999999999 must print as .999999, not round to 6.000000
     e.packets[0] = 10;
     e.packets[1] = 8;
     e.bytes[0] = 1500;
@@ -63,32 +65,34 @@ Event ipv6_destroyed() {
     return e;
 }
 
-std::string format(const Event& e) {
+std::string format(const Event& e)
+{
     char buf[2048];
     const size_t n = format_json_line(e, buf, sizeof buf);
     return std::string(buf, n);
 }
 
-const std::vector<std::string> created_keys = {"event", "time", "lcore", "proto", "src", "sport", "dst", "dport",
-                                               "state", "packets_orig", "packets_reply", "bytes_orig",
-                                               "bytes_reply", "first_seen", "last_seen"};
+const std::vector<std::string> created_keys = {
+    "event", "time",         "lcore",         "proto",      "src",         "sport",      "dst",      "dport",
+    "state", "packets_orig", "packets_reply", "bytes_orig", "bytes_reply", "first_seen", "last_seen"};
 
-}  // namespace
+} // namespace
 
 // The flow table and the service print these lines verbatim; any change of shape breaks consumers.
-TEST_CASE("An IPv4 created event prints dotted addresses, no vlan and no reason", "[events][format]") {
+TEST_CASE("An IPv4 created event prints dotted addresses, no vlan and no reason", "[events][format]")
+{
     const std::string line = format(ipv4_created());
-    CHECK(line ==
-          R"({"event":"new","time":1700000000.123456,"lcore":3,"proto":"tcp","src":"10.1.2.3","sport":51000,)"
-          R"("dst":"93.184.216.34","dport":80,"state":"SYN_SENT","packets_orig":1,"packets_reply":0,)"
-          R"("bytes_orig":74,"bytes_reply":0,"first_seen":1700000000.123456,"last_seen":1700000000.123456})"
-          "\n");
+    CHECK(line == R"({"event":"new","time":1700000000.123456,"lcore":3,"proto":"tcp","src":"10.1.2.3","sport":51000,)"
+                  R"("dst":"93.184.216.34","dport":80,"state":"SYN_SENT","packets_orig":1,"packets_reply":0,)"
+                  R"("bytes_orig":74,"bytes_reply":0,"first_seen":1700000000.123456,"last_seen":1700000000.123456})"
+                  "\n");
     const auto keys = JsonCheck::object_keys(line);
     REQUIRE(keys);
     CHECK(*keys == created_keys);
 }
 
-TEST_CASE("An IPv6 destroyed event prints both VLAN tags, the reason and truncated times", "[events][format]") {
+TEST_CASE("An IPv6 destroyed event prints both VLAN tags, the reason and truncated times", "[events][format]")
+{
     const std::string line = format(ipv6_destroyed());
     CHECK(line ==
           R"({"event":"destroy","time":1700000006.000000,"lcore":0,"proto":"tcp","src":"2001:db8::1","sport":443,)"
@@ -98,12 +102,13 @@ TEST_CASE("An IPv6 destroyed event prints both VLAN tags, the reason and truncat
           "\n");
     const auto keys = JsonCheck::object_keys(line);
     REQUIRE(keys);
-    CHECK(*keys == std::vector<std::string>{"event", "time", "lcore", "proto", "src", "sport", "dst", "dport",
-                                            "vlan", "state", "reason", "packets_orig", "packets_reply",
-                                            "bytes_orig", "bytes_reply", "first_seen", "last_seen"});
+    CHECK(*keys == std::vector<std::string>{"event", "time", "lcore", "proto", "src", "sport", "dst", "dport", "vlan",
+                                            "state", "reason", "packets_orig", "packets_reply", "bytes_orig",
+                                            "bytes_reply", "first_seen", "last_seen"});
 }
 
-TEST_CASE("A single VLAN tag in either slot prints as a one-element array", "[events][format]") {
+TEST_CASE("A single VLAN tag in either slot prints as a one-element array", "[events][format]")
+{
     Event e = ipv4_created();
     e.vlan_outer = 4094;
     CHECK(format(e).find(R"("dport":80,"vlan":[4094],"state")") != std::string::npos);
@@ -113,7 +118,8 @@ TEST_CASE("A single VLAN tag in either slot prints as a one-element array", "[ev
     CHECK(JsonCheck::object_keys(format(e)));
 }
 
-TEST_CASE("UDP prints as \"udp\" and other protocols as their number", "[events][format]") {
+TEST_CASE("UDP prints as \"udp\" and other protocols as their number", "[events][format]")
+{
     Event e = ipv4_created();
     e.proto = 17;
     CHECK(format(e).find(R"("proto":"udp",)") != std::string::npos);
@@ -123,7 +129,8 @@ TEST_CASE("UDP prints as \"udp\" and other protocols as their number", "[events]
 }
 
 // Strings come from static tables today; a future table entry with a quote must not break every consumer.
-TEST_CASE("Quotes, backslashes and control characters in strings are escaped", "[events][format]") {
+TEST_CASE("Quotes, backslashes and control characters in strings are escaped", "[events][format]")
+{
     Event e = ipv6_destroyed();
     e.state = "A\"B\\C\n\x01";
     e.reason = "tab\there";
@@ -133,7 +140,8 @@ TEST_CASE("Quotes, backslashes and control characters in strings are escaped", "
     CHECK(line.find('\n') == line.size() - 1);
 }
 
-TEST_CASE("A missing state or destroy reason prints as null", "[events][format]") {
+TEST_CASE("A missing state or destroy reason prints as null", "[events][format]")
+{
     Event e = ipv6_destroyed();
     e.state = nullptr;
     e.reason = nullptr;
@@ -142,13 +150,15 @@ TEST_CASE("A missing state or destroy reason prints as null", "[events][format]"
     CHECK(JsonCheck::object_keys(line));
 }
 
-TEST_CASE("A created event never prints a reason even if one is set", "[events][format]") {
+TEST_CASE("A created event never prints a reason even if one is set", "[events][format]")
+{
     Event e = ipv4_created();
     e.reason = "closed";
     CHECK(format(e).find("reason") == std::string::npos);
 }
 
-TEST_CASE("Time zero prints as 0.000000", "[events][format]") {
+TEST_CASE("Time zero prints as 0.000000", "[events][format]")
+{
     Event e = ipv4_created();
     e.time_ns = e.first_seen_ns = e.last_seen_ns = 0;
     const std::string line = format(e);
@@ -157,7 +167,8 @@ TEST_CASE("Time zero prints as 0.000000", "[events][format]") {
 }
 
 // The writer formats into the tail of its batch; a line that does not fit must report 0, not overrun.
-TEST_CASE("A too-small buffer yields 0 and nothing is written past its end", "[events][format]") {
+TEST_CASE("A too-small buffer yields 0 and nothing is written past its end", "[events][format]")
+{
     const Event e = ipv6_destroyed();
     const std::string full = format(e);
     REQUIRE(!full.empty());
@@ -174,7 +185,8 @@ TEST_CASE("A too-small buffer yields 0 and nothing is written past its end", "[e
     CHECK(std::string(buf.data(), full.size()) == full);
 }
 
-TEST_CASE("An event whose kind is not a Kind value is rejected", "[events][format]") {
+TEST_CASE("An event whose kind is not a Kind value is rejected", "[events][format]")
+{
     Event e = ipv4_created();
     const uint8_t bogus = 7;
     std::memcpy(&e.kind, &bogus, 1);
@@ -183,7 +195,8 @@ TEST_CASE("An event whose kind is not a Kind value is rejected", "[events][forma
 }
 
 // typical_max_line is what callers size stack buffers with; prove the bound with the longest values.
-TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_max_line", "[events][format]") {
+TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_max_line", "[events][format]")
+{
     Event e{};
     e.time_ns = e.first_seen_ns = e.last_seen_ns = UINT64_MAX;
     e.packets[0] = e.packets[1] = e.bytes[0] = e.bytes[1] = UINT64_MAX;
@@ -194,7 +207,7 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.kind = Kind::destroyed;
     e.state = e.reason = "";
     const std::string fixed = format(e);
-    CHECK(fixed.size() == 445);  // the figure event.h quotes
+    CHECK(fixed.size() == 445); // the figure event.h quotes
     static const std::string s256(256, 's');
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
@@ -207,9 +220,10 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
 }
 
 // The shortest line bounds how many lines the writer's batch table must hold (Batch::min_line_bytes).
-TEST_CASE("The shortest possible line is 224 bytes", "[events][format]") {
+TEST_CASE("The shortest possible line is 224 bytes", "[events][format]")
+{
     Event e{};
-    e.src[10] = e.src[11] = e.dst[10] = e.dst[11] = 0xff;  // 0.0.0.0
+    e.src[10] = e.src[11] = e.dst[10] = e.dst[11] = 0xff; // 0.0.0.0
     e.kind = Kind::created;
     e.state = "";
     CHECK(format(e).size() == 224);

@@ -16,7 +16,8 @@ using namespace flowcop::events::test;
 
 namespace {
 
-void require_balanced(Writer& w, unsigned n) {
+void require_balanced(Writer& w, unsigned n)
+{
     for (unsigned i = 0; i < n; ++i) {
         const WriterStats s = w.stats(i);
         INFO("producer " << i);
@@ -24,10 +25,11 @@ void require_balanced(Writer& w, unsigned n) {
     }
 }
 
-}  // namespace
+} // namespace
 
 // The core contract: N lcores x M events, each line exactly once and in each lcore's emit order.
-TEST_CASE("Every event from every producer is written exactly once, in per-producer order", "[events][writer]") {
+TEST_CASE("Every event from every producer is written exactly once, in per-producer order", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     constexpr unsigned n = 4, m = 500;
@@ -38,8 +40,9 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
     w->start();
     unsigned rejected = 0;
     for (uint64_t seq = 0; seq < m; ++seq)
-        for (unsigned p = 0; p < n; ++p) rejected += !w->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq));
-    CHECK(rejected == 0);  // 1023 slots per lcore outlast 500 events even if the writer never ran
+        for (unsigned p = 0; p < n; ++p)
+            rejected += !w->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq));
+    CHECK(rejected == 0); // 1023 slots per lcore outlast 500 events even if the writer never ran
     w->stop_and_flush();
 
     std::map<long long, long long> next_seq;
@@ -49,7 +52,7 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
     for (const auto& line : lines) {
         unparsable += !JsonCheck::object_keys(line);
         const long long lcore = field(line, "lcore");
-        misplaced += field(line, "packets_orig") != next_seq[lcore];  // in order, no gap, no duplicate
+        misplaced += field(line, "packets_orig") != next_seq[lcore]; // in order, no gap, no duplicate
         ++next_seq[lcore];
     }
     CHECK(unparsable == 0);
@@ -67,14 +70,16 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
 
 // The ring must hold exactly what open() was asked for (RING_F_EXACT_SZ), and a full ring must drop,
 // not block: the lcore would otherwise stall on its own event log.
-TEST_CASE("A full ring drops and counts instead of blocking, and keeps exactly ring_events", "[events][writer]") {
+TEST_CASE("A full ring drops and counts instead of blocking, and keeps exactly ring_events", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
     auto w = Writer::open(path, 1, 64, error);
     REQUIRE(w);
     unsigned accepted = 0;
-    for (uint64_t seq = 0; seq < 100; ++seq) accepted += w->producer(0).emit(numbered_event(0, seq));
+    for (uint64_t seq = 0; seq < 100; ++seq)
+        accepted += w->producer(0).emit(numbered_event(0, seq));
     CHECK(accepted == 64);
     CHECK(w->producer(0).produced() == 100);
     CHECK(w->producer(0).dropped_full() == 36);
@@ -86,18 +91,20 @@ TEST_CASE("A full ring drops and counts instead of blocking, and keeps exactly r
     CHECK(s.written + s.dropped_full + s.dropped_write == 100);
     const auto lines = lines_of(read_all(path));
     REQUIRE(lines.size() == 64);
-    CHECK(field(lines.front(), "packets_orig") == 0);  // the first 64 were kept, in order
+    CHECK(field(lines.front(), "packets_orig") == 0); // the first 64 were kept, in order
     CHECK(field(lines.back(), "packets_orig") == 63);
 }
 
-TEST_CASE("stop_and_flush is idempotent and a later call flushes what was emitted since", "[events][writer]") {
+TEST_CASE("stop_and_flush is idempotent and a later call flushes what was emitted since", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
     auto w = Writer::open(path, 2, 127, error);
     REQUIRE(w);
     w->start();
-    for (uint64_t seq = 0; seq < 10; ++seq) w->producer(1).emit(numbered_event(1, seq));
+    for (uint64_t seq = 0; seq < 10; ++seq)
+        w->producer(1).emit(numbered_event(1, seq));
     w->stop_and_flush();
     w->stop_and_flush();
     CHECK(w->stats(1).written == 10);
@@ -110,22 +117,26 @@ TEST_CASE("stop_and_flush is idempotent and a later call flushes what was emitte
 }
 
 // The service may fail between open() and start(); destroying the Writer must still write what it has.
-TEST_CASE("Events emitted without start() are written by stop_and_flush and by the destructor", "[events][writer]") {
+TEST_CASE("Events emitted without start() are written by stop_and_flush and by the destructor", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
     {
         auto w = Writer::open(path, 1, 15, error);
         REQUIRE(w);
-        for (uint64_t seq = 0; seq < 5; ++seq) w->producer(0).emit(numbered_event(0, seq));
+        for (uint64_t seq = 0; seq < 5; ++seq)
+            w->producer(0).emit(numbered_event(0, seq));
         w->stop_and_flush();
         CHECK(w->stats(0).written == 5);
-        for (uint64_t seq = 5; seq < 8; ++seq) w->producer(0).emit(numbered_event(0, seq));
+        for (uint64_t seq = 5; seq < 8; ++seq)
+            w->producer(0).emit(numbered_event(0, seq));
     }
     CHECK(lines_of(read_all(path)).size() == 8);
 }
 
-TEST_CASE("The writer can be restarted after stop_and_flush", "[events][writer]") {
+TEST_CASE("The writer can be restarted after stop_and_flush", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
@@ -135,14 +146,15 @@ TEST_CASE("The writer can be restarted after stop_and_flush", "[events][writer]"
     w->producer(0).emit(numbered_event(0, 0));
     w->stop_and_flush();
     w->start();
-    w->start();  // no-op while running
+    w->start(); // no-op while running
     w->producer(0).emit(numbered_event(0, 1));
     w->stop_and_flush();
     CHECK(w->stats(0).written == 2);
 }
 
 // The service's --events log may be an existing file (log rotation, restarts): never truncate it.
-TEST_CASE("An existing events file is appended to, not truncated", "[events][writer]") {
+TEST_CASE("An existing events file is appended to, not truncated", "[events][writer]")
+{
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     {
@@ -162,7 +174,8 @@ TEST_CASE("An existing events file is appended to, not truncated", "[events][wri
 }
 
 // "-" is how the service streams events into jq or a log shipper.
-TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer]") {
+TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer]")
+{
     std::string text;
     WriterStats s{};
     {
@@ -171,7 +184,8 @@ TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer
         auto w = Writer::open("-", 1, 15, error);
         if (w) {
             w->start();
-            for (uint64_t seq = 0; seq < 3; ++seq) w->producer(0).emit(numbered_event(0, seq));
+            for (uint64_t seq = 0; seq < 3; ++seq)
+                w->producer(0).emit(numbered_event(0, seq));
             w->stop_and_flush();
             s = w->stats(0);
         }
@@ -181,11 +195,13 @@ TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer
     CHECK(s.written == 3);
     const auto lines = lines_of(text);
     REQUIRE(lines.size() == 3);
-    for (const auto& l : lines) CHECK(JsonCheck::object_keys(l));
-    CHECK(fcntl(STDOUT_FILENO, F_GETFD) != -1);  // the Writer did not close fd 1
+    for (const auto& l : lines)
+        CHECK(JsonCheck::object_keys(l));
+    CHECK(fcntl(STDOUT_FILENO, F_GETFD) != -1); // the Writer did not close fd 1
 }
 
-TEST_CASE("stats are readable while the writer runs and never exceed produced", "[events][writer]") {
+TEST_CASE("stats are readable while the writer runs and never exceed produced", "[events][writer]")
+{
     std::string error;
     auto w = Writer::open("/dev/null", 1, 255, error);
     REQUIRE(w);

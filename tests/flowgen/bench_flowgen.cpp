@@ -81,7 +81,7 @@ uint64_t rss_bytes()
     return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("flowgen Core: ns per frame against a plain frame copy", "[flowgen][!benchmark]")
 {

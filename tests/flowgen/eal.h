@@ -13,8 +13,8 @@ namespace flowcop::flowgen::test {
 inline bool eal_up()
 {
     static const bool ok = [] {
-        static std::vector<std::string> args{"flowgen_test", "--no-huge", "-m", "256", "--no-pci",
-                                             "--file-prefix=flowgen_test", "--log-level=error"};
+        static std::vector<std::string> args{
+            "flowgen_test", "--no-huge", "-m", "256", "--no-pci", "--file-prefix=flowgen_test", "--log-level=error"};
         static std::vector<char*> argv;
         for (std::string& a : args)
             argv.push_back(a.data());
@@ -23,4 +23,4 @@ inline bool eal_up()
     return ok;
 }
 
-}  // namespace flowcop::flowgen::test
+} // namespace flowcop::flowgen::test

@@ -40,4 +40,4 @@ RunResult run(const Config& cfg, uint64_t max_frames, const FrameHook& hook)
     return r;
 }
 
-}  // namespace flowcop::flowgen::test
+} // namespace flowcop::flowgen::test

@@ -20,10 +20,10 @@ Config config(const char* kvargs);
 
 struct RunResult {
     Tracker tracker;
-    Stats stats;                 // at the end of the run
+    Stats stats; // at the end of the run
     uint64_t frames = 0;
-    uint64_t bad_frames = 0;     // frames parse_frame() rejected
-    std::string first_bad;       // its reason
+    uint64_t bad_frames = 0; // frames parse_frame() rejected
+    std::string first_bad;   // its reason
     uint64_t first_us = 0, last_us = 0;
     bool timestamps_monotonic = true;
 };
@@ -33,4 +33,4 @@ using FrameHook = std::function<void(const Frame&, uint64_t index, uint64_t ts_u
 // Generates until Core is finished or max_frames (0: no cap) frames were produced.
 RunResult run(const Config& cfg, uint64_t max_frames, const FrameHook& hook = {});
 
-}  // namespace flowcop::flowgen::test
+} // namespace flowcop::flowgen::test

@@ -12,9 +12,9 @@ using namespace flowcop::flowgen;
 
 namespace {
 
-const char* const all_keys[] = {"flows", "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct", "rst_pct",
-                                "pkt_size", "ipv6_pct", "pps", "wave", "packets", "duration", "seed", "start",
-                                "realtime", "vlan", "ring", "burst"};
+const char* const all_keys[] = {"flows",    "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct", "rst_pct",
+                                "pkt_size", "ipv6_pct",      "pps",      "wave",          "packets",  "duration",
+                                "seed",     "start",         "realtime", "vlan",          "ring",     "burst"};
 
 std::string parse_error(const char* kv)
 {
@@ -22,9 +22,12 @@ std::string parse_error(const char* kv)
     return parse_config(kv, c);
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part)
+{
+    return s.find(part) != std::string::npos;
+}
 
-}  // namespace
+} // namespace
 
 // The defaults are the brief's numbers; an empty string must give exactly them, not zeros.
 TEST_CASE("an empty or null string yields the documented defaults", "[flowgen][config]")
@@ -104,25 +107,57 @@ TEST_CASE("every key rejects each kind of bad value", "[flowgen][config]")
         const char* key;
     };
     const Bad bad[] = {
-        {"flows=", "flows"},           {"flows=-1", "flows"},          {"flows=1e6", "flows"},
-        {"flows= 5", "flows"},         {"flows=5k", "flows"},          {"flows=20000000", "flows"},
-        {"new_flow_rate=0", "new_flow_rate"},                          {"new_flow_rate=x", "new_flow_rate"},
-        {"new_flow_rate=100000001", "new_flow_rate"},                  {"lifetime=0", "lifetime"},
-        {"lifetime=0.0005", "lifetime"},                               {"lifetime=1000001", "lifetime"},
-        {"lifetime=.5", "lifetime"},   {"lifetime=5.", "lifetime"},    {"lifetime=1.2.3", "lifetime"},
-        {"lifetime=abc", "lifetime"},  {"lifetime_dist=normal", "lifetime_dist"},
-        {"lifetime_dist=", "lifetime_dist"},                           {"idle_pct=101", "idle_pct"},
-        {"idle_pct=x", "idle_pct"},    {"rst_pct=101", "rst_pct"},     {"rst_pct=-5", "rst_pct"},
-        {"pkt_size=63", "pkt_size"},   {"pkt_size=9001", "pkt_size"},  {"pkt_size=big", "pkt_size"},
-        {"ipv6_pct=101", "ipv6_pct"},  {"pps=0", "pps"},               {"pps=1000000001", "pps"},
-        {"wave=5", "wave"},            {"wave=:5", "wave"},            {"wave=5:", "wave"},
-        {"wave=5:0", "wave"},          {"wave=a:b", "wave"},           {"wave=1000000001:5", "wave"},
-        {"packets=-1", "packets"},     {"packets=many", "packets"},    {"duration=x", "duration"},
-        {"duration=1000000001", "duration"},                           {"duration=1.0001", "duration"},
-        {"seed=0x10", "seed"},         {"start=4102444801", "start"},  {"start=now", "start"},
-        {"realtime=2", "realtime"},    {"realtime=yes", "realtime"},   {"vlan=0", "vlan"},
-        {"vlan=4095", "vlan"},         {"vlan=x", "vlan"},             {"ring=63", "ring"},
-        {"ring=1048577", "ring"},      {"burst=0", "burst"},           {"burst=1025", "burst"},
+        {"flows=", "flows"},
+        {"flows=-1", "flows"},
+        {"flows=1e6", "flows"},
+        {"flows= 5", "flows"},
+        {"flows=5k", "flows"},
+        {"flows=20000000", "flows"},
+        {"new_flow_rate=0", "new_flow_rate"},
+        {"new_flow_rate=x", "new_flow_rate"},
+        {"new_flow_rate=100000001", "new_flow_rate"},
+        {"lifetime=0", "lifetime"},
+        {"lifetime=0.0005", "lifetime"},
+        {"lifetime=1000001", "lifetime"},
+        {"lifetime=.5", "lifetime"},
+        {"lifetime=5.", "lifetime"},
+        {"lifetime=1.2.3", "lifetime"},
+        {"lifetime=abc", "lifetime"},
+        {"lifetime_dist=normal", "lifetime_dist"},
+        {"lifetime_dist=", "lifetime_dist"},
+        {"idle_pct=101", "idle_pct"},
+        {"idle_pct=x", "idle_pct"},
+        {"rst_pct=101", "rst_pct"},
+        {"rst_pct=-5", "rst_pct"},
+        {"pkt_size=63", "pkt_size"},
+        {"pkt_size=9001", "pkt_size"},
+        {"pkt_size=big", "pkt_size"},
+        {"ipv6_pct=101", "ipv6_pct"},
+        {"pps=0", "pps"},
+        {"pps=1000000001", "pps"},
+        {"wave=5", "wave"},
+        {"wave=:5", "wave"},
+        {"wave=5:", "wave"},
+        {"wave=5:0", "wave"},
+        {"wave=a:b", "wave"},
+        {"wave=1000000001:5", "wave"},
+        {"packets=-1", "packets"},
+        {"packets=many", "packets"},
+        {"duration=x", "duration"},
+        {"duration=1000000001", "duration"},
+        {"duration=1.0001", "duration"},
+        {"seed=0x10", "seed"},
+        {"start=4102444801", "start"},
+        {"start=now", "start"},
+        {"realtime=2", "realtime"},
+        {"realtime=yes", "realtime"},
+        {"vlan=0", "vlan"},
+        {"vlan=4095", "vlan"},
+        {"vlan=x", "vlan"},
+        {"ring=63", "ring"},
+        {"ring=1048577", "ring"},
+        {"burst=0", "burst"},
+        {"burst=1025", "burst"},
     };
     for (const Bad& b : bad) {
         INFO(b.kv);
@@ -193,8 +228,7 @@ TEST_CASE("cross-key rules are checked after every key parsed", "[flowgen][confi
 }
 
 // A Config built in code gets the same range checks, and Core refuses it rather than misbehaving.
-TEST_CASE("check_config rejects out-of-range fields set in code and Core then generates nothing",
-          "[flowgen][config]")
+TEST_CASE("check_config rejects out-of-range fields set in code and Core then generates nothing", "[flowgen][config]")
 {
     Config c;
     CHECK(check_config(c) == "");

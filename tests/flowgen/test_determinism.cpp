@@ -35,7 +35,7 @@ Capture capture(const Config& cfg, unsigned n)
 
 constexpr const char* mixed = "flows=300,pps=500000,lifetime=0.05,ipv6_pct=40,vlan=12,idle_pct=15,rst_pct=25";
 
-}  // namespace
+} // namespace
 
 TEST_CASE("the same seed gives byte-identical frames and timestamps", "[flowgen][determinism]")
 {
@@ -43,7 +43,7 @@ TEST_CASE("the same seed gives byte-identical frames and timestamps", "[flowgen]
     const Capture a = capture(config(kv.c_str()), 10000);
     const Capture b = capture(config(kv.c_str()), 10000);
     REQUIRE(a.frames.size() == 10000);
-    const bool same_frames = a.frames == b.frames, same_ts = a.ts == b.ts;  // no 10k-element dumps
+    const bool same_frames = a.frames == b.frames, same_ts = a.ts == b.ts; // no 10k-element dumps
     CHECK(same_frames);
     CHECK(same_ts);
 }
@@ -59,7 +59,7 @@ TEST_CASE("different seeds give different frames", "[flowgen][determinism]")
         same += a.frames[i] == b.frames[i];
     CHECK(same == 0);
     const bool same_ts = a.ts == b.ts;
-    CHECK(same_ts);  // the timeline is pps, not the seed
+    CHECK(same_ts); // the timeline is pps, not the seed
 }
 
 // The stream does not depend on how it is consumed: frames fetched in one run equal the same frames

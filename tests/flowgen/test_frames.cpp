@@ -19,7 +19,7 @@ namespace {
 constexpr std::array<uint8_t, 6> client_mac{0x02, 0x66, 0x67, 0x00, 0x00, 0x01};
 constexpr std::array<uint8_t, 6> server_mac{0x02, 0x66, 0x67, 0x00, 0x00, 0x02};
 
-}  // namespace
+} // namespace
 
 // The test's own parser verifies IPv4 header and TCP checksums, lengths and zero padding; when the
 // project's parser (lib/packet) is built, every frame must also be a tracked `tcp` verdict there.

@@ -40,8 +40,7 @@ Reference reference(const Config& cfg, size_t n)
 struct Pool {
     explicit Pool(const char* name, unsigned n, uint16_t room = RTE_MBUF_DEFAULT_BUF_SIZE)
         : mp(rte_pktmbuf_pool_create(name, n, 0, 0, room, SOCKET_ID_ANY))
-    {
-    }
+    {}
     ~Pool() { rte_mempool_free(mp); }
     rte_mempool* mp;
 };
@@ -68,7 +67,7 @@ unsigned compare(rte_mbuf** m, unsigned n, const Reference& ref, size_t at, uint
     return bad;
 }
 
-}  // namespace
+} // namespace
 
 // Same code path as Core: the mbuf stream is Core's stream, plus the timestamp a packet clock reads.
 TEST_CASE("Generator fills mbufs with Core's frames and the Rx timestamp in microseconds", "[flowgen][generator]")
@@ -111,8 +110,8 @@ TEST_CASE("a dry pool gives fewer frames, counts it and loses none of the stream
     size_t got = 0;
     unsigned bad = 0, rounds = 0;
     while (!gen.finished() && rounds++ < 1000) {
-        unsigned n = gen.next_burst(pool.mp, held.data(), 40);    // 40 of 63
-        unsigned k = gen.next_burst(pool.mp, held.data() + n, 40);  // only what is left
+        unsigned n = gen.next_burst(pool.mp, held.data(), 40);     // 40 of 63
+        unsigned k = gen.next_burst(pool.mp, held.data() + n, 40); // only what is left
         unsigned z = gen.next_burst(pool.mp, held.data() + n + k, 8);
         CHECK(z == 0);
         bad += compare(held.data(), n + k, ref, got, 0);

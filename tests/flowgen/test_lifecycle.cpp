@@ -17,14 +17,14 @@ namespace {
 // 200 flows living 0.2 s at 100 kpps: ~100 segments per flow, ~3200 flows in 3 virtual seconds.
 constexpr const char* base = "flows=200,pps=100000,lifetime=0.2,duration=3";
 
-}  // namespace
+} // namespace
 
 // The tracker checks every segment's flags, direction, seq and ack; one error anywhere fails this.
 TEST_CASE("every flow opens with SYN, SYN-ACK, ACK and every segment follows its side's sequence numbers",
           "[flowgen][lifecycle]")
 {
-    for (const char* extra : {",lifetime_dist=fixed", ",lifetime_dist=exp,seed=7",
-                              ",lifetime_dist=fixed,ipv6_pct=50,vlan=9,pkt_size=64"}) {
+    for (const char* extra :
+         {",lifetime_dist=fixed", ",lifetime_dist=exp,seed=7", ",lifetime_dist=fixed,ipv6_pct=50,vlan=9,pkt_size=64"}) {
         const std::string kv = std::string(base) + extra;
         INFO(kv);
         const RunResult r = run(config(kv.c_str()), 0);
@@ -36,7 +36,7 @@ TEST_CASE("every flow opens with SYN, SYN-ACK, ACK and every segment follows its
         CHECK(r.tracker.errors().empty());
         CHECK(r.tracker.count(Phase::syn_sent) + r.tracker.count(Phase::syn_received) <= 10);
         CHECK(r.stats.finished);
-        CHECK(r.frames == 300000);  // duration=3 at 100 kpps, every slot filled
+        CHECK(r.frames == 300000); // duration=3 at 100 kpps, every slot filled
     }
 }
 
@@ -62,12 +62,12 @@ TEST_CASE("flows close by FIN, RST or go idle in the configured proportions, and
                               "idle_pct=20,rst_pct=30");
     const RunResult r = run(cfg, 0);
     REQUIRE(r.tracker.error_count() == 0);
-    const uint64_t lifetime_us = 200'000, margin_us = 20'000;  // a round-robin cycle is ~2 ms
+    const uint64_t lifetime_us = 200'000, margin_us = 20'000; // a round-robin cycle is ~2 ms
     uint64_t fin = 0, rst = 0, idle = 0, ended = 0;
     for (const auto& [key, t] : r.tracker.flows()) {
         CHECK(t.last_us - t.first_us <= lifetime_us + margin_us);
         if (t.first_us + lifetime_us + margin_us >= r.last_us)
-            continue;  // may still be running
+            continue; // may still be running
         ++ended;
         if (t.phase == Phase::closed_fin)
             ++fin;
@@ -166,11 +166,11 @@ TEST_CASE("idle stretches advance the clock without frames and timestamps never 
                             });
     CHECK(r.timestamps_monotonic);
     CHECK(r.stats.finished);
-    CHECK(r.stats.flows_started == 20);  // the initial flow, then one per second up to second 19
+    CHECK(r.stats.flows_started == 20); // the initial flow, then one per second up to second 19
     CHECK(r.stats.flows_idle + r.stats.active_flows == r.stats.flows_started);
     CHECK(r.last_us - r.first_us >= 19'000'000);
-    CHECK(largest_gap >= 900'000);  // silence between a flow going idle and the next SYN
-    CHECK(r.frames < 20 * 20);      // a handshake and ~10 data segments per flow
+    CHECK(largest_gap >= 900'000); // silence between a flow going idle and the next SYN
+    CHECK(r.frames < 20 * 20);     // a handshake and ~10 data segments per flow
 }
 
 // packets= and duration= end the stream at exactly that point; afterwards next() keeps returning 0.

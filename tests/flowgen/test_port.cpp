@@ -79,12 +79,14 @@ bool same_as_core(const Config& cfg, const Received& r)
 }
 
 struct Pool {
-    explicit Pool(const char* name, unsigned n) : mp(rte_pktmbuf_pool_create(name, n, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY)) {}
+    explicit Pool(const char* name, unsigned n)
+        : mp(rte_pktmbuf_pool_create(name, n, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY))
+    {}
     ~Pool() { rte_mempool_free(mp); }
     rte_mempool* mp;
 };
 
-}  // namespace
+} // namespace
 
 // The brief's core promise: flowcop polls it like any port and gets the generated stream, stamped.
 TEST_CASE("rx_burst returns the generated frames with the timestamp dynflag and packets=N ends the stream",
@@ -97,7 +99,7 @@ TEST_CASE("rx_burst returns the generated frames with the timestamp dynflag and 
     REQUIRE(err == "");
     REQUIRE(port != nullptr);
     CHECK(port->name().rfind("net_ring_net_flowgen", 0) == 0);
-    Pool rx_pool("fg_t_rxq", 255);  // rx queue setup wants a pool; the ring PMD never allocates from it
+    Pool rx_pool("fg_t_rxq", 255); // rx queue setup wants a pool; the ring PMD never allocates from it
     REQUIRE(bring_up(port->port_id(), rx_pool.mp));
     port->start();
     const Received r = poll(port->port_id(), 20000, false);
@@ -112,7 +114,7 @@ TEST_CASE("rx_burst returns the generated frames with the timestamp dynflag and 
     CHECK(s.finished);
     CHECK(s.packets == 20000);
     port->stop();
-    port->stop();  // idempotent
+    port->stop(); // idempotent
     CHECK(port->stats().packets == 20000);
 }
 
@@ -196,12 +198,12 @@ TEST_CASE("ports have distinct names, stop before start is harmless, and a runni
     CHECK(a->port_id() != b->port_id());
     a->stop();
     a->start();
-    a->start();  // no second thread
+    a->start(); // no second thread
     b->start();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    CHECK(a->stats().packets > 0);  // the ring fills even before the port is polled
+    CHECK(a->stats().packets > 0); // the ring fills even before the port is polled
     const uint16_t a_id = a->port_id();
-    a.reset();  // running, never stopped
+    a.reset(); // running, never stopped
     b.reset();
     CHECK_FALSE(rte_eth_dev_is_valid_port(a_id));
     CHECK(rte_mempool_avail_count(pool.mp) == 8191);

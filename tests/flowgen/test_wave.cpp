@@ -14,10 +14,9 @@ namespace {
 
 constexpr uint64_t start_us = 1'700'000'000'000'000ULL;
 
-}  // namespace
+} // namespace
 
-TEST_CASE("a wave silences N established flows whose last segments fall in the same virtual second",
-          "[flowgen][wave]")
+TEST_CASE("a wave silences N established flows whose last segments fall in the same virtual second", "[flowgen][wave]")
 {
     // Lifetimes of 100 s, no idle flows: outside the wave, no flow goes silent in 4 s.
     const RunResult r = run(config("flows=1000,pps=1000000,lifetime=100,lifetime_dist=fixed,idle_pct=0,"

@@ -6,8 +6,14 @@
 namespace flowcop::flowgen::test {
 namespace {
 
-uint16_t be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-uint32_t be32(const uint8_t* p) { return static_cast<uint32_t>(be16(p)) << 16 | be16(p + 2); }
+uint16_t be16(const uint8_t* p)
+{
+    return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
+uint32_t be32(const uint8_t* p)
+{
+    return static_cast<uint32_t>(be16(p)) << 16 | be16(p + 2);
+}
 
 uint32_t sum16(const uint8_t* p, uint32_t n)
 {
@@ -27,7 +33,7 @@ bool verifies(uint32_t s)
     return s == 0xffff;
 }
 
-}  // namespace
+} // namespace
 
 Frame parse_frame(const uint8_t* p, uint32_t len)
 {
@@ -193,15 +199,12 @@ void Tracker::add(const Frame& f, uint64_t ts_us)
         t.phase = Phase::fin2_sent;
         break;
     case Phase::fin2_sent:
-        expect(by_closer && f.flags == ack && f.seq == own && f.ack == other,
-               "and the closer ACKs it");
+        expect(by_closer && f.flags == ack && f.seq == own && f.ack == other, "and the closer ACKs it");
         t.phase = Phase::closed_fin;
         break;
     case Phase::closed_fin:
-    case Phase::closed_rst:
-        error("a segment after the flow closed");
-        break;
+    case Phase::closed_rst: error("a segment after the flow closed"); break;
     }
 }
 
-}  // namespace flowcop::flowgen::test
+} // namespace flowcop::flowgen::test

@@ -16,12 +16,12 @@
 namespace flowcop::flowgen::test {
 
 struct Frame {
-    std::string error;  // "" if the frame is valid Ethernet/IP/TCP with correct lengths and checksums
+    std::string error; // "" if the frame is valid Ethernet/IP/TCP with correct lengths and checksums
     uint32_t len = 0;
     std::array<uint8_t, 6> dst_mac{}, src_mac{};
-    int vlan = -1;      // VLAN ID, -1 untagged
+    int vlan = -1; // VLAN ID, -1 untagged
     bool ipv6 = false;
-    std::array<uint8_t, 16> src{}, dst{};  // IPv4 in the first 4 bytes
+    std::array<uint8_t, 16> src{}, dst{}; // IPv4 in the first 4 bytes
     uint16_t sport = 0, dport = 0;
     uint32_t seq = 0, ack = 0;
     uint8_t flags = 0;
@@ -65,4 +65,4 @@ private:
     uint64_t _error_count = 0;
 };
 
-}  // namespace flowcop::flowgen::test
+} // namespace flowcop::flowgen::test

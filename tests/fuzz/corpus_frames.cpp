@@ -53,11 +53,13 @@ std::vector<Seed> crafted_frames()
     const std::vector<uint8_t> v6 = FrameBuilder().ipv6().tcp().payload(10).build();
     std::vector<Seed> s = {
         {"tcp_v4", v4},
-        {"tcp_v4_options", FrameBuilder().ipv4({.options = {1, 1, 1, 1, 1, 1, 1, 0}}).tcp({.options = {2, 4, 5, 0xb4}}).build()},
+        {"tcp_v4_options",
+         FrameBuilder().ipv4({.options = {1, 1, 1, 1, 1, 1, 1, 0}}).tcp({.options = {2, 4, 5, 0xb4}}).build()},
         {"tcp_v4_padded", FrameBuilder().ipv4().tcp({.flags = 0x10}).pad_to(60).build()},
         {"tcp_v4_first_fragment", FrameBuilder().ipv4({.more_fragments = true}).tcp().payload(8).build()},
         {"tcp_v4_later_fragment", FrameBuilder().ipv4({.frag_offset = 3}).next_protocol(6).payload(16).build()},
-        {"tcp_v4_bigtcp_zero_length", FrameBuilder().ipv4({.total_length = 0}).tcp({.flags = 0x10}).payload(70000).build()},
+        {"tcp_v4_bigtcp_zero_length",
+         FrameBuilder().ipv4({.total_length = 0}).tcp({.flags = 0x10}).payload(70000).build()},
         {"tcp_v4_bad_data_offset", FrameBuilder().ipv4().tcp({.data_offset = 4}).build()},
         {"tcp_v4_data_offset_past_end", FrameBuilder().ipv4().tcp({.data_offset = 15}).build()},
         {"tcp_v4_bad_ihl", FrameBuilder().ipv4({.ihl = 4}).tcp().build()},
@@ -79,7 +81,16 @@ std::vector<Seed> crafted_frames()
         {"tcp_v6_truncated_l3", cut(v6, 40)},
         {"tcp_v6_payload_length_past_frame", FrameBuilder().ipv6({.payload_length = 500}).tcp().build()},
         {"tcp_v6_zero_payload_length", FrameBuilder().ipv6({.payload_length = 0}).tcp().build()},
-        {"tcp_v6_ext_chain", FrameBuilder().vlan(7).ipv6().ipv6_ext(0).ipv6_ext(43, 24).ipv6_frag(0, true).ipv6_ah().ipv6_ext(60).tcp().build()},
+        {"tcp_v6_ext_chain", FrameBuilder()
+                                 .vlan(7)
+                                 .ipv6()
+                                 .ipv6_ext(0)
+                                 .ipv6_ext(43, 24)
+                                 .ipv6_frag(0, true)
+                                 .ipv6_ah()
+                                 .ipv6_ext(60)
+                                 .tcp()
+                                 .build()},
         {"tcp_v6_atomic_fragment", FrameBuilder().ipv6().ipv6_frag(0, false).tcp().build()},
         {"tcp_v6_later_fragment", FrameBuilder().ipv6().ipv6_frag(3, false).next_protocol(6).payload(16).build()},
         {"tcp_v6_ext_near_cap", FrameBuilder().ipv6().ipv6_ext(0, 160).tcp().payload(30).build()},
@@ -92,12 +103,26 @@ std::vector<Seed> crafted_frames()
         {"udp_v6", FrameBuilder().ipv6().udp().payload(4).build()},
         {"tcp_v6_mapped_v4_addresses",
          FrameBuilder().ipv6({.src = test::ip6("::ffff:10.0.0.1"), .dst = test::ip6("::ffff:10.0.0.2")}).tcp().build()},
-        {"tcp_v4_self_connect", FrameBuilder().ipv4({.src = test::ip4("10.0.0.1"), .dst = test::ip4("10.0.0.1")})
-                                    .tcp({.sport = 5, .dport = 5}).build()},
-        {"tcp_v4_ihl_15", with_byte(FrameBuilder().ipv4({.options = std::vector<uint8_t>(40, 1)}).tcp().build(), 14, 0x4f)},
+        {"tcp_v4_self_connect", FrameBuilder()
+                                    .ipv4({.src = test::ip4("10.0.0.1"), .dst = test::ip4("10.0.0.1")})
+                                    .tcp({.sport = 5, .dport = 5})
+                                    .build()},
+        {"tcp_v4_ihl_15",
+         with_byte(FrameBuilder().ipv4({.options = std::vector<uint8_t>(40, 1)}).tcp().build(), 14, 0x4f)},
     };
-    std::vector<uint8_t> ext9 = FrameBuilder().ipv6().ipv6_ext(0).ipv6_ext(60).ipv6_ext(60).ipv6_ext(60).ipv6_ext(60)
-                                    .ipv6_ext(60).ipv6_ext(60).ipv6_ext(60).ipv6_ext(60).tcp().build();
+    std::vector<uint8_t> ext9 = FrameBuilder()
+                                    .ipv6()
+                                    .ipv6_ext(0)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .ipv6_ext(60)
+                                    .tcp()
+                                    .build();
     s.push_back({"tcp_v6_ext_too_long", ext9});
     return s;
 }

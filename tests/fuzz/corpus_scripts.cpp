@@ -61,7 +61,10 @@ void close(ScriptWriter& w, Ep a, Ep b)
     put(w, tcp(a, b, ACK));
 }
 
-Ep nth(unsigned i) { return Ep{"10.1.0.1", uint16_t(20000 + i)}; }
+Ep nth(unsigned i)
+{
+    return Ep{"10.1.0.1", uint16_t(20000 + i)};
+}
 
 } // namespace
 
@@ -71,7 +74,7 @@ std::vector<Seed> crafted_scripts()
     auto add = [&](const char* name, const ScriptWriter& w) { out.push_back({name, w.bytes()}); };
     const TrackSetup base; // 256 flows, preset 0, loose pickup, no active timeout
 
-    {   // A whole connection: handshake, data both ways, FIN close, TIME_WAIT expiry ("closed").
+    { // A whole connection: handshake, data both ways, FIN close, TIME_WAIT expiry ("closed").
         ScriptWriter w(base);
         handshake(w, client, server);
         put(w, tcp(client, server, ACK, 100), 5);
@@ -80,7 +83,7 @@ std::vector<Seed> crafted_scripts()
         w.advance(20).advance(20).advance(41);
         add("close_then_time_wait_expiry", w);
     }
-    {   // RST: marked, reaped on the next tick; packets after the RST still belong to it.
+    { // RST: marked, reaped on the next tick; packets after the RST still belong to it.
         ScriptWriter w(base);
         handshake(w, client, server);
         put(w, tcp(server, client, RST));
@@ -88,7 +91,7 @@ std::vector<Seed> crafted_scripts()
         w.budget_cop(0, true).advance(10).advance(5);
         add("rst_reaped_next_tick", w);
     }
-    {   // Port reuse: a SYN on a TIME_WAIT flow ends it ("closed") and starts a new one, twice
+    { // Port reuse: a SYN on a TIME_WAIT flow ends it ("closed") and starts a new one, twice
         // in one burst (positions freed and reused mid-burst).
         ScriptWriter w(base);
         const Ep other{"10.0.0.3", 40001};
@@ -104,7 +107,7 @@ std::vector<Seed> crafted_scripts()
         w.advance(45);
         add("reopen_twice_in_one_burst", w);
     }
-    {   // Loose pickup of a mid-stream flow; the reply side's packet makes it assured.
+    { // Loose pickup of a mid-stream flow; the reply side's packet makes it assured.
         ScriptWriter w(base);
         put(w, tcp(client, server, ACK, 50));
         put(w, tcp(server, client, ACK, 50));
@@ -119,7 +122,7 @@ std::vector<Seed> crafted_scripts()
         s.advance(10);
         add("strict_pickup_no_flow", s);
     }
-    {   // An 8-flow table: assured flows stay, unassured ones are evicted; once every flow is
+    { // An 8-flow table: assured flows stay, unassured ones are evicted; once every flow is
         // assured (further handshakes, each evicting a SYN_SENT flow), new flows are refused.
         TrackSetup small = base;
         small.capacity = 8;
@@ -135,23 +138,27 @@ std::vector<Seed> crafted_scripts()
         w.advance(35).advance(50);
         add("table_full_eviction", w);
     }
-    {   // Kill: marked, reaped on the next tick; a kill of a gone flow misses.
+    { // Kill: marked, reaped on the next tick; a kill of a gone flow misses.
         ScriptWriter w(base);
         handshake(w, client, server);
         handshake(w, nth(1), server);
         w.kill(0).kill(0).advance(10).kill(0).advance(10);
         add("kill_then_reap", w);
     }
-    {   // Budgets: 30 flows due in one tick, drained 1, 2, 4, 8 at a time, tight and loose.
+    { // Budgets: 30 flows due in one tick, drained 1, 2, 4, 8 at a time, tight and loose.
         ScriptWriter w(base);
         for (unsigned i = 0; i < 30; ++i)
             put(w, tcp(nth(i), server, SYN), 0);
         // 3 s: due but in an undrained tick; then 1 s on, budgets of 1, 2, 4, 8 fires.
-        w.budget_cop(0, true, 3).budget_cop(0, true, 1).budget_cop(1, false).budget_cop(2, true).budget_cop(3, false, 1);
+        w.budget_cop(0, true, 3)
+            .budget_cop(0, true, 1)
+            .budget_cop(1, false)
+            .budget_cop(2, true)
+            .budget_cop(3, false, 1);
         w.advance(10);
         add("budget_limited_passes", w);
     }
-    {   // Timeouts shortened at run time: deadlines follow at once, the rebase re-arms the wheel.
+    { // Timeouts shortened at run time: deadlines follow at once, the rebase re-arms the wheel.
         TrackSetup longer = base;
         longer.preset = 3;
         ScriptWriter w(longer);
@@ -161,7 +168,7 @@ std::vector<Seed> crafted_scripts()
         w.set_timeouts(0, true).advance(50).set_timeouts(1, false).rebase(3).advance(50);
         add("set_timeouts_and_rebase", w);
     }
-    {   // Active timeout: a busy flow still ends 25 s after its first packet ("active").
+    { // Active timeout: a busy flow still ends 25 s after its first packet ("active").
         TrackSetup active = base;
         active.active = true;
         ScriptWriter w(active);
@@ -172,7 +179,7 @@ std::vector<Seed> crafted_scripts()
         }
         add("active_timeout_busy_flow", w);
     }
-    {   // Expiry on arrival: the SYN's deadline (3.5 s into the tick) passes, a packet arrives in
+    { // Expiry on arrival: the SYN's deadline (3.5 s into the tick) passes, a packet arrives in
         // the same tick before the cop could reap it: the old flow ends and a new one starts.
         ScriptWriter w(base);
         put(w, tcp(client, server, SYN), 0);
@@ -182,7 +189,7 @@ std::vector<Seed> crafted_scripts()
         w.advance(10);
         add("expiry_on_arrival", w);
     }
-    {   // Shutdown with flows in every condition: past its deadline but not reaped (its tick is
+    { // Shutdown with flows in every condition: past its deadline but not reaped (its tick is
         // not drained yet), reset, killed, open; then the table is used again.
         ScriptWriter w(base);
         put(w, tcp(nth(5), server, SYN), 0);
@@ -197,7 +204,7 @@ std::vector<Seed> crafted_scripts()
         w.destroy_all().advance(5);
         add("shutdown_mixed_flows", w);
     }
-    {   // The same 4-tuple untagged, in VLAN 100 and in QinQ 200/300; IPv6; junk flags.
+    { // The same 4-tuple untagged, in VLAN 100 and in QinQ 200/300; IPv6; junk flags.
         ScriptWriter w(base);
         const Ep c6{"2001:db8::1", 40000}, s6{"2001:db8::2", 443};
         handshake(w, client, server);
@@ -211,7 +218,7 @@ std::vector<Seed> crafted_scripts()
         w.advance(25).advance(50);
         add("vlans_ipv6_and_junk_flags", w);
     }
-    {   // Simultaneous open (SYN_SENT2) and a self-connect (both directions the same key side).
+    { // Simultaneous open (SYN_SENT2) and a self-connect (both directions the same key side).
         ScriptWriter w(base);
         put(w, tcp(client, server, SYN));
         put(w, tcp(server, client, SYN));
@@ -227,8 +234,7 @@ std::vector<Seed> crafted_scripts()
     return out;
 }
 
-std::vector<Seed> capture_scripts(const std::string& path, const std::string& tag, unsigned variant,
-                                  std::string& error)
+std::vector<Seed> capture_scripts(const std::string& path, const std::string& tag, unsigned variant, std::string& error)
 {
     test::PcapReader pcap;
     std::vector<Seed> out;

@@ -60,7 +60,7 @@ int main(int argc, char** argv)
             ok = false;
         }
     }
-    std::printf("fuzz_make_corpus: %zu parse seeds in %s, %zu track seeds in %s\n", n_parse, parse_dir.c_str(),
-                n_track, track_dir.c_str());
+    std::printf("fuzz_make_corpus: %zu parse seeds in %s, %zu track seeds in %s\n", n_parse, parse_dir.c_str(), n_track,
+                track_dir.c_str());
     return ok ? 0 : 1;
 }

@@ -100,8 +100,8 @@ int main(int argc, char** argv)
         } else if (files.empty()) {
             std::printf("ok %d - %s # SKIP no inputs in it\n", i, argv[i]);
         } else {
-            std::printf("ok %d - %zu inputs (%ju bytes) from %s replay with every invariant holding\n", i,
-                        files.size(), bytes, argv[i]);
+            std::printf("ok %d - %zu inputs (%ju bytes) from %s replay with every invariant holding\n", i, files.size(),
+                        bytes, argv[i]);
         }
     }
     if (total == 0) {

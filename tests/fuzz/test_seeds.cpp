@@ -24,7 +24,10 @@ using conntrack::Reason;
 
 namespace {
 
-uint64_t expired(const conntrack::Counters& c, Reason r) { return c.flows_expired[static_cast<unsigned>(r)]; }
+uint64_t expired(const conntrack::Counters& c, Reason r)
+{
+    return c.flows_expired[static_cast<unsigned>(r)];
+}
 
 std::vector<std::string> captures()
 {
@@ -68,8 +71,7 @@ struct Rig {
 
 // Why: a seed that silently stops reaching its path (a format change, a new rule) would leave the
 // fuzzer to rediscover it, or not.
-TEST_CASE("Every crafted tracking scenario holds every invariant and reaches the path it is named for",
-          "[fuzz][seeds]")
+TEST_CASE("Every crafted tracking scenario holds every invariant and reaches the path it is named for", "[fuzz][seeds]")
 {
     std::map<std::string, conntrack::Counters> got;
     for (const fuzz::Seed& s : fuzz::crafted_scripts()) {
@@ -117,8 +119,7 @@ TEST_CASE("The crafted parser seeds hold the parser contract and cover every ver
 }
 
 // Why: the real captures are the most realistic seeds; each must split into inputs that hold.
-TEST_CASE("Every committed capture splits into parser and tracking seeds that hold every invariant",
-          "[fuzz][seeds]")
+TEST_CASE("Every committed capture splits into parser and tracking seeds that hold every invariant", "[fuzz][seeds]")
 {
     const std::vector<std::string> files = captures();
     REQUIRE(files.size() >= 10);

@@ -150,9 +150,9 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     auto cop = [&](uint64_t fire_budget, uint64_t visit_budget) {
         const conntrack::CopResult r = table->run_cop(now, fire_budget, visit_budget);
         if (trace) {
-            std::fprintf(trace, "  cop at t=%.3f budgets %lu/%lu: fired %u visited %u%s\n", double(now - kStartNs) / kSecNs,
-                         fire_budget, visit_budget, unsigned(r.wheel.fired), unsigned(r.wheel.visited),
-                         r.wheel.budget_exhausted ? " budget exhausted" : "");
+            std::fprintf(trace, "  cop at t=%.3f budgets %lu/%lu: fired %u visited %u%s\n",
+                         double(now - kStartNs) / kSecNs, fire_budget, visit_budget, unsigned(r.wheel.fired),
+                         unsigned(r.wheel.visited), r.wheel.budget_exhausted ? " budget exhausted" : "");
             trace_flows(trace, *table, now);
         }
         oracle.after_cop(now, fire_budget, visit_budget, r);
@@ -215,8 +215,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
             oracle.after_destroy_all(now);
             break;
         case OpKind::flush:
-        case OpKind::end:
-            break;
+        case OpKind::end: break;
         }
         if (!oracle.ok())
             return "op " + std::to_string(index) + ": " + oracle.failure();

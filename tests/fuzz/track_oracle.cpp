@@ -31,7 +31,10 @@ struct KeyLess {
     bool operator()(const packet::FlowKey& a, const packet::FlowKey& b) const { return key_less(a, b); }
 };
 
-unsigned ri(Reason r) { return static_cast<unsigned>(r); }
+unsigned ri(Reason r)
+{
+    return static_cast<unsigned>(r);
+}
 
 } // namespace
 
@@ -44,10 +47,8 @@ const FlowSnapshot* Oracle::Flows::find(const packet::FlowKey& k) const
 
 Oracle::Oracle(conntrack::FlowTable& table, const TrackSetup& setup)
     : _table(table), _capacity(setup.capacity), _timeouts(timeout_preset(setup.preset)),
-      _active_ns(setup.active ? uint64_t(kActiveTimeoutS) * kSecNs : 0), _c(table.counters()),
-      _buf(setup.capacity + 1)
-{
-}
+      _active_ns(setup.active ? uint64_t(kActiveTimeoutS) * kSecNs : 0), _c(table.counters()), _buf(setup.capacity + 1)
+{}
 
 void Oracle::fail(const std::string& what)
 {
@@ -60,7 +61,8 @@ Oracle::Flows Oracle::take_snapshot()
     Flows f;
     const size_t n = _table.snapshot(conntrack::SnapshotFilter{}, _buf.data(), _buf.size());
     f.v.assign(_buf.begin(), _buf.begin() + long(n));
-    std::sort(f.v.begin(), f.v.end(), [](const FlowSnapshot& a, const FlowSnapshot& b) { return key_less(a.key, b.key); });
+    std::sort(f.v.begin(), f.v.end(),
+              [](const FlowSnapshot& a, const FlowSnapshot& b) { return key_less(a.key, b.key); });
     return f;
 }
 
@@ -79,7 +81,10 @@ Reason Oracle::timeout_reason(const FlowSnapshot& f, uint64_t t) const
     return tcpstate::expiry_is_closed(f.state) ? Reason::closed : Reason::inactivity;
 }
 
-uint64_t Oracle::d_expired(Reason r) const { return _c1.flows_expired[ri(r)] - _c.flows_expired[ri(r)]; }
+uint64_t Oracle::d_expired(Reason r) const
+{
+    return _c1.flows_expired[ri(r)] - _c.flows_expired[ri(r)];
+}
 
 bool Oracle::same_flow(const FlowSnapshot& a, const FlowSnapshot& b) const
 {
@@ -170,7 +175,8 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
     _now = std::max(_now, t_max);
     for (unsigned v = 0; v < packet::verdict_count; ++v)
         if (_c1.packets_by_verdict[v] - _c.packets_by_verdict[v] != verdicts[v])
-            fail(std::string("packets counted as ") + packet::verdict_name(packet::Verdict(v)) + " != frames parsed so");
+            fail(std::string("packets counted as ") + packet::verdict_name(packet::Verdict(v)) +
+                 " != frames parsed so");
     // A burst ends a flow as reset or killed only when a SYN reopens one that an RST (before or in
     // this burst) or a kill had already ended, before the cop's next tick reaped it; never as shutdown.
     uint64_t marked_reset = 0, marked_killed = 0;

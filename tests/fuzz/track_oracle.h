@@ -94,8 +94,8 @@ private:
     // rebase sweep that re-arms them has completed.
     std::vector<Mark> _lowered;
     static constexpr uint64_t kRebasePending = UINT64_MAX;
-    conntrack::Counters _c;    // as of the last commit
-    conntrack::Counters _c1;   // as read after the current call
+    conntrack::Counters _c;  // as of the last commit
+    conntrack::Counters _c1; // as read after the current call
     std::vector<conntrack::FlowSnapshot> _buf;
     std::string _failure;
 };

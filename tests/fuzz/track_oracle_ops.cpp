@@ -10,7 +10,10 @@ using conntrack::Reason;
 
 namespace {
 
-Reason marked_reason(const FlowSnapshot& f) { return f.reset ? Reason::reset : Reason::killed; }
+Reason marked_reason(const FlowSnapshot& f)
+{
+    return f.reset ? Reason::reset : Reason::killed;
+}
 
 } // namespace
 
@@ -47,12 +50,13 @@ void Oracle::after_cop(uint64_t now, uint64_t fire_budget, uint64_t visit_budget
     }
     if (s1.v.size() + gone != _flows.v.size())
         fail("a flow appeared during a cop pass");
-    if (gone != r.wheel.fired || _c1.cop_fired - _c.cop_fired != gone || _c1.expired_total() - _c.expired_total() != gone)
+    if (gone != r.wheel.fired || _c1.cop_fired - _c.cop_fired != gone ||
+        _c1.expired_total() - _c.expired_total() != gone)
         fail("flows gone " + std::to_string(gone) + " != fired " + std::to_string(r.wheel.fired));
     for (unsigned i = 0; i < conntrack::kReasonCount; ++i)
         if (d_expired(Reason(i)) != want[i])
-            fail(std::string("expired as ") + conntrack::reason_name(Reason(i)) + " " + std::to_string(d_expired(Reason(i))) +
-                 " != the model's " + std::to_string(want[i]));
+            fail(std::string("expired as ") + conntrack::reason_name(Reason(i)) + " " +
+                 std::to_string(d_expired(Reason(i))) + " != the model's " + std::to_string(want[i]));
     if (_c1.timeout_lag_ns.total() - _c.timeout_lag_ns.total() != lag_n ||
         _c1.timeout_lag_ns.sum() - _c.timeout_lag_ns.sum() != lag_sum)
         fail("timeout lag histogram differs from the model (count " + std::to_string(lag_n) + ", sum " +

@@ -78,10 +78,10 @@ struct Op {
     const uint8_t* bytes = nullptr; // frame: the header bytes (inside the input)
     uint32_t header_len = 0;
     uint32_t pad_len = 0;
-    uint64_t dt_ns = 0;             // frame: packet clock advance; advance_cop: clock advance
+    uint64_t dt_ns = 0; // frame: packet clock advance; advance_cop: clock advance
     uint64_t fire_budget = 0, visit_budget = 0;
-    unsigned index = 0;             // kill: which recent key; set_timeouts: preset; rebase: records
-    bool active = false;            // set_timeouts
+    unsigned index = 0;  // kill: which recent key; set_timeouts: preset; rebase: records
+    bool active = false; // set_timeouts
 };
 
 class ScriptReader {
@@ -109,7 +109,10 @@ public:
         return op(uint8_t(0xc0 | (seconds & 3) << 3 | (tight ? 4 : 0) | (fire_log2 & 3)));
     }
     ScriptWriter& kill(unsigned recent) { return op(uint8_t(0xe0 | (recent & 0x0f))); }
-    ScriptWriter& set_timeouts(unsigned preset, bool active) { return op(uint8_t(0xf0 | (active ? 4 : 0) | (preset & 3))); }
+    ScriptWriter& set_timeouts(unsigned preset, bool active)
+    {
+        return op(uint8_t(0xf0 | (active ? 4 : 0) | (preset & 3)));
+    }
     ScriptWriter& rebase(unsigned which) { return op(uint8_t(0xf8 | (which & 3))); }
     ScriptWriter& destroy_all() { return op(0xfe); }
     ScriptWriter& flush() { return op(0xff); }

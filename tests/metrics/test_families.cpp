@@ -106,11 +106,13 @@ TEST_CASE("Label values are made valid UTF-8 and escaped once", "[metrics][famil
 {
     CHECK(valid_utf8("plain") == "plain");
     CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
-    CHECK(valid_utf8("a\xff" "b") == "a\xef\xbf\xbd" "b");
-    CHECK(valid_utf8("\xc3") == "\xef\xbf\xbd");                      // truncated sequence
-    CHECK(valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");      // overlong '/'
+    CHECK(valid_utf8("a\xff"
+                     "b") == "a\xef\xbf\xbd"
+                             "b");
+    CHECK(valid_utf8("\xc3") == "\xef\xbf\xbd");                                 // truncated sequence
+    CHECK(valid_utf8("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");                 // overlong '/'
     CHECK(valid_utf8("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); // UTF-16 surrogate
-    CHECK(valid_utf8("\xf4\x90\x80\x80").find("\xef\xbf\xbd") == 0);   // above U+10FFFF
+    CHECK(valid_utf8("\xf4\x90\x80\x80").find("\xef\xbf\xbd") == 0);             // above U+10FFFF
     Family f("z_info", "z", MetricType::Gauge);
     f.gauge({{"events", "/tmp/a \"b\" \\ \xff"}}, 1);
     CHECK(text_of({f.take()}).find("z_info{events=\"/tmp/a \\\"b\\\" \\\\ \xef\xbf\xbd\"} 1\n") != std::string::npos);

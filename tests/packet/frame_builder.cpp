@@ -34,7 +34,7 @@ void store16(std::vector<uint8_t>& f, size_t off, uint16_t v)
     }
 }
 
-}  // namespace
+} // namespace
 
 Ipv4Addr ip4(const char* text)
 {
@@ -54,9 +54,9 @@ Ipv6Addr ip6(const char* text)
 
 FrameBuilder::FrameBuilder()
 {
-    _bytes = {0x02, 0, 0, 0, 0, 0x02,  // destination MAC (locally administered)
-              0x02, 0, 0, 0, 0, 0x01,  // source MAC
-              0, 0};                   // ethertype, filled by the next layer
+    _bytes = {0x02, 0, 0, 0, 0, 0x02, // destination MAC (locally administered)
+              0x02, 0, 0, 0, 0, 0x01, // source MAC
+              0,    0};               // ethertype, filled by the next layer
 }
 
 void FrameBuilder::put16(uint16_t v)
@@ -112,16 +112,16 @@ FrameBuilder& FrameBuilder::ipv4(const Ipv4Spec& s)
     _ip_length = s.total_length;
     const uint8_t ihl = s.ihl.value_or(static_cast<uint8_t>((20 + s.options.size()) / 4));
     _bytes.push_back(static_cast<uint8_t>((s.version << 4) | (ihl & 0x0f)));
-    _bytes.push_back(0);  // DSCP/ECN
-    put16(0);             // total length, filled at build()
+    _bytes.push_back(0); // DSCP/ECN
+    put16(0);            // total length, filled at build()
     put16(s.id);
     put16(static_cast<uint16_t>((s.dont_fragment ? 0x4000 : 0) | (s.more_fragments ? 0x2000 : 0) |
                                 (s.frag_offset & 0x1fff)));
     _bytes.push_back(s.ttl);
     _pending_off = _bytes.size();
-    _bytes.push_back(0);  // protocol, filled by the next layer
+    _bytes.push_back(0); // protocol, filled by the next layer
     _pending = Pending::ip_proto;
-    put16(0);  // header checksum, filled at build()
+    put16(0); // header checksum, filled at build()
     _bytes.insert(_bytes.end(), s.src.begin(), s.src.end());
     _bytes.insert(_bytes.end(), s.dst.begin(), s.dst.end());
     _bytes.insert(_bytes.end(), s.options.begin(), s.options.end());
@@ -135,9 +135,9 @@ FrameBuilder& FrameBuilder::ipv6(const Ipv6Spec& s)
     _ip_version = 6;
     _ip_length = s.payload_length;
     put32((uint32_t{s.version} << 28) | (s.flow_label & 0xfffff));
-    put16(0);  // payload length, filled at build()
+    put16(0); // payload length, filled at build()
     _pending_off = _bytes.size();
-    _bytes.push_back(0);  // next header, filled by the next layer
+    _bytes.push_back(0); // next header, filled by the next layer
     _pending = Pending::ip_proto;
     _bytes.push_back(s.hop_limit);
     _bytes.insert(_bytes.end(), s.src.begin(), s.src.end());
@@ -184,10 +184,10 @@ FrameBuilder& FrameBuilder::ipv6_ah(size_t len)
     _bytes.push_back(0);
     _pending = Pending::ip_proto;
     _bytes.push_back(static_cast<uint8_t>(len / 4 - 2));
-    put16(0);           // reserved
-    put32(0x1000);      // SPI
-    put32(1);           // sequence number
-    _bytes.insert(_bytes.end(), len - 12, 0x5a);  // ICV
+    put16(0);                                    // reserved
+    put32(0x1000);                               // SPI
+    put32(1);                                    // sequence number
+    _bytes.insert(_bytes.end(), len - 12, 0x5a); // ICV
     return *this;
 }
 
@@ -204,8 +204,8 @@ FrameBuilder& FrameBuilder::tcp(const TcpSpec& s)
     _bytes.push_back(static_cast<uint8_t>(doff << 4));
     _bytes.push_back(s.flags);
     put16(s.window);
-    put16(0);  // checksum, filled at build()
-    put16(0);  // urgent pointer
+    put16(0); // checksum, filled at build()
+    put16(0); // urgent pointer
     _bytes.insert(_bytes.end(), s.options.begin(), s.options.end());
     return *this;
 }
@@ -218,8 +218,8 @@ FrameBuilder& FrameBuilder::udp(const UdpSpec& s)
     _udp_length = s.length;
     put16(s.sport);
     put16(s.dport);
-    put16(0);  // length, filled at build()
-    put16(0);  // checksum, filled at build()
+    put16(0); // length, filled at build()
+    put16(0); // checksum, filled at build()
     return *this;
 }
 
@@ -229,11 +229,11 @@ FrameBuilder& FrameBuilder::icmp()
     fill_pending_proto(proto);
     _l4 = _bytes.size();
     _l4_proto = proto;
-    _bytes.push_back(_ip_version == 6 ? 128 : 8);  // echo request
+    _bytes.push_back(_ip_version == 6 ? 128 : 8); // echo request
     _bytes.push_back(0);
-    put16(0);  // checksum, filled at build()
-    put16(1);  // identifier
-    put16(1);  // sequence
+    put16(0); // checksum, filled at build()
+    put16(1); // identifier
+    put16(1); // sequence
     return *this;
 }
 
@@ -310,7 +310,7 @@ void FrameBuilder::fix_checksums(std::vector<uint8_t>& f) const
     acc = sum16(&f[_l4], l4_len, acc);
     uint16_t c = fold(acc);
     if (c == 0 && _l4_proto == proto_udp)
-        c = 0xffff;  // RFC 768: 0 means "no checksum"
+        c = 0xffff; // RFC 768: 0 means "no checksum"
     store16(f, _l4 + csum_at, c);
 }
 
@@ -324,4 +324,4 @@ std::vector<uint8_t> FrameBuilder::build() const
     return f;
 }
 
-}  // namespace flowcop::test
+} // namespace flowcop::test

@@ -40,21 +40,21 @@ struct Ipv4Spec {
     Ipv4Addr dst{10, 0, 0, 2};
     uint16_t id = 1;
     uint8_t ttl = 64;
-    uint16_t frag_offset = 0;  // in 8-byte units (the wire field)
+    uint16_t frag_offset = 0; // in 8-byte units (the wire field)
     bool more_fragments = false;
     bool dont_fragment = false;
-    std::vector<uint8_t> options{};          // appended after the 20-byte header; pad to 4 yourself
-    std::optional<uint8_t> ihl{};            // header length in words; default (20 + options) / 4
-    std::optional<uint16_t> total_length{};  // default: everything after the IP header start
+    std::vector<uint8_t> options{};         // appended after the 20-byte header; pad to 4 yourself
+    std::optional<uint8_t> ihl{};           // header length in words; default (20 + options) / 4
+    std::optional<uint16_t> total_length{}; // default: everything after the IP header start
     uint8_t version = 4;
 };
 
 struct Ipv6Spec {
-    Ipv6Addr src{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};  // 2001:db8::1
-    Ipv6Addr dst{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};  // 2001:db8::2
+    Ipv6Addr src{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}; // 2001:db8::1
+    Ipv6Addr dst{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}; // 2001:db8::2
     uint8_t hop_limit = 64;
     uint32_t flow_label = 0;
-    std::optional<uint16_t> payload_length{};  // default: everything after the 40-byte header
+    std::optional<uint16_t> payload_length{}; // default: everything after the 40-byte header
     uint8_t version = 6;
 };
 
@@ -63,16 +63,16 @@ struct TcpSpec {
     uint16_t dport = 80;
     uint32_t seq = 1000;
     uint32_t ack = 0;
-    uint8_t flags = 0x02;  // SYN
+    uint8_t flags = 0x02; // SYN
     uint16_t window = 65535;
-    std::vector<uint8_t> options{};        // appended after the 20-byte header; pad to 4 yourself
-    std::optional<uint8_t> data_offset{};  // in words; default (20 + options) / 4
+    std::vector<uint8_t> options{};       // appended after the 20-byte header; pad to 4 yourself
+    std::optional<uint8_t> data_offset{}; // in words; default (20 + options) / 4
 };
 
 struct UdpSpec {
     uint16_t sport = 5353;
     uint16_t dport = 53;
-    std::optional<uint16_t> length{};  // default: header plus what follows
+    std::optional<uint16_t> length{}; // default: header plus what follows
 };
 
 class FrameBuilder {
@@ -111,8 +111,8 @@ public:
     std::vector<uint8_t> build() const;
 
     size_t size() const { return _bytes.size(); }
-    size_t l3_offset() const { return _l3; }  // start of the IP header (npos if none)
-    size_t l4_offset() const { return _l4; }  // start of the TCP/UDP/ICMP header (npos if none)
+    size_t l3_offset() const { return _l3; } // start of the IP header (npos if none)
+    size_t l4_offset() const { return _l4; } // start of the TCP/UDP/ICMP header (npos if none)
     static constexpr size_t npos = static_cast<size_t>(-1);
 
 private:
@@ -131,9 +131,9 @@ private:
     size_t _l4 = npos;
     uint8_t _l4_proto = 0;
     int _ip_version = 0;
-    std::optional<uint16_t> _ip_length;   // IPv4 total length / IPv6 payload length override
+    std::optional<uint16_t> _ip_length; // IPv4 total length / IPv6 payload length override
     std::optional<uint16_t> _udp_length;
     size_t _pad_to = 0;
 };
 
-}  // namespace flowcop::test
+} // namespace flowcop::test

@@ -22,7 +22,7 @@ inline packet::Packet parse_bytes(const std::vector<uint8_t>& f)
     packet::Packet p;
     const packet::Verdict v = packet::parse(buf.get(), static_cast<uint32_t>(f.size()), p);
     if (v != p.verdict)
-        p.verdict = packet::Verdict::count;  // makes a return/out mismatch fail every check
+        p.verdict = packet::Verdict::count; // makes a return/out mismatch fail every check
     return p;
 }
 
@@ -31,7 +31,7 @@ inline packet::Verdict verdict_of(const std::vector<uint8_t>& f)
     return parse_bytes(f).verdict;
 }
 
-}  // namespace flowcop::test
+} // namespace flowcop::test
 
 // Lets Catch2 print verdicts by name in failed assertions.
 namespace Catch {
@@ -39,4 +39,4 @@ template <>
 struct StringMaker<flowcop::packet::Verdict> {
     static std::string convert(flowcop::packet::Verdict v) { return flowcop::packet::verdict_name(v); }
 };
-}  // namespace Catch
+} // namespace Catch

@@ -33,7 +33,7 @@ bool PcapReader::open(const std::string& path)
         return false;
     }
     _nanos = magic == 0xa1b23c4d;
-    _linktype = get32(h + 20) & 0x0fffffff;  // upper bits carry FCS info (pcap-savefile(5))
+    _linktype = get32(h + 20) & 0x0fffffff; // upper bits carry FCS info (pcap-savefile(5))
     return true;
 }
 
@@ -64,4 +64,4 @@ bool PcapReader::next(PcapRecord& rec)
     return true;
 }
 
-}  // namespace flowcop::test
+} // namespace flowcop::test

@@ -17,8 +17,8 @@
 namespace flowcop::test {
 
 struct PcapRecord {
-    std::vector<uint8_t> data;  // caplen bytes
-    uint32_t orig_len = 0;      // length on the wire
+    std::vector<uint8_t> data; // caplen bytes
+    uint32_t orig_len = 0;     // length on the wire
     uint64_t ts_ns = 0;
 };
 
@@ -49,4 +49,4 @@ private:
     std::string _error;
 };
 
-}  // namespace flowcop::test
+} // namespace flowcop::test

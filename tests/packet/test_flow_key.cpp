@@ -36,7 +36,7 @@ std::string fmt6(const char* text)
     return fmt(ip6(text).data());
 }
 
-}  // namespace
+} // namespace
 
 // The flow table finds a flow from either direction; src_is_lo tells the direction.
 TEST_CASE("both directions of a flow give the same key and opposite src_is_lo", "[packet][key]")
@@ -60,10 +60,10 @@ TEST_CASE("both directions of a flow give the same key and opposite src_is_lo", 
         REQUIRE(rev.verdict == Verdict::tcp);
         CHECK(fwd.key == rev.key);
         CHECK(fwd.src_is_lo != rev.src_is_lo);
-        CHECK(fwd.src_is_lo);  // .10 < .20
+        CHECK(fwd.src_is_lo); // .10 < .20
         CHECK(fwd.key.port_lo == 51000);
         CHECK(fwd.key.port_hi == 80);
-        CHECK(fwd.sport == 51000);  // not canonicalised
+        CHECK(fwd.sport == 51000); // not canonicalised
         CHECK(rev.sport == 80);
     }
 }
@@ -120,8 +120,10 @@ TEST_CASE("IPv4 endpoints order on every byte of the address before the ports", 
 // 10.0.0.1 and ::a00:1 share low bytes; the mapped prefix keeps the keys apart.
 TEST_CASE("IPv4 and IPv6 keys differ and key_is_ipv4 tells them apart", "[packet][key]")
 {
-    const auto v4 = test::parse_bytes(FrameBuilder().ipv4({.src = ip4("10.0.0.1"), .dst = ip4("10.0.0.2")}).tcp().build());
-    const auto v6 = test::parse_bytes(FrameBuilder().ipv6({.src = ip6("::a00:1"), .dst = ip6("::a00:2")}).tcp().build());
+    const auto v4 =
+        test::parse_bytes(FrameBuilder().ipv4({.src = ip4("10.0.0.1"), .dst = ip4("10.0.0.2")}).tcp().build());
+    const auto v6 =
+        test::parse_bytes(FrameBuilder().ipv6({.src = ip6("::a00:1"), .dst = ip6("::a00:2")}).tcp().build());
     CHECK_FALSE(v4.key == v6.key);
     CHECK(packet::key_is_ipv4(v4.key));
     CHECK_FALSE(packet::key_is_ipv4(v6.key));
@@ -157,8 +159,10 @@ TEST_CASE("key_endpoints recovers the packet's source and destination", "[packet
         CHECK(std::memcmp(s, dst.data(), 16) == 0);
         CHECK(sp == 4321);
     }
-    const auto p = test::parse_bytes(
-        FrameBuilder().ipv4({.src = ip4("203.0.113.9"), .dst = ip4("198.51.100.7")}).tcp({.sport = 1, .dport = 2}).build());
+    const auto p = test::parse_bytes(FrameBuilder()
+                                         .ipv4({.src = ip4("203.0.113.9"), .dst = ip4("198.51.100.7")})
+                                         .tcp({.sport = 1, .dport = 2})
+                                         .build());
     uint8_t s[16], d[16];
     uint16_t sp, dp;
     packet::key_endpoints(p.key, p.src_is_lo, s, sp, d, dp);
@@ -175,13 +179,13 @@ TEST_CASE("format_addr prints IPv4-mapped as dotted quad and IPv6 in RFC 5952 fo
     CHECK(fmt6("::1") == "::1");
     CHECK(fmt6("2001:DB8:0:0:0:0:0:1") == "2001:db8::1");
     CHECK(fmt6("fe80::") == "fe80::");
-    CHECK(fmt6("2001:db8:0:1:1:1:1:1") == "2001:db8:0:1:1:1:1:1");        // a single 0 is not compressed
-    CHECK(fmt6("2001:0:0:1:0:0:0:1") == "2001:0:0:1::1");                 // longest run wins
-    CHECK(fmt6("2001:db8:0:0:1:0:0:1") == "2001:db8::1:0:0:1");           // first of equal runs
-    CHECK(fmt6("2001:0db8:00aa:0000:0000:0000:000b:cdef") == "2001:db8:aa::b:cdef");  // no leading zeros
+    CHECK(fmt6("2001:db8:0:1:1:1:1:1") == "2001:db8:0:1:1:1:1:1");                   // a single 0 is not compressed
+    CHECK(fmt6("2001:0:0:1:0:0:0:1") == "2001:0:0:1::1");                            // longest run wins
+    CHECK(fmt6("2001:db8:0:0:1:0:0:1") == "2001:db8::1:0:0:1");                      // first of equal runs
+    CHECK(fmt6("2001:0db8:00aa:0000:0000:0000:000b:cdef") == "2001:db8:aa::b:cdef"); // no leading zeros
     CHECK(fmt6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff") == "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
-    CHECK(fmt6("::ffff:0:1") == "0.0.0.1");          // that is ::ffff:0.0.0.1, mapped
-    CHECK(fmt6("::fffe:102:304") == "::fffe:102:304");  // not the mapped prefix
+    CHECK(fmt6("::ffff:0:1") == "0.0.0.1");            // that is ::ffff:0.0.0.1, mapped
+    CHECK(fmt6("::fffe:102:304") == "::fffe:102:304"); // not the mapped prefix
     CHECK(fmt6("0:0:0:0:ffff::") == "::ffff:0:0:0");
 }
 
@@ -216,7 +220,7 @@ TEST_CASE("format_addr agrees with inet_ntop on random IPv6 addresses", "[packet
 
 TEST_CASE("format_addr writes nothing but an empty string into a buffer too small", "[packet][key]")
 {
-    const auto a = ip6("2001:db8::1");  // 11 characters
+    const auto a = ip6("2001:db8::1"); // 11 characters
     char buf[12];
     std::memset(buf, 'x', sizeof buf);
     CHECK(packet::format_addr(a.data(), buf, 12) == 11);

@@ -43,7 +43,7 @@ struct Chain {
 // (a size of 0 makes an empty segment, as a PMD may deliver one).
 void make_chain(Chain& c, const std::vector<uint8_t>& frame, const std::vector<size_t>& sizes)
 {
-    constexpr size_t room = 2048;  // RTE_MBUF_DEFAULT_DATAROOM
+    constexpr size_t room = 2048; // RTE_MBUF_DEFAULT_DATAROOM
     size_t off = 0;
     size_t i = 0;
     do {
@@ -83,7 +83,7 @@ void check_same(const Packet& a, const Packet& b)
     CHECK(a.src_is_lo == b.src_is_lo);
 }
 
-}  // namespace
+} // namespace
 
 // The common case: one segment, headers in place.
 TEST_CASE("parse_mbuf on a single-segment mbuf equals parse on the same bytes", "[packet][mbuf]")
@@ -93,7 +93,7 @@ TEST_CASE("parse_mbuf on a single-segment mbuf equals parse on the same bytes", 
         FrameBuilder().vlan(10).vlan(20).ipv6().ipv6_ext(0).tcp().payload(1).build(),
         FrameBuilder().ipv4().udp().pad_to(60).build(),
         FrameBuilder().ipv4({.frag_offset = 3}).next_protocol(6).payload(8).build(),
-        std::vector<uint8_t>(10, 0xff),  // shorter than Ethernet
+        std::vector<uint8_t>(10, 0xff), // shorter than Ethernet
     };
     for (const auto& f : frames) {
         CAPTURE(f.size());
@@ -113,7 +113,7 @@ TEST_CASE("parse_mbuf with headers split across segments classifies like the spa
     const std::vector<std::vector<uint8_t>> frames = {
         FrameBuilder().vlan(7).ipv4({.options = {1, 1, 1, 1}}).tcp({.sport = 9, .seq = 5}).payload(300).build(),
         FrameBuilder().ipv6().ipv6_frag(0, true).ipv6_ext(60, 16).tcp({.dport = 443}).payload(300).build(),
-        FrameBuilder().ipv6().ipv6_ext(0, 184).tcp().payload(300).build(),  // past the header cap
+        FrameBuilder().ipv6().ipv6_ext(0, 184).tcp().payload(300).build(), // past the header cap
     };
     for (const auto& f : frames) {
         const Packet want = test::parse_bytes(f);
@@ -138,7 +138,11 @@ TEST_CASE("parse_mbuf with headers split across segments classifies like the spa
 // frame_len is pkt_len, so byte counters count a jumbo / BIG TCP frame in full.
 TEST_CASE("parse_mbuf counts the full pkt_len of an 80 kB multi-segment BIG TCP frame", "[packet][mbuf]")
 {
-    const auto f = FrameBuilder().ipv4({.total_length = 0}).tcp({.flags = packet::tcp_ack | packet::tcp_psh}).payload(80000).build();
+    const auto f = FrameBuilder()
+                       .ipv4({.total_length = 0})
+                       .tcp({.flags = packet::tcp_ack | packet::tcp_psh})
+                       .payload(80000)
+                       .build();
     REQUIRE(f.size() == 80054);
     for (size_t first : {2048, 54, 30}) {
         CAPTURE(first);

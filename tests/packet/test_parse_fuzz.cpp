@@ -9,7 +9,7 @@
 #include <string>
 
 #include <packet/packet.h>
-#include <packet/parse_internal.h>  // white box: the fast path against the general one
+#include <packet/parse_internal.h> // white box: the fast path against the general one
 
 #include "frame_builder.h"
 #include "parse_helpers.h"
@@ -29,9 +29,18 @@ std::vector<std::vector<uint8_t>> seed_frames()
     s.push_back(FrameBuilder().vlan(1).vlan(2, 0x88a8).vlan(3).ipv4({.more_fragments = true}).udp().payload(8).build());
     s.push_back(FrameBuilder().ipv4().icmp().pad_to(60).build());
     s.push_back(FrameBuilder().ipv6().tcp().payload(10).build());
-    s.push_back(FrameBuilder().vlan(7).ipv6().ipv6_ext(0).ipv6_ext(43, 24).ipv6_frag(0, true).ipv6_ah().ipv6_ext(60).tcp().build());
+    s.push_back(FrameBuilder()
+                    .vlan(7)
+                    .ipv6()
+                    .ipv6_ext(0)
+                    .ipv6_ext(43, 24)
+                    .ipv6_frag(0, true)
+                    .ipv6_ah()
+                    .ipv6_ext(60)
+                    .tcp()
+                    .build());
     s.push_back(FrameBuilder().ipv6().ipv6_frag(3, false).next_protocol(6).payload(16).build());
-    s.push_back(FrameBuilder().ipv6().ipv6_ext(0, 160).tcp().payload(30).build());  // near the header-byte cap
+    s.push_back(FrameBuilder().ipv6().ipv6_ext(0, 160).tcp().payload(30).build()); // near the header-byte cap
     s.push_back(FrameBuilder().ipv6().icmp().build());
     s.push_back(FrameBuilder().ethertype(0x0806).payload(28).build());
     return s;
@@ -82,7 +91,7 @@ struct Tally {
 
     void run(const std::vector<uint8_t>& in, size_t n)
     {
-        std::unique_ptr<uint8_t[]> buf(new uint8_t[n]);  // exact size: ASan catches overreads
+        std::unique_ptr<uint8_t[]> buf(new uint8_t[n]); // exact size: ASan catches overreads
         if (n)
             std::memcpy(buf.get(), in.data(), n);
         Packet p;
@@ -101,7 +110,7 @@ struct Tally {
     unsigned count(Verdict v) const { return hist[static_cast<unsigned>(v)]; }
 };
 
-}  // namespace
+} // namespace
 
 // Off-by-one truncation at every byte of every layer.
 TEST_CASE("every prefix of valid frames is classified without overreads", "[packet][fuzz]")
@@ -115,7 +124,7 @@ TEST_CASE("every prefix of valid frames is classified without overreads", "[pack
     // Prefixes must exercise each truncation class, not just land in one bucket.
     CHECK(t.count(Verdict::truncated_l2) > 0);
     CHECK(t.count(Verdict::truncated_l3) > 0);
-    CHECK(t.count(Verdict::ipv6_ext_truncated) == 0);  // prefixes cut the frame, not the IPv6 payload
+    CHECK(t.count(Verdict::ipv6_ext_truncated) == 0); // prefixes cut the frame, not the IPv6 payload
     CHECK(t.count(Verdict::ip_bad_total_length) > 0);
     CHECK(t.count(Verdict::tcp) > 0);
 }
@@ -132,18 +141,18 @@ TEST_CASE("100k random mutations of valid frames are classified without overread
         for (int e = 0; e < edits; ++e) {
             switch (rng() % 5) {
             case 0:
-            case 1:  // random byte anywhere
+            case 1: // random byte anywhere
                 if (!f.empty())
                     f[rng() % f.size()] = static_cast<uint8_t>(rng());
                 break;
-            case 2:  // header region, where lengths and types live
+            case 2: // header region, where lengths and types live
                 if (f.size() > 14)
                     f[12 + rng() % std::min<size_t>(f.size() - 12, 80)] = static_cast<uint8_t>(rng());
                 break;
-            case 3:  // truncate
+            case 3: // truncate
                 f.resize(rng() % (f.size() + 1));
                 break;
-            default:  // extend with junk (or padding)
+            default: // extend with junk (or padding)
                 f.resize(f.size() + rng() % 64, static_cast<uint8_t>(rng()));
                 break;
             }
@@ -157,7 +166,7 @@ TEST_CASE("100k random mutations of valid frames are classified without overread
     for (unsigned c : t.hist)
         classes += c > 0;
     CAPTURE(classes);
-    CHECK(classes >= 12);  // mutations reach nearly every verdict
+    CHECK(classes >= 12); // mutations reach nearly every verdict
 }
 
 // The IPv4/TCP fast path (parse_internal.h) must take only frames it fills exactly as the general
@@ -176,8 +185,10 @@ TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP
     // The endpoint order's tie-breaks, which random bytes almost never hit: equal addresses, then
     // ports lower, higher and equal.
     for (const auto& [sport, dport] : {std::pair<uint16_t, uint16_t>{1, 2}, {2, 1}, {7, 7}}) {
-        const auto f = FrameBuilder().ipv4({.src = {192, 0, 2, 9}, .dst = {192, 0, 2, 9}})
-                           .tcp({.sport = sport, .dport = dport}).build();
+        const auto f = FrameBuilder()
+                           .ipv4({.src = {192, 0, 2, 9}, .dst = {192, 0, 2, 9}})
+                           .tcp({.sport = sport, .dport = dport})
+                           .build();
         Packet p;
         const uint32_t len = static_cast<uint32_t>(f.size());
         (packet::detail::parse_ipv4_tcp_fast(f.data(), len, len, p) ? taken : declined)++;
@@ -188,7 +199,7 @@ TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP
         std::vector<uint8_t> f = seeds[rng() % seeds.size()];
         const int edits = 1 + static_cast<int>(rng() % 3);
         for (int e = 0; e < edits; ++e) {
-            const size_t at = 12 + rng() % 44;  // ethertype .. end of the TCP fixed header
+            const size_t at = 12 + rng() % 44; // ethertype .. end of the TCP fixed header
             if (rng() % 4 == 0)
                 f.resize(rng() % (f.size() + 8), 0);
             else if (at < f.size())
@@ -203,8 +214,8 @@ TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP
     INFO(t.first_failure);
     CHECK(t.failures == 0);
     CAPTURE(taken, declined);
-    CHECK(taken > 10000);     // the fast path is exercised ...
-    CHECK(declined > 10000);  // ... and so is its refusal of everything else
+    CHECK(taken > 10000);    // the fast path is exercised ...
+    CHECK(declined > 10000); // ... and so is its refusal of everything else
 }
 
 // Classification is a pure function of the bytes.
@@ -239,6 +250,6 @@ TEST_CASE("the core given fewer header bytes than the frame classifies truncatio
     CHECK(packet::parse(front.get(), 37, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l3);
     CHECK(packet::parse(front.get(), 57, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l4);
     CHECK(packet::parse(front.get(), 58, static_cast<uint32_t>(f.size()), p) == Verdict::tcp);
-    CHECK(p.l4_payload_len == 100);  // from the IP length, not from the bytes given
+    CHECK(p.l4_payload_len == 100); // from the IP length, not from the bytes given
     CHECK(p.frame_len == f.size());
 }

@@ -58,7 +58,7 @@ TEST_CASE("IPv4 options of every length are skipped to the TCP header", "[packet
 {
     for (size_t words = 1; words <= 10; ++words) {
         CAPTURE(words);
-        std::vector<uint8_t> opts(words * 4, 0x01);  // NOPs
+        std::vector<uint8_t> opts(words * 4, 0x01); // NOPs
         const auto p = test::parse_bytes(
             FrameBuilder().ipv4({.options = opts}).tcp({.sport = 1111, .dport = 2222}).payload(3).build());
         CHECK(p.verdict == Verdict::tcp);
@@ -71,7 +71,7 @@ TEST_CASE("IPv4 options of every length are skipped to the TCP header", "[packet
 // Total length is checked against IHL and against the frame, not the window of bytes read.
 TEST_CASE("IPv4 total length below IHL*4 or beyond the frame is ip_bad_total_length", "[packet][ipv4]")
 {
-    const auto ok = FrameBuilder().ipv4().tcp().payload(10).build();  // total length 50
+    const auto ok = FrameBuilder().ipv4().tcp().payload(10).build(); // total length 50
     CHECK(test::verdict_of(ok) == Verdict::tcp);
     for (uint16_t tot : {1, 19}) {
         CAPTURE(tot);
@@ -111,7 +111,7 @@ TEST_CASE("an IPv4 first fragment is parsed as TCP, a non-first fragment is frag
     auto p = test::parse_bytes(FrameBuilder().ipv4({.more_fragments = true}).tcp({.dport = 443}).payload(100).build());
     CHECK(p.verdict == Verdict::tcp);
     CHECK(p.dport == 443);
-    CHECK(p.l4_payload_len == 100);  // the bytes of this fragment
+    CHECK(p.l4_payload_len == 100); // the bytes of this fragment
 
     // First fragment holding only 8 bytes of the TCP header.
     CHECK(test::verdict_of(FrameBuilder().ipv4({.more_fragments = true}).next_protocol(6).payload(8).build()) ==
@@ -146,8 +146,7 @@ TEST_CASE("IPv4 total length 0 takes the length from the frame only for TCP over
     const size_t just = 65535 - 40;
     CHECK(test::verdict_of(FrameBuilder().ipv4({.total_length = 0}).tcp().payload(just).build()) ==
           Verdict::ip_bad_total_length);
-    CHECK(test::verdict_of(FrameBuilder().ipv4({.total_length = 0}).tcp().payload(just + 1).build()) ==
-          Verdict::tcp);
+    CHECK(test::verdict_of(FrameBuilder().ipv4({.total_length = 0}).tcp().payload(just + 1).build()) == Verdict::tcp);
     // Not for UDP, nor for a small padded TCP frame, nor for a fragment.
     CHECK(test::verdict_of(FrameBuilder().ipv4({.total_length = 0}).udp({.length = 0}).payload(80000).build()) ==
           Verdict::ip_bad_total_length);
@@ -167,7 +166,7 @@ TEST_CASE("IPv4 UDP, ICMP and other protocols are classified with what they carr
     CHECK(p.dport == 53);
     CHECK(p.l4_payload_len == 12);
     CHECK(p.key.proto == 17);
-    CHECK(p.src_is_lo);  // 10.0.0.1 < 10.0.0.2
+    CHECK(p.src_is_lo); // 10.0.0.1 < 10.0.0.2
     CHECK(p.key.port_lo == 5000);
     CHECK(p.key.port_hi == 53);
 

@@ -66,7 +66,8 @@ TEST_CASE("hop-by-hop, routing, destination, fragment and AH headers are walked 
     for (uint8_t type : {hbh, routing, dstopts}) {
         for (size_t len : {8, 16, 24, 64}) {
             CAPTURE(int{type}, len);
-            const auto p = test::parse_bytes(FrameBuilder().ipv6().ipv6_ext(type, len).tcp({.sport = 7}).payload(3).build());
+            const auto p =
+                test::parse_bytes(FrameBuilder().ipv6().ipv6_ext(type, len).tcp({.sport = 7}).payload(3).build());
             CHECK(p.verdict == Verdict::tcp);
             CHECK(p.sport == 7);
             CHECK(p.l4_proto == 6);
@@ -151,7 +152,8 @@ TEST_CASE("an extension header running off the payload is ipv6_ext_truncated", "
 }
 
 // First, non-first and atomic fragments (RFC 8200 4.5, RFC 6946).
-TEST_CASE("IPv6 fragments: first carries ports, non-first is fragment, atomic is a normal packet", "[packet][ipv6][frag]")
+TEST_CASE("IPv6 fragments: first carries ports, non-first is fragment, atomic is a normal packet",
+          "[packet][ipv6][frag]")
 {
     auto p = test::parse_bytes(FrameBuilder().ipv6().ipv6_frag(0, true).tcp({.dport = 22}).payload(50).build());
     CHECK(p.verdict == Verdict::tcp);
@@ -170,7 +172,8 @@ TEST_CASE("IPv6 fragments: first carries ports, non-first is fragment, atomic is
         CHECK(p.key.port_lo == 0);
     }
     // Behind another header too.
-    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(hbh).ipv6_frag(1, false).next_protocol(17).payload(8).build()) ==
+    CHECK(test::verdict_of(
+              FrameBuilder().ipv6().ipv6_ext(hbh).ipv6_frag(1, false).next_protocol(17).payload(8).build()) ==
           Verdict::fragment);
 
     const auto atomic = test::parse_bytes(FrameBuilder().ipv6().ipv6_frag(0, false).tcp().payload(4).build());
@@ -203,7 +206,8 @@ TEST_CASE("IPv6 ICMPv6, UDP, ESP and No Next Header are classified, not walked",
 }
 
 // Linux BIG TCP over IPv6: payload length 0 (jumbo HBH or none), TCP over 65535 bytes only.
-TEST_CASE("IPv6 payload length 0 takes the length from the frame only for TCP over 65535 bytes", "[packet][ipv6][bigtcp]")
+TEST_CASE("IPv6 payload length 0 takes the length from the frame only for TCP over 65535 bytes",
+          "[packet][ipv6][bigtcp]")
 {
     auto p = test::parse_bytes(FrameBuilder().ipv6({.payload_length = 0}).tcp().payload(70000).build());
     CHECK(p.verdict == Verdict::tcp);
@@ -213,6 +217,7 @@ TEST_CASE("IPv6 payload length 0 takes the length from the frame only for TCP ov
     CHECK(p.l4_payload_len == 70000);
     CHECK(test::verdict_of(FrameBuilder().ipv6({.payload_length = 0}).udp().payload(70000).build()) ==
           Verdict::ip_bad_total_length);
-    CHECK(test::verdict_of(FrameBuilder().ipv6({.payload_length = 0}).ipv6_frag(0, true).tcp().payload(70000).build()) ==
-          Verdict::ip_bad_total_length);
+    CHECK(
+        test::verdict_of(FrameBuilder().ipv6({.payload_length = 0}).ipv6_frag(0, true).tcp().payload(70000).build()) ==
+        Verdict::ip_bad_total_length);
 }

@@ -21,7 +21,7 @@ std::vector<uint8_t> tagged_tcp(const std::vector<uint16_t>& vids, uint16_t tpid
     return b.ipv4().tcp().build();
 }
 
-}  // namespace
+} // namespace
 
 // Any frame shorter than the 14-byte Ethernet header must be classified without reading past it.
 TEST_CASE("a frame shorter than the Ethernet header is truncated_l2", "[packet][l2]")
@@ -40,7 +40,7 @@ TEST_CASE("a frame shorter than the Ethernet header is truncated_l2", "[packet][
 // The tag is 4 bytes (TCI + inner ethertype); 14..17 bytes with a TPID cannot hold it.
 TEST_CASE("a VLAN tag cut short is truncated_l2, one that exactly fits is not", "[packet][l2]")
 {
-    const auto full = FrameBuilder().vlan(7).ethertype(0x0806).build();  // tag + ARP ethertype, no body
+    const auto full = FrameBuilder().vlan(7).ethertype(0x0806).build(); // tag + ARP ethertype, no body
     REQUIRE(full.size() == 18);
     for (size_t n = 14; n < 18; ++n) {
         CAPTURE(n);
@@ -85,7 +85,7 @@ TEST_CASE("0 to 4 VLAN tags parse, the first two IDs are kept, 5 tags are vlan_t
     const auto three = test::parse_bytes(tagged_tcp({10, 20, 30}));
     CHECK(three.verdict == Verdict::tcp);
     CHECK((three.vlan_outer == 10 && three.vlan_inner == 20));
-    CHECK(three.key == p.key);  // the third tag is not in the key
+    CHECK(three.key == p.key); // the third tag is not in the key
 
     const auto four = test::parse_bytes(tagged_tcp({10, 20, 30, 40}));
     CHECK(four.verdict == Verdict::tcp);

@@ -58,7 +58,7 @@ TEST_CASE("every TCP flag bit reaches tcp_flags unchanged", "[packet][tcp]")
 // Payload = IP payload - TCP header, with options; never the frame's padding.
 TEST_CASE("l4_payload_len is the IP payload minus the TCP header including options", "[packet][tcp]")
 {
-    const std::vector<uint8_t> opts = {2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7};  // MSS, SACK-perm, wscale
+    const std::vector<uint8_t> opts = {2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7}; // MSS, SACK-perm, wscale
     auto p = test::parse_bytes(FrameBuilder().ipv4().tcp({.options = opts}).payload(1000).build());
     CHECK(p.verdict == Verdict::tcp);
     CHECK(p.l4_payload_len == 1000);
@@ -75,9 +75,10 @@ TEST_CASE("TCP data offset below 5 or beyond the segment is tcp_bad_data_offset"
 {
     for (uint8_t doff = 0; doff < 5; ++doff) {
         CAPTURE(int{doff});
-        const auto p = test::parse_bytes(FrameBuilder().ipv4().tcp({.sport = 99, .data_offset = doff}).payload(40).build());
+        const auto p =
+            test::parse_bytes(FrameBuilder().ipv4().tcp({.sport = 99, .data_offset = doff}).payload(40).build());
         CHECK(p.verdict == Verdict::tcp_bad_data_offset);
-        CHECK(p.sport == 99);  // filled as far as it got
+        CHECK(p.sport == 99); // filled as far as it got
     }
     // 24-byte header claimed, 23-byte segment.
     CHECK(test::verdict_of(FrameBuilder().ipv4().tcp({.data_offset = 6}).payload(3).build()) ==
@@ -97,12 +98,12 @@ TEST_CASE("an L4 fixed header one byte short of the IP payload is truncated_l4",
         Verdict ok;
         bool v6;
     };
-    for (const Case c : {Case{6, 20, Verdict::tcp, false}, Case{6, 20, Verdict::tcp, true},
-                         Case{17, 8, Verdict::udp, false}, Case{17, 8, Verdict::udp, true},
-                         Case{1, 8, Verdict::icmp, false}, Case{58, 4, Verdict::icmp, true}}) {
+    for (const Case c :
+         {Case{6, 20, Verdict::tcp, false}, Case{6, 20, Verdict::tcp, true}, Case{17, 8, Verdict::udp, false},
+          Case{17, 8, Verdict::udp, true}, Case{1, 8, Verdict::icmp, false}, Case{58, 4, Verdict::icmp, true}}) {
         CAPTURE(int{c.proto}, c.v6);
         std::vector<uint8_t> hdr(c.need, 0);
-        hdr[12 % c.need] = 0x50;  // TCP data offset 5 (byte 12); harmless for the others
+        hdr[12 % c.need] = 0x50; // TCP data offset 5 (byte 12); harmless for the others
         for (size_t n = 0; n < c.need; ++n) {
             FrameBuilder b;
             if (c.v6)

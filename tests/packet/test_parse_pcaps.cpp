@@ -23,10 +23,10 @@ namespace {
 
 struct Replay {
     unsigned frames = 0;
-    unsigned truncated_capture = 0;  // caplen < wire length
+    unsigned truncated_capture = 0; // caplen < wire length
     unsigned verdicts[packet::verdict_count] = {};
-    std::set<std::string> tcp_keys;  // distinct FlowKey bytes of tcp frames
-    unsigned tcp_syn = 0;            // SYN without ACK
+    std::set<std::string> tcp_keys; // distinct FlowKey bytes of tcp frames
+    unsigned tcp_syn = 0;           // SYN without ACK
     uint64_t tcp_frame_bytes = 0;
     uint64_t tcp_payload_bytes = 0;
 
@@ -61,7 +61,7 @@ Replay replay(const std::string& path)
         ++out.frames;
         out.truncated_capture += rec.data.size() < rec.orig_len;
         const auto p = test::parse_bytes(rec.data);
-        if (static_cast<unsigned>(p.verdict) >= packet::verdict_count)  // no per-frame assertion: TAP prints each
+        if (static_cast<unsigned>(p.verdict) >= packet::verdict_count) // no per-frame assertion: TAP prints each
             FAIL("frame " << out.frames << " of " << path << " got no verdict");
         ++out.verdicts[static_cast<unsigned>(p.verdict)];
         if (p.verdict == Verdict::tcp) {
@@ -76,16 +76,16 @@ Replay replay(const std::string& path)
     return out;
 }
 
-}  // namespace
+} // namespace
 
 // Every test below starts with this: a fresh clone has no ../shared, so the
 // captures are optional and their absence is a visible skip, not a failure.
-#define REQUIRE_CAPTURES(dir)                                                                    \
-    const std::string dir = pcap_dir();                                                          \
-    if (dir.empty()) {                                                                           \
-        /* SUCCEED, not WARN: Catch2's TAP reporter numbers a warning like a test point */      \
-        SUCCEED("skipped: capture directory not found (FLOWCOP_PCAP_DIR or ../shared/pcaps)");  \
-        return;                                                                                  \
+#define REQUIRE_CAPTURES(dir)                                                                                          \
+    const std::string dir = pcap_dir();                                                                                \
+    if (dir.empty()) {                                                                                                 \
+        /* SUCCEED, not WARN: Catch2's TAP reporter numbers a warning like a test point */                             \
+        SUCCEED("skipped: capture directory not found (FLOWCOP_PCAP_DIR or ../shared/pcaps)");                         \
+        return;                                                                                                        \
     }
 
 namespace {
@@ -120,7 +120,7 @@ constexpr Clean clean_captures[] = {
     {"ndpi_nmap_synscan_1994conns.pcap", 2011, 2011, 1994, 1994},
 };
 
-}  // namespace
+} // namespace
 
 // The parser agrees with tshark on every clean capture: TCP frames, flows, SYNs.
 TEST_CASE("clean captures give tshark's TCP frame, VLAN-aware flow and SYN counts", "[packet][pcap]")
@@ -176,7 +176,8 @@ TEST_CASE("fragment captures: non-first fragments are fragment, first ones carry
 }
 
 // Malformed and snaplen-truncated input is classified, per the first rule broken.
-TEST_CASE("malformed captures are classified: garbage, snaplen cuts, fuzzed IP, a 4-byte frame", "[packet][pcap][malformed]")
+TEST_CASE("malformed captures are classified: garbage, snaplen cuts, fuzzed IP, a 4-byte frame",
+          "[packet][pcap][malformed]")
 {
     REQUIRE_CAPTURES(dir);
     // caplen 64, IP total length 12336: the frame is short of its datagram.
@@ -228,21 +229,34 @@ TEST_CASE("the 80 kB BIG TCP capture is one tcp frame counting its full length",
 TEST_CASE("dump verdict histograms of all captures", "[.][packet][pcap][dump]")
 {
     REQUIRE_CAPTURES(dir);
-    for (const char* name : {
-             "tcpreplay_test_mixed_lan.pcap", "suricata_dcerpc_zerologon_53conns_9min.pcap",
-             "suricata_ftp_data_ipv4_ipv6_80conns.pcap", "zeek_tcp_handshake_reorder_synack_first.pcap",
-             "zeek_tcp_missing_syn_midstream.pcap", "zeek_tcp_fast_open_syn_data.pcap",
-             "zeek_ldap_idle181s_then_rst.pcap", "zeek_tcp_ssh_dups_retransmissions.pcap",
-             "zeek_tcp_fast_retransmit_headers_only.pcap", "suricata_syn_retransmit_asym_vlan.pcap",
-             "ndpi_nest_log_sink_1h52m.pcap", "suricata_smb2_3h22m_40conns.pcap",
-             "ndpi_elasticsearch_idle725s.pcap", "ndpi_gnutella_10min_p2p_rst_retx.pcap",
-             "pcapplusplus_tls2_ipv4_ipv6_334conns.pcap", "ndpi_reddit_ipv6_60conns.pcap",
-             "zeek_ftp_ipv6_only.pcap", "zeek_vlan_collisions_same_5tuple.pcap", "zeek_vlan_qinqinq_triple_tag.pcap",
-             "arkime_socks5_tcp_over_ipv4_frags.pcap", "suricata_defrag_vlan_ipv4_tcp_syn.pcap",
-             "suricata_defrag_vlan_ipv6_tcp.pcap", "zeek_ipv6_http_atomic_frag.pcap",
-             "zeek_tcp_snaplen_truncated_smtp.pcap", "ndpi_fuzz_malformed_ip_udp_tcp.pcap",
-             "ndpi_nmap_synscan_1994conns.pcap", "tcpdump_tcp_header_garbage_snaplen64.pcap",
-             "tcpdump_bigtcp_ipv4_80kB_frame.pcap"}) {
+    for (const char* name : {"tcpreplay_test_mixed_lan.pcap",
+                             "suricata_dcerpc_zerologon_53conns_9min.pcap",
+                             "suricata_ftp_data_ipv4_ipv6_80conns.pcap",
+                             "zeek_tcp_handshake_reorder_synack_first.pcap",
+                             "zeek_tcp_missing_syn_midstream.pcap",
+                             "zeek_tcp_fast_open_syn_data.pcap",
+                             "zeek_ldap_idle181s_then_rst.pcap",
+                             "zeek_tcp_ssh_dups_retransmissions.pcap",
+                             "zeek_tcp_fast_retransmit_headers_only.pcap",
+                             "suricata_syn_retransmit_asym_vlan.pcap",
+                             "ndpi_nest_log_sink_1h52m.pcap",
+                             "suricata_smb2_3h22m_40conns.pcap",
+                             "ndpi_elasticsearch_idle725s.pcap",
+                             "ndpi_gnutella_10min_p2p_rst_retx.pcap",
+                             "pcapplusplus_tls2_ipv4_ipv6_334conns.pcap",
+                             "ndpi_reddit_ipv6_60conns.pcap",
+                             "zeek_ftp_ipv6_only.pcap",
+                             "zeek_vlan_collisions_same_5tuple.pcap",
+                             "zeek_vlan_qinqinq_triple_tag.pcap",
+                             "arkime_socks5_tcp_over_ipv4_frags.pcap",
+                             "suricata_defrag_vlan_ipv4_tcp_syn.pcap",
+                             "suricata_defrag_vlan_ipv6_tcp.pcap",
+                             "zeek_ipv6_http_atomic_frag.pcap",
+                             "zeek_tcp_snaplen_truncated_smtp.pcap",
+                             "ndpi_fuzz_malformed_ip_udp_tcp.pcap",
+                             "ndpi_nmap_synscan_1994conns.pcap",
+                             "tcpdump_tcp_header_garbage_snaplen64.pcap",
+                             "tcpdump_bigtcp_ipv4_80kB_frame.pcap"}) {
         const Replay r = replay(dir + "/" + name);
         std::printf("%s frames=%u trunc=%u keys=%zu syn=%u:", name, r.frames, r.truncated_capture, r.tcp_keys.size(),
                     r.tcp_syn);

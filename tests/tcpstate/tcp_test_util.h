@@ -19,8 +19,7 @@ using flowcop::tcpstate::Outcome;
 using flowcop::tcpstate::State;
 using flowcop::tcpstate::Tracker;
 
-constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20, ECE = 0x40,
-                  CWR = 0x80;
+constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20, ECE = 0x40, CWR = 0x80;
 constexpr uint8_t SYNACK = SYN | ACK, FINACK = FIN | ACK, RSTACK = RST | ACK, DATA = PSH | ACK;
 constexpr Dir O = Dir::orig, R = Dir::reply;
 
@@ -28,9 +27,9 @@ constexpr Dir O = Dir::orig, R = Dir::reply;
 using Seg = std::pair<char, uint8_t>;
 
 // The states a flow can be in (everything but none), in declaration order.
-constexpr State kFlowStates[] = {State::syn_sent,  State::syn_recv,  State::established, State::fin_wait,
-                                 State::close_wait, State::last_ack, State::time_wait,  State::close,
-                                 State::syn_sent2};
+constexpr State kFlowStates[] = {State::syn_sent,  State::syn_recv,   State::established,
+                                 State::fin_wait,  State::close_wait, State::last_ack,
+                                 State::time_wait, State::close,      State::syn_sent2};
 
 inline Tracker stepped(Tracker t, Dir d, uint8_t flags)
 {
@@ -84,7 +83,10 @@ public:
         switch (flowcop::tcpstate::step(_t, d, flags)) {
         case Outcome::ok: return Event::ok;
         case Outcome::ignored: ++ignored; return Event::ignored;
-        case Outcome::reset: ++resets; _reap_due = true; return Event::reset;
+        case Outcome::reset:
+            ++resets;
+            _reap_due = true;
+            return Event::reset;
         case Outcome::reopen:
             ++reopens;
             _tracked = false;

@@ -26,11 +26,10 @@ std::vector<Event> drive(FlowDriver& f, const std::vector<Seg>& segs)
 // Without loose pickup the SYN-ACK creates nothing, the SYN opens SYN_SENT, and since no SYN-ACK
 // follows it every later packet is ignored: the flow expires as idle from SYN_SENT (netfilter's
 // behaviour too, which is why loose pickup is the default worth having).
-TEST_CASE("A SYN-ACK captured before its SYN still yields a tracked flow that closes by FIN",
-          "[tcpstate][capture]")
+TEST_CASE("A SYN-ACK captured before its SYN still yields a tracked flow that closes by FIN", "[tcpstate][capture]")
 {
     const std::vector<Seg> reorder = {
-        {'s', SYNACK}, {'c', SYN}, {'c', ACK}, {'c', DATA}, {'s', ACK},    {'s', ACK},    {'s', ACK},
+        {'s', SYNACK}, {'c', SYN},  {'c', ACK}, {'c', DATA}, {'s', ACK},    {'s', ACK},    {'s', ACK},
         {'s', ACK},    {'s', DATA}, {'c', ACK}, {'c', ACK},  {'c', FINACK}, {'s', FINACK}, {'c', ACK},
     };
     SECTION("loose pickup")
@@ -64,9 +63,9 @@ TEST_CASE("A SYN-ACK captured before its SYN still yields a tracked flow that cl
 TEST_CASE("A capture that starts at the SYN-ACK is tracked from it to TIME_WAIT", "[tcpstate][capture]")
 {
     const std::vector<Seg> missing_syn = {
-        {'s', SYNACK}, {'c', ACK}, {'c', DATA}, {'s', ACK}, {'s', ACK},    {'c', ACK},  {'c', ACK},
-        {'s', ACK},    {'s', ACK}, {'s', ACK},  {'s', ACK}, {'c', ACK},    {'c', ACK},  {'c', ACK},
-        {'c', ACK},    {'s', DATA}, {'c', ACK}, {'c', FINACK}, {'s', ACK}, {'s', FINACK}, {'c', ACK},
+        {'s', SYNACK}, {'c', ACK},  {'c', DATA}, {'s', ACK},    {'s', ACK}, {'c', ACK},    {'c', ACK},
+        {'s', ACK},    {'s', ACK},  {'s', ACK},  {'s', ACK},    {'c', ACK}, {'c', ACK},    {'c', ACK},
+        {'c', ACK},    {'s', DATA}, {'c', ACK},  {'c', FINACK}, {'s', ACK}, {'s', FINACK}, {'c', ACK},
     };
     FlowDriver f(true);
     const auto ev = drive(f, missing_syn);

@@ -9,14 +9,16 @@ using flowcop::tcpstate::initial_state;
 using flowcop::tcpstate::step;
 
 namespace {
-Dir other(Dir d) { return d == O ? R : O; }
+Dir other(Dir d)
+{
+    return d == O ? R : O;
+}
 } // namespace
 
 // netfilter's close path: the first FIN opens FIN_WAIT, the peer's ACK of it gives CLOSE_WAIT, the
 // peer's own FIN gives LAST_ACK and the ACK of that gives TIME_WAIT, whose expiry is a "closed" end.
 // Either side may close first; the path is the same.
-TEST_CASE("A FIN from either side closes through FIN_WAIT, CLOSE_WAIT, LAST_ACK and TIME_WAIT",
-          "[tcpstate][close]")
+TEST_CASE("A FIN from either side closes through FIN_WAIT, CLOSE_WAIT, LAST_ACK and TIME_WAIT", "[tcpstate][close]")
 {
     const Dir closer = GENERATE(O, R);
     Tracker t = reach(State::established);
@@ -49,8 +51,7 @@ TEST_CASE("A FIN answered by the peer's FIN goes from FIN_WAIT straight to LAST_
 // zeek ssh-dups sends every FIN three times. netfilter would take the second copy as the peer's FIN
 // (FIN_WAIT -> LAST_ACK) and the next ACK to TIME_WAIT while the peer had not closed at all. A repeat
 // from the side that already sent a FIN is a retransmission and must leave the state where it is.
-TEST_CASE("A FIN repeated by the side that sent it does not advance FIN_WAIT or CLOSE_WAIT",
-          "[tcpstate][close]")
+TEST_CASE("A FIN repeated by the side that sent it does not advance FIN_WAIT or CLOSE_WAIT", "[tcpstate][close]")
 {
     const Dir closer = GENERATE(O, R);
     Tracker t = reach(State::established);
@@ -156,8 +157,7 @@ TEST_CASE("A SYN from either side on a TIME_WAIT or CLOSE flow asks for a reopen
 // it (RST or challenge ACK) and that answer is what we act on (netfilter sIG/sIV).
 TEST_CASE("A SYN on an open connection is ignored", "[tcpstate][close]")
 {
-    for (const State s : {State::syn_recv, State::established, State::fin_wait, State::close_wait,
-                          State::last_ack}) {
+    for (const State s : {State::syn_recv, State::established, State::fin_wait, State::close_wait, State::last_ack}) {
         for (const Dir d : {O, R}) {
             CAPTURE(s, d == O ? "orig" : "reply");
             Tracker t = reach(s);

@@ -36,9 +36,15 @@ int rank(State s)
     return -1;
 }
 
-bool valid_flow_state(State s) { return s != State::none && static_cast<size_t>(s) < kStateCount; }
+bool valid_flow_state(State s)
+{
+    return s != State::none && static_cast<size_t>(s) < kStateCount;
+}
 
-bool syn_class(uint8_t f) { return (f & (FIN | SYN | RST | ACK)) == SYN; }
+bool syn_class(uint8_t f)
+{
+    return (f & (FIN | SYN | RST | ACK)) == SYN;
+}
 
 // Collects violations instead of asserting each of millions of steps (Catch2 assertions are costly);
 // the first few are reported with their inputs.
@@ -79,7 +85,8 @@ TEST_CASE("The transition matrix is the one documented in lib/tcpstate/tcp-track
         {"SYN_SENT", reach(State::syn_sent), {{SS, IG, IG, IG, CL}, {S2, SR, IG, IG, CL}}},
         {"SYN_RECV", reach(State::syn_recv), {{IG, SR, FW, ES, CL}, {IG, IG, FW, SR, CL}}},
         {"SYN_RECV (simultaneous open)", simopen, {{IG, SR, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
-        {"SYN_RECV (picked up at SYN-ACK)", Tracker{initial_state(SYNACK, true)},
+        {"SYN_RECV (picked up at SYN-ACK)",
+         Tracker{initial_state(SYNACK, true)},
          {{IG, SR, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
         {"ESTABLISHED", reach(State::established), {{IG, IG, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
         {"FIN_WAIT (orig sent FIN)", reach(State::fin_wait), {{IG, IG, FW, CW, CL}, {IG, IG, LA, CW, CL}}},
@@ -117,8 +124,7 @@ TEST_CASE("The transition matrix is the one documented in lib/tcpstate/tcp-track
 // (including ones outside Dir) and every flags byte: 13 x 256 x 4 x 256 steps. None may produce
 // none or an out-of-range state, clear a bit, move backwards, or touch the tracker when it does not
 // accept the packet.
-TEST_CASE("No input combination leaves the state machine's range or moves a flow backwards",
-          "[tcpstate][exhaustive]")
+TEST_CASE("No input combination leaves the state machine's range or moves a flow backwards", "[tcpstate][exhaustive]")
 {
     std::vector<unsigned> states;
     for (unsigned s = 0; s < kStateCount; ++s)
@@ -227,8 +233,7 @@ TEST_CASE("steady() is true only where step() would change nothing", "[tcpstate]
 // implies seen_reply, and LAST_ACK/TIME_WAIT imply both sides sent a FIN. The seed is fixed and the
 // engine's raw output is used (distributions differ between standard libraries), so every run and
 // every platform checks the same sequences; the run must visit every flow state to count.
-TEST_CASE("Random flag sequences only move a flow forward, except by starting a new flow",
-          "[tcpstate][exhaustive]")
+TEST_CASE("Random flag sequences only move a flow forward, except by starting a new flow", "[tcpstate][exhaustive]")
 {
     constexpr uint32_t kSeed = 20240611;
     std::mt19937 rng(kSeed);
@@ -245,8 +250,8 @@ TEST_CASE("Random flag sequences only move a flow forward, except by starting a 
                 f.tick();
             const char from = (rng() & 1) ? 'c' : 's';
             const uint32_t r = rng();
-            const uint8_t flags = (r % 8 == 0) ? static_cast<uint8_t>(r >> 8)
-                                               : common[(r >> 8) % (sizeof(common) / sizeof(common[0]))];
+            const uint8_t flags =
+                (r % 8 == 0) ? static_cast<uint8_t>(r >> 8) : common[(r >> 8) % (sizeof(common) / sizeof(common[0]))];
             const bool was = f.tracked();
             const Tracker before = f.tracker();
             const auto ev = f.feed(from, flags);

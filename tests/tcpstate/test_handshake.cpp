@@ -9,8 +9,7 @@ using flowcop::tcpstate::step;
 
 // The common case every other rule builds on; assured must wait for the final ACK, because until then
 // the flow may be a spoofed or unanswered SYN that the table should be free to early-drop.
-TEST_CASE("A SYN, SYN-ACK, ACK handshake reaches ESTABLISHED and is assured at the final ACK",
-          "[tcpstate][handshake]")
+TEST_CASE("A SYN, SYN-ACK, ACK handshake reaches ESTABLISHED and is assured at the final ACK", "[tcpstate][handshake]")
 {
     Tracker t{initial_state(SYN, false)};
     CHECK(t.state == State::syn_sent);
@@ -64,8 +63,7 @@ TEST_CASE("A retransmitted SYN is accepted and leaves the flow in SYN_SENT", "[t
 
 // A server retransmits its SYN-ACK when the final ACK is lost or late; netfilter ignores the repeat
 // (sIG) rather than treating it as a state change, and so do we, in both states it can arrive in.
-TEST_CASE("A retransmitted SYN-ACK is ignored in SYN_RECV and ESTABLISHED and changes nothing",
-          "[tcpstate][handshake]")
+TEST_CASE("A retransmitted SYN-ACK is ignored in SYN_RECV and ESTABLISHED and changes nothing", "[tcpstate][handshake]")
 {
     for (const State s : {State::syn_recv, State::established}) {
         Tracker t = reach(s);
@@ -102,8 +100,7 @@ TEST_CASE("A simultaneous open goes SYN_SENT, SYN_SENT2, SYN_RECV, ESTABLISHED",
 
 // TCP Fast Open puts data in the SYN (zeek tcp-fast-open conn 2: 86 bytes) and ECN setup sets ECE and
 // CWR on it; the tracker sees only flags, and PSH/ECE/CWR must not turn a SYN into something else.
-TEST_CASE("Data in a SYN (TCP Fast Open) and ECN bits do not change how the SYN is tracked",
-          "[tcpstate][handshake]")
+TEST_CASE("Data in a SYN (TCP Fast Open) and ECN bits do not change how the SYN is tracked", "[tcpstate][handshake]")
 {
     for (const uint8_t syn : {uint8_t(SYN), uint8_t(SYN | PSH), uint8_t(SYN | ECE | CWR), uint8_t(SYN | URG)}) {
         CAPTURE(int(syn));
@@ -146,8 +143,9 @@ TEST_CASE("ACKs in SYN_SENT are ignored from either side", "[tcpstate][handshake
 // must neither create a flow nor move one, in any state, or a scan could close real connections.
 TEST_CASE("Invalid flag combinations are ignored in every state and create no flow", "[tcpstate][handshake]")
 {
-    const uint8_t invalid[] = {0, SYN | FIN, SYN | RST, SYN | FIN | ACK, SYN | RST | ACK, FIN, FIN | PSH | URG,
-                               RST | FIN, RST | FIN | ACK, URG, PSH, SYN | ACK | URG, ECE | CWR};
+    const uint8_t invalid[] = {0,   SYN | FIN,       SYN | RST, SYN | FIN | ACK, SYN | RST | ACK,
+                               FIN, FIN | PSH | URG, RST | FIN, RST | FIN | ACK, URG,
+                               PSH, SYN | ACK | URG, ECE | CWR};
     for (const uint8_t f : invalid) {
         CAPTURE(int(f));
         CHECK(initial_state(f, false) == State::none);

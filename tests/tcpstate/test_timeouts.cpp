@@ -8,7 +8,10 @@ using flowcop::tcpstate::kStateCount;
 using flowcop::tcpstate::Timeouts;
 
 namespace {
-size_t idx(State s) { return static_cast<size_t>(s); }
+size_t idx(State s)
+{
+    return static_cast<size_t>(s);
+}
 } // namespace
 
 // Operators compare flowcop with conntrack; the defaults must be netfilter's own
@@ -48,8 +51,7 @@ TEST_CASE("effective() falls back to default_inactivity for a state whose timeou
 
 // A zero deadline would mean "not scheduled" to the timer wheel, so even a broken configuration (all
 // zeros) or a corrupt state value must yield a positive timeout rather than an immortal flow.
-TEST_CASE("effective() never returns 0, even for an all-zero Timeouts or an out-of-range state",
-          "[tcpstate][timeouts]")
+TEST_CASE("effective() never returns 0, even for an all-zero Timeouts or an out-of-range state", "[tcpstate][timeouts]")
 {
     Timeouts zero{};
     for (size_t i = 0; i < 256; ++i)

@@ -50,44 +50,49 @@ void run(size_t n)
         touch_call{"extend: store + schedule()", {}}, shorten{"shorten (move)", {}}, cancel{"cancel", {}};
     for (int rep = 0; rep < kRepeats; ++rep) {
         sched.ns_per_op.push_back(time_ns([&] {
-            for (uint32_t e : order) {
-                flows[e].deadline = armed[e];
-                w.schedule(e, armed[e]);
-            }
-        }) / double(n));
+                                      for (uint32_t e : order) {
+                                          flows[e].deadline = armed[e];
+                                          w.schedule(e, armed[e]);
+                                      }
+                                  }) /
+                                  double(n));
         REQUIRE(w.size() == n);
 
         const uint64_t before = hook_checksum(flows);
         touch.ns_per_op.push_back(time_ns([&] {
-            for (size_t k = 0; k < kTouches; ++k)
-                flows[touches[k]].deadline = kT0 + 5000 * kSec + k;
-        }) / double(kTouches));
+                                      for (size_t k = 0; k < kTouches; ++k)
+                                          flows[touches[k]].deadline = kT0 + 5000 * kSec + k;
+                                  }) /
+                                  double(kTouches));
         touch_call.ns_per_op.push_back(time_ns([&] {
-            for (size_t k = 0; k < kTouches; ++k) {
-                const uint32_t e = touches[k];
-                flows[e].deadline = kT0 + 5000 * kSec + k;
-                w.schedule(e, flows[e].deadline);
-            }
-        }) / double(kTouches));
+                                           for (size_t k = 0; k < kTouches; ++k) {
+                                               const uint32_t e = touches[k];
+                                               flows[e].deadline = kT0 + 5000 * kSec + k;
+                                               w.schedule(e, flows[e].deadline);
+                                           }
+                                       }) /
+                                       double(kTouches));
         touch.work = touch_call.work = hook_checksum(flows) == before ? 0 : 1;
 
         std::vector<uint32_t> due_before(n);
         for (size_t e = 0; e < n; ++e)
             due_before[e] = flows[e].hook.due;
         shorten.ns_per_op.push_back(time_ns([&] {
-            for (uint32_t e : order) {
-                flows[e].deadline = kT0 + kSec + (armed[e] - kT0 - kSec) / 2;
-                w.schedule(e, flows[e].deadline);
-            }
-        }) / double(n));
+                                        for (uint32_t e : order) {
+                                            flows[e].deadline = kT0 + kSec + (armed[e] - kT0 - kSec) / 2;
+                                            w.schedule(e, flows[e].deadline);
+                                        }
+                                    }) /
+                                    double(n));
         shorten.work = 0;
         for (size_t e = 0; e < n; ++e)
             shorten.work += flows[e].hook.due != due_before[e] ? 1 : 0;
 
         cancel.ns_per_op.push_back(time_ns([&] {
-            for (uint32_t e : order)
-                w.cancel(e);
-        }) / double(n));
+                                       for (uint32_t e : order)
+                                           w.cancel(e);
+                                   }) /
+                                   double(n));
         REQUIRE(w.size() == 0);
     }
     const double base = median(touch.ns_per_op);

@@ -232,11 +232,11 @@ TEST_CASE("schedule and cancel from inside fire never fire anything twice in a p
     int a_fires = 0;
     r.on_fire = [&](uint32_t e) {
         if (e == A && ++a_fires == 1) {
-            arm(w, p, A, due);      // re-arm itself with a passed deadline: next tick
-            w.cancel(C);            // not yet visited in this bucket
+            arm(w, p, A, due); // re-arm itself with a passed deadline: next tick
+            w.cancel(C);       // not yet visited in this bucket
             p.deadline[C] = 0;
-            arm(w, p, B, due);      // not yet visited: stays here, examined once
-            arm(w, p, E, kT0);      // new, long past: next tick, not this bucket
+            arm(w, p, B, due); // not yet visited: stays here, examined once
+            arm(w, p, E, kT0); // new, long past: next tick, not this bucket
             return true;
         }
         p.deadline[e] = 0;
@@ -274,7 +274,7 @@ TEST_CASE("a deferred fire is retried on the next tick, never early", "[timerwhe
             if (e == 1)
                 p.deadline[1] = kT0 + 20 * kSec; // extended while the cop waited for the lock
             if (e == 2)
-                arm(w, p, 2, kT0 + 10 * kSec);   // fire() chose its own retry time: honoured
+                arm(w, p, 2, kT0 + 10 * kSec); // fire() chose its own retry time: honoured
             return false;
         }
         p.deadline[e] = 0;
@@ -288,8 +288,8 @@ TEST_CASE("a deferred fire is retried on the next tick, never early", "[timerwhe
     res = pass(w, r, kT0 + 5 * kSec + kSec / 2);
     CHECK(res.visited == 0); // still inside tick 5: the retry waits for the next tick
     res = pass(w, r, kT0 + 6 * kSec);
-    CHECK(r.visited.size() == 2);                 // 0 and 1; 2 waits for the time its fire() chose
-    CHECK(r.fired == std::vector<uint32_t>{0});   // 0 refused again; 1 found extended and re-linked
+    CHECK(r.visited.size() == 2);               // 0 and 1; 2 waits for the time its fire() chose
+    CHECK(r.fired == std::vector<uint32_t>{0}); // 0 refused again; 1 found extended and re-linked
     CHECK(res.deferred == 1);
     CHECK(res.fired == 0);
     res = pass(w, r, kT0 + 7 * kSec);

@@ -62,8 +62,7 @@ TEST_CASE("a bucket's elements spread over the lanes and all fire in one pass", 
     CHECK(first_lanes.size() == kLanes);
 }
 
-TEST_CASE("every examined element was hinted by prefetch() before, never one outside the pass",
-          "[timerwheel][lanes]")
+TEST_CASE("every examined element was hinted by prefetch() before, never one outside the pass", "[timerwheel][lanes]")
 {
     constexpr uint32_t kN = 200;
     Pool p(kN);
@@ -87,6 +86,6 @@ TEST_CASE("every examined element was hinted by prefetch() before, never one out
     CHECK(examined == kN - kN / 10);
     CHECK(r.examined_unhinted == 0);
     for (uint32_t e : r.hinted)
-        CHECK(e % 10 != 0); // the later bucket's elements are never hinted
+        CHECK(e % 10 != 0);              // the later bucket's elements are never hinted
     CHECK(w.size() == kN / 10 + kN / 2); // the later ones and the extended (odd) ones
 }

@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <utility>
 #include <string>
+#include <utility>
 
 using namespace flowcop::timerwheel;
 using namespace flowcop::timerwheel::test;
@@ -90,8 +90,7 @@ public:
         : _prm(prm), _small(small_budgets), _pool(kElements), _w(make_wheel(_pool, prm.buckets, prm.tick_ns, prm.t0)),
           _rng(prm.seed), _now(prm.t0), _must(kElements, 0), _last_fire_tick(kElements, kUnlimited),
           _last_fire_call(kElements, 0)
-    {
-    }
+    {}
 
     void run()
     {
@@ -123,7 +122,10 @@ public:
     }
 
     const Violations& violations() const { return _v; }
-    uint64_t pending() const { return static_cast<uint64_t>(std::count_if(_must.begin(), _must.end(), [](uint64_t m) { return m != 0; })); }
+    uint64_t pending() const
+    {
+        return static_cast<uint64_t>(std::count_if(_must.begin(), _must.end(), [](uint64_t m) { return m != 0; }));
+    }
     uint64_t scheduled() const { return _w.size(); }
     uint64_t fires() const { return _fires; }
     uint64_t defers() const { return _defers; }
@@ -363,8 +365,7 @@ void check(const Model& m, const Params& prm)
 
 // With unlimited budgets the wheel is exact: every element fires at or after its true deadline and by
 // the end of its deadline's tick (the first pass whose tick reaches ceil(deadline / tick)), once.
-TEST_CASE("randomized model: unlimited budgets fire every element within its deadline's tick",
-          "[timerwheel][model]")
+TEST_CASE("randomized model: unlimited budgets fire every element within its deadline's tick", "[timerwheel][model]")
 {
     for (const Params& prm : kParams) {
         Model m(prm, false);

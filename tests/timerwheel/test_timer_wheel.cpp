@@ -13,9 +13,15 @@ using namespace flowcop::timerwheel;
 using namespace flowcop::timerwheel::test;
 
 namespace {
-uint64_t ceil_tick(uint64_t ns, uint64_t tick) { return ns / tick + (ns % tick != 0 ? 1 : 0); }
+uint64_t ceil_tick(uint64_t ns, uint64_t tick)
+{
+    return ns / tick + (ns % tick != 0 ? 1 : 0);
+}
 
-bool same_hook(const Hook& a, const Hook& b) { return std::memcmp(&a, &b, sizeof(Hook)) == 0; }
+bool same_hook(const Hook& a, const Hook& b)
+{
+    return std::memcmp(&a, &b, sizeof(Hook)) == 0;
+}
 } // namespace
 
 // The one rule that matters: if the cached due were ever later than the true deadline, a timeout would
@@ -66,7 +72,7 @@ TEST_CASE("extending a deadline needs no wheel work", "[timerwheel][placement]")
     const std::vector<Hook> before = p.hooks;
 
     p.deadline[1] = kT0 + 12 * kSec;
-    w.schedule(1, p.deadline[1]); // extension through the API: a no-op
+    w.schedule(1, p.deadline[1]);    // extension through the API: a no-op
     p.deadline[2] = kT0 + 12 * kSec; // extension without the API: also correct
     for (uint32_t e = 0; e < 3; ++e)
         CHECK(same_hook(p.hooks[e], before[e]));
@@ -124,7 +130,7 @@ TEST_CASE("setting a deadline arms the element", "[timerwheel][placement]")
     CHECK(w.size() == 1);
 
     arm(w, p, 1, kT0 + 5 * kSec);
-    p.deadline[1] = 0;              // lazily cleared: still linked at +5
+    p.deadline[1] = 0;             // lazily cleared: still linked at +5
     arm(w, p, 1, kT0 + 20 * kSec); // set again: examined at +5, re-linked, fires at +20
     CHECK(w.is_scheduled(1));
 
@@ -256,7 +262,7 @@ TEST_CASE("the due tick's 32-bit wrap is harmless", "[timerwheel][placement]")
     arm(w, p, 0, t0 + 2 * kMs); // shortened to before the wrap
     CHECK(p.hooks[0].due == 0xffffffffu);
     arm(w, p, 1, t0 + 1 * kMs);
-    p.deadline[1] = t0 + 9 * kMs; // lazily extended across the wrap
+    p.deadline[1] = t0 + 9 * kMs;  // lazily extended across the wrap
     arm(w, p, 2, t0 + 2000 * kMs); // clamped, revisited across the wrap
 
     Recorder r{p};

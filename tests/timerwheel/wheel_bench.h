@@ -94,6 +94,9 @@ using flowcop::bench::Rng;
 using flowcop::bench::time_ns;
 
 // The provenance line with the 1 and 5 minute load averages, as recorded in tests/benchmarks.md.
-inline void provenance(const char* what) { flowcop::bench::provenance(what, 2); }
+inline void provenance(const char* what)
+{
+    flowcop::bench::provenance(what, 2);
+}
 
 } // namespace flowcop::timerwheel::bench

@@ -10,13 +10,16 @@ namespace {
 
 std::string out_of_range(const char* key, uint64_t v, uint64_t lo, uint64_t hi)
 {
-    return "flowgen: " + std::string(key) + ": " + std::to_string(v) + " is not in " + std::to_string(lo) +
-           ".." + std::to_string(hi);
+    return "flowgen: " + std::string(key) + ": " + std::to_string(v) + " is not in " + std::to_string(lo) + ".." +
+           std::to_string(hi);
 }
 
-bool in(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v <= hi; }
+bool in(uint64_t v, uint64_t lo, uint64_t hi)
+{
+    return v >= lo && v <= hi;
+}
 
-}  // namespace
+} // namespace
 
 std::string check_config(const Config& c)
 {
@@ -52,17 +55,15 @@ std::string check_config(const Config& c)
     if (!in(c.burst, 1, max_burst))
         return out_of_range("burst", c.burst, 1, max_burst);
     if (c.burst > c.ring)
-        return "flowgen: burst: " + std::to_string(c.burst) + " is larger than ring (" +
-               std::to_string(c.ring) + ")";
+        return "flowgen: burst: " + std::to_string(c.burst) + " is larger than ring (" + std::to_string(c.ring) + ")";
     // A flow needs at least 9 segments (3 handshake, one data each way, up to 4 to close); 10 slots per
     // new flow leaves data turns for the flows already established.
     if (c.new_flow_rate != 0 && c.new_flow_rate * 10 > c.pps)
         return "flowgen: new_flow_rate: " + std::to_string(c.new_flow_rate) +
-               " new flows per second need 10 slots each, more than pps=" + std::to_string(c.pps) +
-               " (at most pps/10)";
+               " new flows per second need 10 slots each, more than pps=" + std::to_string(c.pps) + " (at most pps/10)";
     if (c.new_flow_rate == 0 && c.flows * 1000 * 10 > c.pps * c.lifetime_ms)
-        return "flowgen: flows=" + std::to_string(c.flows) + " with lifetime=" +
-               std::to_string(c.lifetime_ms) + " ms starts " + std::to_string(c.flows * 1000 / c.lifetime_ms) +
+        return "flowgen: flows=" + std::to_string(c.flows) + " with lifetime=" + std::to_string(c.lifetime_ms) +
+               " ms starts " + std::to_string(c.flows * 1000 / c.lifetime_ms) +
                " flows per second, which need 10 slots each, more than pps=" + std::to_string(c.pps) +
                ": raise pps or lifetime, or lower flows";
     if (c.wave) {
@@ -76,8 +77,8 @@ std::string check_config(const Config& c)
         // take slots too; half a second's slots keeps the whole wave inside its second.
         if (w.flows > c.pps / 2)
             return "flowgen: wave: " + std::to_string(w.flows) +
-                   " flows cannot all send their last segment within one second at pps=" +
-                   std::to_string(c.pps) + " (at most pps/2 = " + std::to_string(c.pps / 2) + ")";
+                   " flows cannot all send their last segment within one second at pps=" + std::to_string(c.pps) +
+                   " (at most pps/2 = " + std::to_string(c.pps / 2) + ")";
         if (c.duration_ms != 0 && w.at_s * 1000 >= c.duration_ms)
             return "flowgen: wave: second " + std::to_string(w.at_s) + " is not before duration (" +
                    std::to_string(c.duration_ms) + " ms)";
@@ -85,4 +86,4 @@ std::string check_config(const Config& c)
     return {};
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

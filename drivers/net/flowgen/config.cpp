@@ -26,14 +26,16 @@ int fail(void* opaque, const char* key, const char* value, const char* expected)
 {
     auto& ctx = *static_cast<Ctx*>(opaque);
     if (value == nullptr)
-        ctx.error = std::string("flowgen: ") + key + ": no value (write " + key + "=...; expected " +
-                    expected + ")";
+        ctx.error = std::string("flowgen: ") + key + ": no value (write " + key + "=...; expected " + expected + ")";
     else
         ctx.error = std::string("flowgen: ") + key + ": '" + value + "' is not " + expected;
     return -1;
 }
 
-Config& cfg_of(void* opaque) { return static_cast<Ctx*>(opaque)->cfg; }
+Config& cfg_of(void* opaque)
+{
+    return static_cast<Ctx*>(opaque)->cfg;
+}
 
 // A handler for an integer key stored in a field of type T, range [lo, hi].
 template <typename T, T Config::*Field, uint64_t Lo, uint64_t Hi>
@@ -58,8 +60,7 @@ int on_lifetime(const char* key, const char* value, void* opaque)
 int on_duration(const char* key, const char* value, void* opaque)
 {
     if (!parse_seconds_ms(value, 0, max_duration_ms, cfg_of(opaque).duration_ms))
-        return fail(opaque, key, value,
-                    "a number of seconds in 0..1000000000 (at most 3 decimals; 0: unlimited)");
+        return fail(opaque, key, value, "a number of seconds in 0..1000000000 (at most 3 decimals; 0: unlimited)");
     return 0;
 }
 
@@ -76,8 +77,7 @@ int on_lifetime_dist(const char* key, const char* value, void* opaque)
 
 int on_wave(const char* key, const char* value, void* opaque)
 {
-    static constexpr const char* expected =
-        "T:N (virtual second T in 0..1000000000, flows N in 1..10000000)";
+    static constexpr const char* expected = "T:N (virtual second T in 0..1000000000, flows N in 1..10000000)";
     const char* colon = value != nullptr ? std::strchr(value, ':') : nullptr;
     if (colon == nullptr || colon - value > 20)
         return fail(opaque, key, value, expected);
@@ -170,7 +170,7 @@ void apply(const rte_kvargs& kv, Ctx& ctx)
     ctx.error = check_config(ctx.cfg);
 }
 
-}  // namespace
+} // namespace
 
 std::string parse_config(const char* kvargs, Config& out)
 {
@@ -190,4 +190,4 @@ std::string parse_config(const char* kvargs, Config& out)
     return ctx.error;
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

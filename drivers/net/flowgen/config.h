@@ -20,8 +20,8 @@
 namespace flowcop::flowgen {
 
 enum class LifetimeDist : uint8_t {
-    fixed,  // every flow lives exactly `lifetime`
-    exp,    // exponential with mean `lifetime` (memoryless, the classic flow-duration model)
+    fixed, // every flow lives exactly `lifetime`
+    exp,   // exponential with mean `lifetime` (memoryless, the classic flow-duration model)
 };
 
 // At virtual second `at_s` after `start`, the next `flows` established flows each send one last data
@@ -37,33 +37,33 @@ struct Wave {
 inline constexpr uint64_t max_flows = 10'000'000;
 inline constexpr uint64_t max_pps = 1'000'000'000;
 inline constexpr uint64_t max_new_flow_rate = 100'000'000;
-inline constexpr uint64_t min_lifetime_ms = 1, max_lifetime_ms = 1'000'000'000;   // 1 ms .. 10^6 s
-inline constexpr uint64_t max_duration_ms = 1'000'000'000'000;                     // 10^9 s
+inline constexpr uint64_t min_lifetime_ms = 1, max_lifetime_ms = 1'000'000'000; // 1 ms .. 10^6 s
+inline constexpr uint64_t max_duration_ms = 1'000'000'000'000;                  // 10^9 s
 inline constexpr uint64_t max_wave_second = 1'000'000'000;
 inline constexpr uint32_t min_pkt_size = 64, max_pkt_size = 9000;
-inline constexpr uint64_t max_start_s = 4'102'444'800;                             // 2100-01-01
+inline constexpr uint64_t max_start_s = 4'102'444'800; // 2100-01-01
 inline constexpr uint32_t min_ring = 64, max_ring = 1u << 20;
 inline constexpr uint32_t max_burst = 1024;
 
 struct Config {
-    uint64_t flows = 1000;                         // concurrent flows
-    uint64_t new_flow_rate = 0;                    // new flows per virtual second; 0: flows / lifetime
-    uint64_t lifetime_ms = 10'000;                 // mean flow lifetime, virtual time
+    uint64_t flows = 1000;         // concurrent flows
+    uint64_t new_flow_rate = 0;    // new flows per virtual second; 0: flows / lifetime
+    uint64_t lifetime_ms = 10'000; // mean flow lifetime, virtual time
     LifetimeDist lifetime_dist = LifetimeDist::exp;
-    uint32_t idle_pct = 10;                        // flows that go silent instead of closing
-    uint32_t rst_pct = 10;                         // flows that close by RST; the rest close by FIN
-    uint32_t pkt_size = 128;                       // frame bytes of a data segment (no FCS)
+    uint32_t idle_pct = 10;  // flows that go silent instead of closing
+    uint32_t rst_pct = 10;   // flows that close by RST; the rest close by FIN
+    uint32_t pkt_size = 128; // frame bytes of a data segment (no FCS)
     uint32_t ipv6_pct = 0;
-    uint64_t pps = 1'000'000;                      // packet slots per virtual second: the timeline
+    uint64_t pps = 1'000'000; // packet slots per virtual second: the timeline
     std::optional<Wave> wave;
-    uint64_t packets = 0;                          // stop after this many frames; 0: unlimited
-    uint64_t duration_ms = 0;                      // stop at this virtual time; 0: unlimited
+    uint64_t packets = 0;     // stop after this many frames; 0: unlimited
+    uint64_t duration_ms = 0; // stop at this virtual time; 0: unlimited
     uint64_t seed = 1;
-    uint64_t start_s = 1'700'000'000;              // virtual clock at the first slot, Unix seconds
-    bool realtime = false;                         // Port only: pace emission to wall time
-    std::optional<uint16_t> vlan;                  // 802.1Q VLAN ID 1..4094 on every frame
-    uint32_t ring = 4096;                          // Port only: rx/tx ring entries
-    uint32_t burst = 32;                           // Port only: frames generated per ring enqueue
+    uint64_t start_s = 1'700'000'000; // virtual clock at the first slot, Unix seconds
+    bool realtime = false;            // Port only: pace emission to wall time
+    std::optional<uint16_t> vlan;     // 802.1Q VLAN ID 1..4094 on every frame
+    uint32_t ring = 4096;             // Port only: rx/tx ring entries
+    uint32_t burst = 32;              // Port only: frames generated per ring enqueue
 };
 
 // "" or one sentence naming the bad key/value. On error `out` is unchanged. kvargs may be nullptr.
@@ -75,4 +75,4 @@ std::string check_config(const Config& cfg);
 // The documentation of every key: syntax, default, range. Never nullptr; static storage.
 const char* help();
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

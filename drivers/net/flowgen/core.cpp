@@ -29,9 +29,15 @@ Core::Core(const Config& cfg) : _impl(std::make_unique<Impl>(cfg)) {}
 
 Core::~Core() = default;
 
-const std::string& Core::error() const noexcept { return _impl->error; }
+const std::string& Core::error() const noexcept
+{
+    return _impl->error;
+}
 
-uint32_t Core::max_frame_len() const noexcept { return _impl->writer.max_frame_len(); }
+uint32_t Core::max_frame_len() const noexcept
+{
+    return _impl->writer.max_frame_len();
+}
 
 uint32_t Core::next(uint8_t* buf, uint64_t& timestamp_us) noexcept
 {
@@ -44,7 +50,10 @@ uint32_t Core::next(uint8_t* buf, uint64_t& timestamp_us) noexcept
     return m.writer.write(seg, buf);
 }
 
-bool Core::finished() const noexcept { return !_impl->schedule || _impl->schedule->stats().finished; }
+bool Core::finished() const noexcept
+{
+    return !_impl->schedule || _impl->schedule->stats().finished;
+}
 
 Stats Core::stats() const noexcept
 {
@@ -56,4 +65,4 @@ Stats Core::stats() const noexcept
     return s;
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

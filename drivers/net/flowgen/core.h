@@ -55,4 +55,4 @@ private:
     std::unique_ptr<Impl> _impl;
 };
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

@@ -20,18 +20,18 @@ enum class Fate : uint8_t { fin = 0, rst = 1, idle = 2 };
 
 // Bits of Flow::bits.
 inline constexpr uint8_t fate_mask = 0x03;
-inline constexpr uint8_t bit_server_closes = 0x04;  // the server sends the FIN first / the RST
+inline constexpr uint8_t bit_server_closes = 0x04; // the server sends the FIN first / the RST
 inline constexpr uint8_t bit_ipv6 = 0x08;
-inline constexpr uint8_t bit_server_data = 0x10;    // the next data segment goes server -> client
+inline constexpr uint8_t bit_server_data = 0x10; // the next data segment goes server -> client
 
 struct Flow {
-    uint64_t end_slot;                  // the slot at which the planned lifetime is over
-    uint32_t client_ip, server_ip;      // IPv4 address, or the low 32 bits of the IPv6 address
-    uint16_t client_port, server_port;  // host order
-    uint32_t client_next, server_next;  // next sequence number each side sends
-    uint8_t data_sent;                  // data segments sent, saturating at 255 (only ">= 2" matters)
-    uint8_t bits;                       // fate_mask | bit_* above
-    uint8_t step;                       // position in the handshake / close sequence (schedule.cpp)
+    uint64_t end_slot;                 // the slot at which the planned lifetime is over
+    uint32_t client_ip, server_ip;     // IPv4 address, or the low 32 bits of the IPv6 address
+    uint16_t client_port, server_port; // host order
+    uint32_t client_next, server_next; // next sequence number each side sends
+    uint8_t data_sent;                 // data segments sent, saturating at 255 (only ">= 2" matters)
+    uint8_t bits;                      // fate_mask | bit_* above
+    uint8_t step;                      // position in the handshake / close sequence (schedule.cpp)
     uint8_t unused;
 
     Fate fate() const noexcept { return static_cast<Fate>(bits & fate_mask); }
@@ -60,10 +60,10 @@ inline void assign_tuple(Flow& f, uint64_t n, uint64_t key) noexcept
     static constexpr uint16_t service_ports[8] = {443, 443, 443, 443, 80, 80, 8080, 22};
     const uint64_t x = permute39(n, key);
     f.client_port = static_cast<uint16_t>(32768 + (x & 0x7fff));
-    f.client_ip = 0x0a000000u | static_cast<uint32_t>(x >> 15);          // 10.0.0.0/8
+    f.client_ip = 0x0a000000u | static_cast<uint32_t>(x >> 15); // 10.0.0.0/8
     const uint64_t h = mix64(n ^ ~key);
-    f.server_ip = 0xac100000u | static_cast<uint32_t>(h & 0xfffff);      // 172.16.0.0/12
+    f.server_ip = 0xac100000u | static_cast<uint32_t>(h & 0xfffff); // 172.16.0.0/12
     f.server_port = service_ports[(h >> 20) & 7];
 }
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

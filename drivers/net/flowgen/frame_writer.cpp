@@ -25,7 +25,10 @@ inline void put32(uint8_t* p, uint32_t v) noexcept
     put16(p + 2, v);
 }
 
-inline uint32_t halves(uint32_t v) noexcept { return (v >> 16) + (v & 0xffff); }
+inline uint32_t halves(uint32_t v) noexcept
+{
+    return (v >> 16) + (v & 0xffff);
+}
 
 inline uint16_t fold(uint32_t sum) noexcept
 {
@@ -57,7 +60,7 @@ uint32_t put_l2(uint8_t* p, bool from_client, const Config& cfg, uint16_t ethert
     return off + 2;
 }
 
-}  // namespace
+} // namespace
 
 FrameWriter::FrameWriter(const Config& cfg) noexcept
 {
@@ -67,17 +70,17 @@ FrameWriter::FrameWriter(const Config& cfg) noexcept
         _l2_len = put_l2(t4, from_client != 0, cfg, 0x0800);
         uint8_t* ip = t4 + _l2_len;
         ip[0] = 0x45;
-        put16(ip + 6, 0x4000);  // DF
-        ip[8] = 64;             // TTL
-        ip[9] = 6;              // TCP
+        put16(ip + 6, 0x4000); // DF
+        ip[8] = 64;            // TTL
+        ip[9] = 6;             // TCP
         ip[ipv4_hdr + 12] = 0x50;
 
         uint8_t* t6 = _tmpl[2 + from_client];
         put_l2(t6, from_client != 0, cfg, 0x86dd);
         ip = t6 + _l2_len;
         ip[0] = 0x60;
-        ip[6] = 6;              // next header TCP
-        ip[7] = 64;             // hop limit
+        ip[6] = 6;  // next header TCP
+        ip[7] = 64; // hop limit
         std::memcpy(ip + 8, from_client ? v6_client_prefix : v6_server_prefix, 12);
         std::memcpy(ip + 24, from_client ? v6_server_prefix : v6_client_prefix, 12);
         ip[ipv6_hdr + 12] = 0x50;
@@ -95,7 +98,7 @@ uint32_t FrameWriter::write(const Segment& s, uint8_t* buf) noexcept
     std::memcpy(buf, _tmpl[(s.ipv6 ? 2 : 0) + (s.from_client ? 1 : 0)], template_bytes);
     uint8_t* ip = buf + _l2_len;
     const uint32_t tcp_len = tcp_hdr + s.payload;
-    uint32_t sum = halves(s.src_ip) + halves(s.dst_ip) + 6 + tcp_len;  // pseudo-header
+    uint32_t sum = halves(s.src_ip) + halves(s.dst_ip) + 6 + tcp_len; // pseudo-header
     uint8_t* tcp;
     if (!s.ipv6) {
         const uint32_t total = ipv4_hdr + tcp_len;
@@ -131,4 +134,4 @@ uint32_t FrameWriter::write(const Segment& s, uint8_t* buf) noexcept
     return len;
 }
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

@@ -17,12 +17,12 @@
 namespace flowcop::flowgen::detail {
 
 struct Segment {
-    uint32_t src_ip, dst_ip;  // IPv4 address, or the low 32 bits of the IPv6 address
+    uint32_t src_ip, dst_ip; // IPv4 address, or the low 32 bits of the IPv6 address
     uint32_t seq, ack;
     uint16_t sport, dport;
-    uint16_t payload;         // TCP payload bytes (written as zeros)
+    uint16_t payload; // TCP payload bytes (written as zeros)
     uint16_t window;
-    uint8_t flags;            // TCP flag byte
+    uint8_t flags; // TCP flag byte
     bool ipv6;
     bool from_client;
 };
@@ -47,12 +47,12 @@ public:
     uint32_t max_frame_len() const noexcept { return _max_frame_len; }
 
 private:
-    alignas(64) uint8_t _tmpl[4][template_bytes];  // [ipv6 * 2 + from_client]
-    uint32_t _l2_len;                               // 14, or 18 with a VLAN tag
-    uint32_t _v6_prefix_sum;                        // pseudo-header sum of both address prefixes
+    alignas(64) uint8_t _tmpl[4][template_bytes]; // [ipv6 * 2 + from_client]
+    uint32_t _l2_len;                             // 14, or 18 with a VLAN tag
+    uint32_t _v6_prefix_sum;                      // pseudo-header sum of both address prefixes
     uint16_t _data_payload[2];
     uint16_t _ip_id = 0;
     uint32_t _max_frame_len;
 };
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

@@ -12,15 +12,15 @@ Generator::Generator(const Config& cfg) : _core(cfg), _error(_core.error())
     if (!_error.empty())
         return;
     if (rte_mbuf_dyn_rx_timestamp_register(&_ts_offset, &_ts_flag) != 0)
-        _error = std::string("flowgen: cannot register the mbuf Rx timestamp field: ") +
-                 rte_strerror(rte_errno) + " (is EAL initialised?)";
+        _error = std::string("flowgen: cannot register the mbuf Rx timestamp field: ") + rte_strerror(rte_errno) +
+                 " (is EAL initialised?)";
 }
 
 std::string Generator::check_pool(const rte_mempool* pool) const
 {
     if (pool == nullptr)
         return "flowgen: no mempool";
-    rte_mempool* mp = const_cast<rte_mempool*>(pool);  // 22.11 takes a non-const pool
+    rte_mempool* mp = const_cast<rte_mempool*>(pool); // 22.11 takes a non-const pool
     const uint32_t room = rte_pktmbuf_data_room_size(mp);
     if (room < RTE_PKTMBUF_HEADROOM + max_frame_len())
         return "flowgen: mempool '" + std::string(pool->name) + "' has " + std::to_string(room) +
@@ -70,4 +70,4 @@ Stats Generator::stats() const noexcept
     return s;
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

@@ -52,4 +52,4 @@ private:
     uint16_t _port = 0;
 };
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

@@ -45,4 +45,4 @@ const char* help()
            "  burst=N          frames generated per ring enqueue (default 32; 1..1024, <= ring).\n";
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

@@ -59,4 +59,4 @@ inline bool parse_seconds_ms(const char* s, uint64_t lo_ms, uint64_t hi_ms, uint
     return true;
 }
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

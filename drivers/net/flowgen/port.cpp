@@ -27,8 +27,7 @@ constexpr auto finished_sleep = std::chrono::milliseconds(1);
 
 int64_t wall_ns()
 {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 
@@ -47,7 +46,7 @@ void drain_and_free(rte_ring* r)
         rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), n);
 }
 
-}  // namespace
+} // namespace
 
 Port::Port(const Config& cfg) : _cfg(cfg), _gen(cfg) {}
 
@@ -58,7 +57,7 @@ std::unique_ptr<Port> Port::create(const Config& cfg, rte_mempool* pool, int soc
     if (error.empty())
         error = p->setup(pool, socket);
     if (!error.empty())
-        return nullptr;  // ~Port releases whatever setup() made
+        return nullptr; // ~Port releases whatever setup() made
     p->publish();
     return p;
 }
@@ -72,12 +71,13 @@ std::string Port::setup(rte_mempool* pool, int socket)
             return why;
     } else {
         const unsigned count = _cfg.ring + 4 * _cfg.burst + 2048;
-        const uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, RTE_PKTMBUF_HEADROOM + _gen.max_frame_len());
-        _pool = rte_pktmbuf_pool_create(("flowgen_pool" + n).c_str(), count, 128, 0, static_cast<uint16_t>(room),
-                                        socket);
+        const uint32_t room =
+            std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, RTE_PKTMBUF_HEADROOM + _gen.max_frame_len());
+        _pool =
+            rte_pktmbuf_pool_create(("flowgen_pool" + n).c_str(), count, 128, 0, static_cast<uint16_t>(room), socket);
         if (_pool == nullptr)
-            return dpdk_error("cannot create mempool flowgen_pool" + n + " (" + std::to_string(count) +
-                              " mbufs of " + std::to_string(room) + " bytes)");
+            return dpdk_error("cannot create mempool flowgen_pool" + n + " (" + std::to_string(count) + " mbufs of " +
+                              std::to_string(room) + " bytes)");
         _own_pool = true;
     }
     const unsigned ring_flags = RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ;
@@ -126,8 +126,7 @@ void Port::run()
     unsigned empty_turns = 0;
     while (!_stop.load(std::memory_order_relaxed)) {
         bool worked = false;
-        const unsigned freed =
-            rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), tx_drain_batch, nullptr);
+        const unsigned freed = rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), tx_drain_batch, nullptr);
         if (freed != 0) {
             rte_pktmbuf_free_bulk(txb, freed);
             _tx_freed += freed;
@@ -153,7 +152,7 @@ void Port::run()
         } else if (++empty_turns < yield_turns) {
             std::this_thread::yield();
         } else if (_gen.finished() && _pend_n == 0) {
-            std::this_thread::sleep_for(finished_sleep);  // only the tx ring can still need us
+            std::this_thread::sleep_for(finished_sleep); // only the tx ring can still need us
         } else {
             std::this_thread::sleep_for(busy_sleep);
         }
@@ -176,8 +175,8 @@ void Port::publish() noexcept
     s.packets = _enqueued;
     s.tx_freed = _tx_freed;
     s.finished = s.finished && _pend_n == 0;
-    const uint64_t v[published_fields] = {s.packets,      s.flows_started,  s.flows_fin,      s.flows_rst,
-                                          s.flows_idle,   s.wave_flows,     s.virtual_now_us, s.finished,
+    const uint64_t v[published_fields] = {s.packets,      s.flows_started,    s.flows_fin,      s.flows_rst,
+                                          s.flows_idle,   s.wave_flows,       s.virtual_now_us, s.finished,
                                           s.active_flows, s.arrivals_dropped, s.alloc_failures, s.tx_freed};
     for (unsigned i = 0; i < published_fields; ++i)
         _published[i].store(v[i], std::memory_order_relaxed);
@@ -211,8 +210,7 @@ Port::~Port()
         // The application may have closed the port and its id been reused: touch it only by our name.
         char name[RTE_ETH_NAME_MAX_LEN];
         // is_valid_port first: get_name_by_port logs an error for a port the application closed.
-        if (rte_eth_dev_is_valid_port(_port_id) && rte_eth_dev_get_name_by_port(_port_id, name) == 0 &&
-            _name == name)
+        if (rte_eth_dev_is_valid_port(_port_id) && rte_eth_dev_get_name_by_port(_port_id, name) == 0 && _name == name)
             rte_eth_dev_stop(_port_id);
         rte_vdev_uninit(_name.c_str());
     }
@@ -226,4 +224,4 @@ Port::~Port()
         rte_mempool_free(_pool);
 }
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

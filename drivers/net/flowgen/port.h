@@ -92,4 +92,4 @@ private:
     alignas(64) std::array<std::atomic<uint64_t>, published_fields> _published{};
 };
 
-}  // namespace flowcop::flowgen
+} // namespace flowcop::flowgen

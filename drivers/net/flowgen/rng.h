@@ -35,4 +35,4 @@ private:
     uint64_t _state;
 };
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

@@ -8,13 +8,16 @@ namespace {
 
 // Flow::step values. 0 is "established" (in the round robin); the rest name the segment due next.
 constexpr uint8_t step_established = 0;
-constexpr uint8_t step_syn_ack = 1, step_handshake_ack = 2;   // server SYN-ACK, client ACK
+constexpr uint8_t step_syn_ack = 1, step_handshake_ack = 2; // server SYN-ACK, client ACK
 constexpr uint8_t step_fin_ack = 3, step_fin2 = 4, step_last_ack = 5;
 
-constexpr uint16_t window = 64240;  // Linux's initial receive window with a 1460-byte MSS
+constexpr uint16_t window = 64240; // Linux's initial receive window with a 1460-byte MSS
 constexpr uint64_t max_life_slots = uint64_t{1} << 62;
 
-uint64_t slots_of_ms(uint64_t ms, uint64_t pps) { return ms / 1000 * pps + ms % 1000 * pps / 1000; }
+uint64_t slots_of_ms(uint64_t ms, uint64_t pps)
+{
+    return ms / 1000 * pps + ms % 1000 * pps / 1000;
+}
 
 uint64_t pow2_at_least(uint64_t n)
 {
@@ -24,26 +27,18 @@ uint64_t pow2_at_least(uint64_t n)
     return p;
 }
 
-}  // namespace
+} // namespace
 
 Schedule::Schedule(const Config& cfg, uint16_t payload_v4, uint16_t payload_v6)
-    : _rng(cfg.seed),
-      _pps(cfg.pps),
-      _end_slot(cfg.duration_ms != 0 ? slots_of_ms(cfg.duration_ms, cfg.pps) : UINT64_MAX),
-      _max_packets(cfg.packets),
+    : _rng(cfg.seed), _pps(cfg.pps),
+      _end_slot(cfg.duration_ms != 0 ? slots_of_ms(cfg.duration_ms, cfg.pps) : UINT64_MAX), _max_packets(cfg.packets),
       _key(mix64(cfg.seed + 0x7475706c65ULL)),
       _lifetime_slots(static_cast<double>(cfg.lifetime_ms) * static_cast<double>(cfg.pps) / 1000.0),
-      _exp(cfg.lifetime_dist == LifetimeDist::exp),
-      _idle_pct(cfg.idle_pct),
-      _rst_pct(cfg.rst_pct),
-      _ipv6_pct(cfg.ipv6_pct),
-      _payload{payload_v4, payload_v6},
-      _prefill(cfg.flows),
-      _next_arrival(0),
+      _exp(cfg.lifetime_dist == LifetimeDist::exp), _idle_pct(cfg.idle_pct), _rst_pct(cfg.rst_pct),
+      _ipv6_pct(cfg.ipv6_pct), _payload{payload_v4, payload_v6}, _prefill(cfg.flows), _next_arrival(0),
       // 1/16 slack over `flows`: exponential lifetimes make concurrency Poisson (sd sqrt(flows)), and
       // flows outlive `lifetime` by up to one round-robin cycle before their closing turn.
-      _cap(cfg.flows + cfg.flows / 16 + 64),
-      _rtt(std::max<uint64_t>(1, cfg.pps * rtt_us / 1'000'000)),
+      _cap(cfg.flows + cfg.flows / 16 + 64), _rtt(std::max<uint64_t>(1, cfg.pps * rtt_us / 1'000'000)),
       _wave_armed(cfg.wave.has_value())
 {
     // Arrival interval pps/rate slots, as the exact fraction num/den.
@@ -53,10 +48,10 @@ Schedule::Schedule(const Config& cfg, uint16_t payload_v4, uint16_t payload_v6)
     _arr_rem = num % den;
     _arr_den = den;
     _prefill = 0;
-    advance_arrival();  // first arrival after the initial ones
+    advance_arrival(); // first arrival after the initial ones
     _prefill = cfg.flows;
 
-    _rr.reset(new Flow[_cap]);  // default-initialised: pages are touched as flows arrive
+    _rr.reset(new Flow[_cap]); // default-initialised: pages are touched as flows arrive
     const uint64_t fifo_cap = pow2_at_least(_rtt + 2);
     _fifo.reset(new Pending[fifo_cap]);
     _fifo_mask = fifo_cap - 1;
@@ -79,7 +74,7 @@ bool Schedule::next(Segment& seg, uint64_t& slot) noexcept
             _wave_left = _wave_flows;
         }
         if (_wave_left != 0 && _slot >= _wave_end)
-            _wave_left = 0;  // too few established flows: the wave is over with its second
+            _wave_left = 0; // too few established flows: the wave is over with its second
         if (emit(seg)) {
             slot = _slot++;
             ++_stats.packets;
@@ -110,7 +105,7 @@ bool Schedule::emit(Segment& seg) noexcept
 
 uint64_t Schedule::next_event() const noexcept
 {
-    uint64_t t = std::min(_end_slot, _next_arrival);  // _prefill is 0 here: arrivals would be due now
+    uint64_t t = std::min(_end_slot, _next_arrival); // _prefill is 0 here: arrivals would be due now
     if (_fifo_size != 0)
         t = std::min(t, _fifo[_fifo_head].due);
     if (_wave_armed)
@@ -149,11 +144,10 @@ void Schedule::arrive(Segment& seg) noexcept
                                   (ipv6 ? bit_ipv6 : 0));
     double life = _lifetime_slots;
     if (_exp)
-        life = _rng.exponential(_lifetime_slots);  // memoryless: residual life of a running flow too
+        life = _rng.exponential(_lifetime_slots); // memoryless: residual life of a running flow too
     else if (initial)
-        life = _rng.unit() * _lifetime_slots;      // residual life of a flow already running
-    f.end_slot = _slot + (life >= static_cast<double>(max_life_slots) ? max_life_slots
-                                                                       : static_cast<uint64_t>(life));
+        life = _rng.unit() * _lifetime_slots; // residual life of a flow already running
+    f.end_slot = _slot + (life >= static_cast<double>(max_life_slots) ? max_life_slots : static_cast<uint64_t>(life));
     f.data_sent = 0;
     f.step = step_syn_ack;
     f.unused = 0;
@@ -180,7 +174,7 @@ bool Schedule::fast_lane(Segment& seg) noexcept
     case step_handshake_ack:
         segment(f, true, tcp_ack, 0, seg);
         f.step = step_established;
-        _rr[_rr_size++] = f;  // _rr_size <= active_flows <= _cap
+        _rr[_rr_size++] = f; // _rr_size <= active_flows <= _cap
         break;
     case step_fin_ack:
         segment(f, !closer_is_client, tcp_ack, 0, seg);
@@ -192,7 +186,7 @@ bool Schedule::fast_lane(Segment& seg) noexcept
         f.step = step_last_ack;
         push(f);
         break;
-    default:  // step_last_ack
+    default: // step_last_ack
         segment(f, closer_is_client, tcp_ack, 0, seg);
         ++_stats.flows_fin;
         --_stats.active_flows;
@@ -222,7 +216,7 @@ bool Schedule::data_turn(Segment& seg) noexcept
                 remove_turn();
                 ++_stats.flows_idle;
                 --_stats.active_flows;
-                continue;  // silent: this slot goes to the next flow
+                continue; // silent: this slot goes to the next flow
             case Fate::rst:
                 segment(f, !f.server_closes(), tcp_rst | tcp_ack, 0, seg);
                 remove_turn();
@@ -256,10 +250,12 @@ void Schedule::push(const Flow& f) noexcept
     ++_fifo_size;
 }
 
-void Schedule::remove_turn() noexcept { _rr[_cursor] = _rr[--_rr_size]; }
+void Schedule::remove_turn() noexcept
+{
+    _rr[_cursor] = _rr[--_rr_size];
+}
 
-void Schedule::segment(Flow& f, bool from_client, uint8_t flags, uint16_t payload,
-                       Segment& seg) const noexcept
+void Schedule::segment(Flow& f, bool from_client, uint8_t flags, uint16_t payload, Segment& seg) const noexcept
 {
     uint32_t& own_next = from_client ? f.client_next : f.server_next;
     seg.src_ip = from_client ? f.client_ip : f.server_ip;
@@ -276,4 +272,4 @@ void Schedule::segment(Flow& f, bool from_client, uint8_t flags, uint16_t payloa
     own_next += payload + ((flags & (tcp_syn | tcp_fin)) != 0 ? 1u : 0u);
 }
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

@@ -67,12 +67,12 @@ private:
     Stats _stats{};
     uint64_t _slot = 0;
     uint64_t _pps;
-    uint64_t _end_slot;      // duration limit, UINT64_MAX if none
-    uint64_t _max_packets;   // 0: none
+    uint64_t _end_slot;    // duration limit, UINT64_MAX if none
+    uint64_t _max_packets; // 0: none
     bool _finished = false;
 
     // Flow plan.
-    uint64_t _key;           // address permutation key (from the seed)
+    uint64_t _key; // address permutation key (from the seed)
     uint64_t _serial = 0;
     double _lifetime_slots;
     bool _exp;
@@ -97,4 +97,4 @@ private:
     uint64_t _wave_slot = 0, _wave_end = 0, _wave_flows = 0, _wave_left = 0;
 };
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail

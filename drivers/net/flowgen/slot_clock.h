@@ -47,7 +47,7 @@ private:
         _slot = slot;
         _sec = slot / _pps;
         _rem = slot % _pps;
-        _sub_us = _rem * 1'000'000 / _pps;  // _rem < 10^9: no overflow
+        _sub_us = _rem * 1'000'000 / _pps; // _rem < 10^9: no overflow
         _frac = _rem * 1'000'000 % _pps;
     }
 
@@ -55,4 +55,4 @@ private:
     uint64_t _slot = 0, _sec = 0, _rem = 0, _sub_us = 0, _frac = 0;
 };
 
-}  // namespace flowcop::flowgen::detail
+} // namespace flowcop::flowgen::detail
