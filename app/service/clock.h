@@ -32,31 +32,31 @@ class TscClock {
 public:
     TscClock() noexcept
     {
-        hz_ = rte_get_tsc_hz();
+        _hz = rte_get_tsc_hz();
         timespec ts{};
         clock_gettime(CLOCK_REALTIME, &ts);
-        tsc0_ = rte_rdtsc();
-        unix0_ns_ = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+        _tsc0 = rte_rdtsc();
+        _unix0_ns = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
         // ns = cycles * 1e9 / hz  ==  (cycles * mult) >> 32
-        mult_ = (static_cast<uint128>(1'000'000'000ull) << 32) / hz_;
+        _mult = (static_cast<uint128>(1'000'000'000ull) << 32) / _hz;
     }
     uint64_t ns_from_tsc(uint64_t tsc) const noexcept
     {
-        const uint64_t d = tsc - tsc0_;
-        return unix0_ns_ + uint64_t((static_cast<uint128>(d) * mult_) >> 32);
+        const uint64_t d = tsc - _tsc0;
+        return _unix0_ns + uint64_t((static_cast<uint128>(d) * _mult) >> 32);
     }
     uint64_t now_ns() const noexcept { return ns_from_tsc(rte_rdtsc()); }
     uint64_t cycles_from_ns(uint64_t ns) const noexcept
     {
-        return uint64_t(static_cast<uint128>(ns) * hz_ / 1'000'000'000ull);
+        return uint64_t(static_cast<uint128>(ns) * _hz / 1'000'000'000ull);
     }
-    uint64_t hz() const noexcept { return hz_; }
+    uint64_t hz() const noexcept { return _hz; }
 
 private:
-    uint64_t hz_ = 1;
-    uint64_t tsc0_ = 0;
-    uint64_t unix0_ns_ = 0;
-    uint128 mult_ = 0;
+    uint64_t _hz = 1;
+    uint64_t _tsc0 = 0;
+    uint64_t _unix0_ns = 0;
+    uint128 _mult = 0;
 };
 
 // Offsets of the timestamp dynfield/dynflag, looked up once after ports start
@@ -76,23 +76,23 @@ struct TimestampField {
 
 class PacketClock {
 public:
-    explicit PacketClock(TimestampField f) noexcept : field_(f) {}
+    explicit PacketClock(TimestampField f) noexcept : _field(f) {}
     // Advances to the packet's time; false if the packet carries no timestamp.
     bool observe(const rte_mbuf* m) noexcept
     {
-        if (field_.offset < 0 || !(m->ol_flags & field_.flag))
+        if (_field.offset < 0 || !(m->ol_flags & _field.flag))
             return false;
-        const uint64_t us = *RTE_MBUF_DYNFIELD(m, field_.offset, const rte_mbuf_timestamp_t*);
+        const uint64_t us = *RTE_MBUF_DYNFIELD(m, _field.offset, const rte_mbuf_timestamp_t*);
         const uint64_t ns = us * 1000;
-        if (ns > now_ns_)
-            now_ns_ = ns;
+        if (ns > _now_ns)
+            _now_ns = ns;
         return true;
     }
-    uint64_t now_ns() const noexcept { return now_ns_; }
+    uint64_t now_ns() const noexcept { return _now_ns; }
 
 private:
-    TimestampField field_;
-    uint64_t now_ns_ = 0;
+    TimestampField _field;
+    uint64_t _now_ns = 0;
 };
 
 } // namespace flowcop::app

@@ -31,7 +31,7 @@ using prometheus::MetricType;
 
 class Collector : public prometheus::Collectable {
 public:
-    explicit Collector(const Service& s) : s_(s) {}
+    explicit Collector(const Service& s) : _s(s) {}
     std::vector<prometheus::MetricFamily> Collect() const override;
 
 private:
@@ -39,7 +39,7 @@ private:
     void event_families(std::vector<prometheus::MetricFamily>& out) const;
     void port_families(std::vector<prometheus::MetricFamily>& out) const;
     void config_family(std::vector<prometheus::MetricFamily>& out) const;
-    const Service& s_;
+    const Service& _s;
 };
 
 namespace {
@@ -96,7 +96,7 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
                   MetricType::Gauge);
     Family rebased("flowcop_flows_rebased_total", "Flows re-armed after a runtime timeout change", MetricType::Counter);
 
-    for (const auto& w : s_.workers()) {
+    for (const auto& w : _s.workers()) {
         const conntrack::FlowTable& t = w->table();
         const conntrack::Counters& c = t.counters();
         const Labels l{{"lcore", std::to_string(w->lcore())}};
@@ -120,7 +120,7 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
         packets.counter({l[0], {"result", "tcp_invalid_for_state"}}, double(load_relaxed(c.tcp_invalid)));
         packets.counter({l[0], {"result", "tcp_no_flow"}}, double(load_relaxed(c.tcp_no_flow)));
         packets.counter({l[0], {"result", "tcp_table_full"}}, double(load_relaxed(c.tcp_table_full)));
-        for (unsigned v = 0; v < conntrack::kVerdictCount; ++v) {
+        for (unsigned v = 0; v < packet::kVerdictCount; ++v) {
             const auto verdict = static_cast<packet::Verdict>(v);
             if (verdict == packet::Verdict::tcp)
                 continue; // split into the four tcp results above
@@ -137,14 +137,14 @@ void Collector::lcore_families(std::vector<prometheus::MetricFamily>& out) const
 
 void Collector::event_families(std::vector<prometheus::MetricFamily>& out) const
 {
-    const events::Writer* ev = s_.events();
+    const events::Writer* ev = _s.events();
     Family written("flowcop_events_written_total", "Flow events written to --events", MetricType::Counter);
     Family dropped("flowcop_events_dropped_total",
                    "Flow events lost: ring_full (the writer fell behind) or write_error (the output failed)",
                    MetricType::Counter);
     Family errors("flowcop_events_write_errors_total", "Failed writes of the event log", MetricType::Counter);
-    for (size_t i = 0; i < s_.workers().size(); ++i) {
-        const std::string lc = std::to_string(s_.workers()[i]->lcore());
+    for (size_t i = 0; i < _s.workers().size(); ++i) {
+        const std::string lc = std::to_string(_s.workers()[i]->lcore());
         const events::WriterStats st = ev ? ev->stats(unsigned(i)) : events::WriterStats{};
         written.counter({{"lcore", lc}}, double(st.written));
         dropped.counter({{"lcore", lc}, {"reason", "ring_full"}}, double(st.dropped_full));
@@ -173,7 +173,7 @@ void Collector::port_families(std::vector<prometheus::MetricFamily>& out) const
         rte_eth_stats st{};
         if (rte_eth_stats_get(p, &st) != 0)
             continue;
-        const Labels l{{"port", std::to_string(p)}, {"name", s_.plan().port_name(p)}};
+        const Labels l{{"port", std::to_string(p)}, {"name", _s.plan().port_name(p)}};
         rx.counter(l, double(st.ipackets));
         tx.counter(l, double(st.opackets));
         rxb.counter(l, double(st.ibytes));
@@ -191,12 +191,12 @@ void Collector::config_family(std::vector<prometheus::MetricFamily>& out) const
 {
     Family info("flowcop_config_info", "The running configuration (value is always 1)", MetricType::Gauge);
     Labels l;
-    for (auto& [k, v] : describe(s_.current_options()))
+    for (auto& [k, v] : describe(_s.current_options()))
         l.emplace_back(k, v);
     info.gauge(l, 1);
     out.push_back(info.take());
     Family up("flowcop_up", "1 while the data plane runs", MetricType::Gauge);
-    up.gauge({}, s_.running() ? 1 : 0);
+    up.gauge({}, _s.running() ? 1 : 0);
     out.push_back(up.take());
 }
 
@@ -257,7 +257,7 @@ std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
     try {
         // civetweb gives each connection a thread until it is served, and waits 30 s
         // for a request by default: two idle connections blocked every scrape.
-        e->exposer_ = std::make_unique<prometheus::Exposer>(
+        e->_exposer = std::make_unique<prometheus::Exposer>(
             std::vector<std::string>{"listening_ports", bind, "num_threads", std::to_string(kHttpThreads),
                                      "request_timeout_ms", std::to_string(kRequestTimeoutMs)});
     } catch (const std::exception&) {
@@ -271,18 +271,18 @@ std::unique_ptr<Exporter> Exporter::start(const Service& s, std::string& error)
             error = bind + ": cannot listen (the HTTP server refused the address)";
         return nullptr;
     }
-    const std::vector<int> ports = e->exposer_->GetListeningPorts();
+    const std::vector<int> ports = e->_exposer->GetListeningPorts();
     const int port = ports.empty() ? o.metrics_port : ports.front();
-    e->url_ = "http://" + host + ":" + std::to_string(port) + "/metrics";
-    e->collector_ = std::make_shared<Collector>(s);
-    e->exposer_->RegisterCollectable(e->collector_);
+    e->_url = "http://" + host + ":" + std::to_string(port) + "/metrics";
+    e->_collector = std::make_shared<Collector>(s);
+    e->_exposer->RegisterCollectable(e->_collector);
     return e;
 }
 
 Exporter::~Exporter()
 {
-    if (exposer_)
-        exposer_->RemoveCollectable(collector_);
+    if (_exposer)
+        _exposer->RemoveCollectable(_collector);
 }
 
 std::string Exporter::where(const Service& s)

@@ -53,13 +53,13 @@ public:
     ~Exporter();
     // "http://HOST:PORT/metrics" with the port actually bound, or "" if no exporter runs.
     static std::string where(const Service& s);
-    const std::string& url() const noexcept { return url_; }
+    const std::string& url() const noexcept { return _url; }
 
 private:
     Exporter() = default;
-    std::unique_ptr<prometheus::Exposer> exposer_;
-    std::shared_ptr<Collector> collector_;
-    std::string url_;
+    std::unique_ptr<prometheus::Exposer> _exposer;
+    std::shared_ptr<Collector> _collector;
+    std::string _url;
 };
 
 } // namespace flowcop::app

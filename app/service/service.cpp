@@ -43,33 +43,33 @@ int worker_main(void* arg)
 
 } // namespace
 
-Service::Service(const Options& opt) : opt_(opt), current_(opt) {}
+Service::Service(const Options& opt) : _opt(opt), _current(opt) {}
 
 Options Service::current_options() const
 {
-    std::lock_guard<std::mutex> g(current_mu_);
-    return current_;
+    std::lock_guard<std::mutex> g(_current_mu);
+    return _current;
 }
 
 void Service::update_options(const Options& o)
 {
-    std::lock_guard<std::mutex> g(current_mu_);
-    current_ = o;
+    std::lock_guard<std::mutex> g(_current_mu);
+    _current = o;
 }
 
 Service::~Service()
 {
-    telemetry_.reset();
-    exporter_.reset();
-    workers_.clear();
-    tables_.clear();
-    if (flowgen_)
-        flowgen_->stop();
-    if (ports_started_)
+    _telemetry.reset();
+    _exporter.reset();
+    _workers.clear();
+    _tables.clear();
+    if (_flowgen)
+        _flowgen->stop();
+    if (_ports_started)
         close_ports();
-    flowgen_.reset();
-    if (pool_)
-        rte_mempool_free(pool_);
+    _flowgen.reset();
+    if (_pool)
+        rte_mempool_free(_pool);
 }
 
 StartError Service::start()
@@ -77,85 +77,85 @@ StartError Service::start()
     std::string error;
     const unsigned lcores = rte_lcore_count();
     flowgen::Config fg;
-    if (!opt_.flowgen.empty())
-        if (std::string e = flowgen::parse_config(opt_.flowgen.c_str(), fg); !e.empty())
+    if (!_opt.flowgen.empty())
+        if (std::string e = flowgen::parse_config(_opt.flowgen.c_str(), fg); !e.empty())
             return {2, format_flag_error("--flowgen", e)};
-    const uint16_t ports = rte_eth_dev_count_avail() + (opt_.flowgen.empty() ? 0 : 1);
+    const uint16_t ports = rte_eth_dev_count_avail() + (_opt.flowgen.empty() ? 0 : 1);
     // The synthetic port holds up to its RX ring, its TX ring and a burst of
     // mbufs from the same pool, on top of what the real queues need.
-    const unsigned extra = opt_.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    const unsigned extra = _opt.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
     uint64_t mbufs = 0;
-    if (std::string e = resolve_mbufs(opt_.mbufs, ports, lcores, extra, mbufs); !e.empty())
+    if (std::string e = resolve_mbufs(_opt.mbufs, ports, lcores, extra, mbufs); !e.empty())
         return {2, format_flag_error("--mbufs", e)};
-    pool_ = create_mbuf_pool(mbufs, opt_.mbuf_data_room, error);
-    if (pool_ == nullptr)
+    _pool = create_mbuf_pool(mbufs, _opt.mbuf_data_room, error);
+    if (_pool == nullptr)
         return {1, "flowcop: " + error};
 
-    if (!opt_.flowgen.empty()) {
-        flowgen_ = flowgen::Port::create(fg, pool_, int(rte_socket_id()), error);
-        if (!flowgen_)
+    if (!_opt.flowgen.empty()) {
+        _flowgen = flowgen::Port::create(fg, _pool, int(rte_socket_id()), error);
+        if (!_flowgen)
             return {1, format_flag_error("--flowgen", error)};
     }
 
-    if (opt_.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
+    if (_opt.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
         return {2, format_flag_error("--mode", "inline forwards between port pairs (0<->1, 2<->3, ...) but " +
                                                    std::to_string(rte_eth_dev_count_avail()) + " port(s) were found")};
-    if (!setup_ports(opt_, pool_, plan_, error)) {
-        ports_started_ = true; // close whatever did start
+    if (!setup_ports(_opt, _pool, _plan, error)) {
+        _ports_started = true; // close whatever did start
         return {1, "flowcop: " + error};
     }
-    ports_started_ = true;
-    for (const std::string& w : plan_.warnings)
+    _ports_started = true;
+    for (const std::string& w : _plan.warnings)
         std::fprintf(stderr, "flowcop: warning: %s\n", w.c_str());
 
     const TimestampField ts = TimestampField::lookup();
-    if (opt_.clock == ClockSource::packet && ts.offset < 0)
+    if (_opt.clock == ClockSource::packet && ts.offset < 0)
         return {2, format_flag_error("--clock", "packet: no port provides packet timestamps "
                                                 "(DPDK's pcap vdev and --flowgen do)")};
 
-    const unsigned n_workers = unsigned(plan_.workers.size());
-    if (!opt_.events_path.empty()) {
-        events_ = events::Writer::open(opt_.events_path, n_workers, opt_.events_ring, error);
-        if (!events_)
+    const unsigned n_workers = unsigned(_plan.workers.size());
+    if (!_opt.events_path.empty()) {
+        _events = events::Writer::open(_opt.events_path, n_workers, _opt.events_ring, error);
+        if (!_events)
             return {2, format_flag_error("--events", error)};
     }
 
     WorkerSettings ws;
-    ws.mode = opt_.mode;
-    ws.clock = opt_.clock;
-    ws.check_interval_ns = uint64_t(opt_.check_interval_ms) * 1'000'000;
-    ws.fire_budget = opt_.timeout_budget;
-    ws.visit_budget_factor = opt_.visit_budget_factor;
+    ws.mode = _opt.mode;
+    ws.clock = _opt.clock;
+    ws.check_interval_ns = uint64_t(_opt.check_interval_ms) * 1'000'000;
+    ws.fire_budget = _opt.timeout_budget;
+    ws.visit_budget_factor = _opt.visit_budget_factor;
     for (unsigned w = 0; w < n_workers; ++w) {
-        const unsigned lcore = plan_.workers[w].lcore;
+        const unsigned lcore = _plan.workers[w].lcore;
         conntrack::TableConfig tc;
         tc.name = "flowcop_flows" + std::to_string(lcore);
-        tc.capacity = opt_.flows_per_lcore;
+        tc.capacity = _opt.flows_per_lcore;
         tc.socket_id = int(rte_lcore_to_socket_id(lcore));
         tc.lcore = uint16_t(lcore);
-        tc.wheel.buckets = opt_.wheel_buckets;
-        tc.wheel.tick_ns = uint64_t(opt_.tick_ms) * 1'000'000;
-        tc.timeouts = timeouts_from(opt_);
-        tc.active_timeout_s = opt_.active_timeout_s;
-        tc.loose_pickup = opt_.loose_pickup;
+        tc.wheel.buckets = _opt.wheel_buckets;
+        tc.wheel.tick_ns = uint64_t(_opt.tick_ms) * 1'000'000;
+        tc.timeouts = timeouts_from(_opt);
+        tc.active_timeout_s = _opt.active_timeout_s;
+        tc.loose_pickup = _opt.loose_pickup;
         auto table = conntrack::FlowTable::create(tc, error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};
-        if (events_)
-            table->set_events(&events_->producer(w));
-        auto worker = Worker::create(plan_.workers[w], *table, clock_, ts, ws, error);
+        if (_events)
+            table->set_events(&_events->producer(w));
+        auto worker = Worker::create(_plan.workers[w], *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};
-        tables_.push_back(std::move(table));
-        workers_.push_back(std::move(worker));
+        _tables.push_back(std::move(table));
+        _workers.push_back(std::move(worker));
     }
 
-    if (opt_.metrics_enabled) {
-        exporter_ = Exporter::start(*this, error);
-        if (!exporter_)
+    if (_opt.metrics_enabled) {
+        _exporter = Exporter::start(*this, error);
+        if (!_exporter)
             return {2, format_flag_error("--metrics-addr", error)};
     }
-    telemetry_ = std::make_unique<Telemetry>(*this);
+    _telemetry = std::make_unique<Telemetry>(*this);
     return {};
 }
 
@@ -166,7 +166,7 @@ int Service::broadcast(const Command& proto)
     // only happens while it is stopping.
     std::vector<Command*> cmds;
     int sum = 0;
-    for (auto& w : workers_) {
+    for (auto& w : _workers) {
         auto* c = new Command();
         c->type = proto.type;
         c->key = proto.key;
@@ -201,53 +201,53 @@ int Service::broadcast(const Command& proto)
 
 int Service::run()
 {
-    if (events_)
-        events_->start();
-    if (flowgen_)
-        flowgen_->start();
-    if (!opt_.quiet)
+    if (_events)
+        _events->start();
+    if (_flowgen)
+        _flowgen->start();
+    if (!_opt.quiet)
         print_startup(*this);
-    running_.store(true, std::memory_order_release);
+    _running.store(true, std::memory_order_release);
     const auto t0 = std::chrono::steady_clock::now();
 
     std::vector<std::pair<Worker*, const std::atomic<bool>*>> ctx;
-    ctx.reserve(workers_.size());
-    for (auto& w : workers_)
-        ctx.emplace_back(w.get(), &quit_);
-    for (size_t i = 1; i < workers_.size(); ++i)
-        rte_eal_remote_launch(worker_main, &ctx[i], workers_[i]->lcore());
+    ctx.reserve(_workers.size());
+    for (auto& w : _workers)
+        ctx.emplace_back(w.get(), &_quit);
+    for (size_t i = 1; i < _workers.size(); ++i)
+        rte_eal_remote_launch(worker_main, &ctx[i], _workers[i]->lcore());
     std::thread keeper([this] { housekeeping(); });
-    workers_[0]->run(quit_);
-    quit_.store(true, std::memory_order_relaxed);
+    _workers[0]->run(_quit);
+    _quit.store(true, std::memory_order_relaxed);
     rte_eal_mp_wait_lcore();
-    running_.store(false, std::memory_order_release);
+    _running.store(false, std::memory_order_release);
     keeper.join();
 
-    if (flowgen_)
-        flowgen_->stop();
-    if (events_)
-        events_->stop_and_flush();
+    if (_flowgen)
+        _flowgen->stop();
+    if (_events)
+        _events->stop_and_flush();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!opt_.quiet)
+    if (!_opt.quiet)
         print_summary(secs);
     return 0;
 }
 
 void Service::housekeeping()
 {
-    StatusLine status(*this, !opt_.quiet);
-    const uint64_t idle_cycles = clock_.cycles_from_ns(uint64_t(opt_.stop_when_idle_ms) * 1'000'000);
+    StatusLine status(*this, !_opt.quiet);
+    const uint64_t idle_cycles = _clock.cycles_from_ns(uint64_t(_opt.stop_when_idle_ms) * 1'000'000);
     const uint64_t started = rte_rdtsc();
-    while (!quit_.load(std::memory_order_relaxed)) {
+    while (!_quit.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         status.tick();
-        if (opt_.stop_when_idle_ms == 0)
+        if (_opt.stop_when_idle_ms == 0)
             continue;
         uint64_t last = started;
-        for (auto& w : workers_)
+        for (auto& w : _workers)
             last = std::max(last, conntrack::load_relaxed(w->stats().last_rx_tsc));
         if (rte_rdtsc() - last >= idle_cycles)
-            quit_.store(true, std::memory_order_relaxed);
+            _quit.store(true, std::memory_order_relaxed);
     }
     status.finish();
 }

@@ -53,21 +53,21 @@ public:
     ~Service();
     StartError start();
     int run();
-    void request_stop() noexcept { quit_.store(true, std::memory_order_relaxed); }
+    void request_stop() noexcept { _quit.store(true, std::memory_order_relaxed); }
 
     // Read-only views for the exporter and telemetry (any thread).
-    const Options& options() const noexcept { return opt_; }
-    const std::vector<std::unique_ptr<Worker>>& workers() const noexcept { return workers_; }
-    const events::Writer* events() const noexcept { return events_.get(); }
-    const PortPlan& plan() const noexcept { return plan_; }
-    const TscClock& clock() const noexcept { return clock_; }
+    const Options& options() const noexcept { return _opt; }
+    const std::vector<std::unique_ptr<Worker>>& workers() const noexcept { return _workers; }
+    const events::Writer* events() const noexcept { return _events.get(); }
+    const PortPlan& plan() const noexcept { return _plan; }
+    const TscClock& clock() const noexcept { return _clock; }
     // The packet mbuf pool (nullptr before start() created it).
-    rte_mempool* pool() const noexcept { return pool_; }
-    const Exporter* exporter() const noexcept { return exporter_.get(); }
+    rte_mempool* pool() const noexcept { return _pool; }
+    const Exporter* exporter() const noexcept { return _exporter.get(); }
     // The configuration as changed at run time by /flowcop/set (control plane).
     Options current_options() const;
     void update_options(const Options& o);
-    bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+    bool running() const noexcept { return _running.load(std::memory_order_acquire); }
     // Posts a command to every worker and waits for all of them (control plane only).
     // Returns the sum of the results, or -1 if some worker did not answer in time.
     int broadcast(const Command& cmd);
@@ -76,21 +76,21 @@ private:
     void housekeeping();
     void print_summary(double seconds) const;
 
-    Options opt_;
-    mutable std::mutex current_mu_;
-    Options current_;
-    TscClock clock_;
-    rte_mempool* pool_ = nullptr;
-    std::unique_ptr<flowgen::Port> flowgen_;
-    PortPlan plan_;
-    std::unique_ptr<events::Writer> events_;
-    std::vector<std::unique_ptr<conntrack::FlowTable>> tables_;
-    std::vector<std::unique_ptr<Worker>> workers_;
-    std::unique_ptr<Exporter> exporter_;
-    std::unique_ptr<Telemetry> telemetry_;
-    std::atomic<bool> quit_{false};
-    std::atomic<bool> running_{false};
-    bool ports_started_ = false;
+    Options _opt;
+    mutable std::mutex _current_mu;
+    Options _current;
+    TscClock _clock;
+    rte_mempool* _pool = nullptr;
+    std::unique_ptr<flowgen::Port> _flowgen;
+    PortPlan _plan;
+    std::unique_ptr<events::Writer> _events;
+    std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
+    std::vector<std::unique_ptr<Worker>> _workers;
+    std::unique_ptr<Exporter> _exporter;
+    std::unique_ptr<Telemetry> _telemetry;
+    std::atomic<bool> _quit{false};
+    std::atomic<bool> _running{false};
+    bool _ports_started = false;
 };
 
 } // namespace flowcop::app

@@ -41,32 +41,32 @@ Totals totals(const Service& s)
 }
 
 StatusLine::StatusLine(const Service& s, bool enabled)
-    : s_(s), enabled_(enabled && isatty(STDERR_FILENO)), last_(totals(s)), last_at_(std::chrono::steady_clock::now())
+    : _s(s), _enabled(enabled && isatty(STDERR_FILENO)), _last(totals(s)), _last_at(std::chrono::steady_clock::now())
 {}
 
 void StatusLine::tick()
 {
-    if (!enabled_)
+    if (!_enabled)
         return;
     const auto now = std::chrono::steady_clock::now();
-    const double dt = std::chrono::duration<double>(now - last_at_).count();
+    const double dt = std::chrono::duration<double>(now - _last_at).count();
     if (dt < 1.0)
         return;
-    const Totals t = totals(s_);
+    const Totals t = totals(_s);
     auto rate = [dt](uint64_t a, uint64_t b) { return double(a - b) / dt; };
     std::fprintf(stderr, "\r\033[K%.0f pps | %llu flows | %.0f expiries/s | %.0f cop visits/s | budget hits %llu",
-                 rate(t.rx_packets, last_.rx_packets), (unsigned long long)t.flows_active,
-                 rate(t.flows_expired, last_.flows_expired), rate(t.cop_visited, last_.cop_visited),
+                 rate(t.rx_packets, _last.rx_packets), (unsigned long long)t.flows_active,
+                 rate(t.flows_expired, _last.flows_expired), rate(t.cop_visited, _last.cop_visited),
                  (unsigned long long)t.cop_budget_exhausted);
     std::fflush(stderr);
-    printed_ = true;
-    last_ = t;
-    last_at_ = now;
+    _printed = true;
+    _last = t;
+    _last_at = now;
 }
 
 void StatusLine::finish()
 {
-    if (printed_)
+    if (_printed)
         std::fputs("\n", stderr);
 }
 
@@ -106,7 +106,7 @@ void print_summary(const Service& s, double seconds)
     if (t.no_timestamp)
         std::fprintf(stderr, ", %llu without timestamp", (unsigned long long)t.no_timestamp);
     std::fputs("\n  by verdict:", stderr);
-    for (unsigned v = 0; v < conntrack::kVerdictCount; ++v) {
+    for (unsigned v = 0; v < packet::kVerdictCount; ++v) {
         uint64_t n = 0;
         for (const auto& w : s.workers())
             n += load_relaxed(w->table().counters().packets_by_verdict[v]);

@@ -25,11 +25,11 @@ public:
     void tick();   // call often; prints at most once a second
     void finish(); // ends the line so the summary starts on its own
 private:
-    const Service& s_;
-    bool enabled_;
-    bool printed_ = false;
-    Totals last_;
-    std::chrono::steady_clock::time_point last_at_;
+    const Service& _s;
+    bool _enabled;
+    bool _printed = false;
+    Totals _last;
+    std::chrono::steady_clock::time_point _last_at;
 };
 
 void print_startup(const Service& s);

@@ -78,7 +78,7 @@ void per_lcore(rte_tel_data* d, const Service& s, const char* name, Get get)
 void add_packets_events_and_histograms(rte_tel_data* d, const Service& s)
 {
     uint64_t tracked = 0, invalid = 0, no_flow = 0, full = 0;
-    uint64_t by_verdict[conntrack::kVerdictCount] = {};
+    uint64_t by_verdict[packet::kVerdictCount] = {};
     uint64_t pass_count = 0, pass_sum = 0, lag_count = 0, lag_sum = 0;
     for (const auto& w : s.workers()) {
         const conntrack::Counters& c = w->table().counters();
@@ -86,7 +86,7 @@ void add_packets_events_and_histograms(rte_tel_data* d, const Service& s)
         invalid += load_relaxed(c.tcp_invalid);
         no_flow += load_relaxed(c.tcp_no_flow);
         full += load_relaxed(c.tcp_table_full);
-        for (unsigned v = 0; v < conntrack::kVerdictCount; ++v)
+        for (unsigned v = 0; v < packet::kVerdictCount; ++v)
             by_verdict[v] += load_relaxed(c.packets_by_verdict[v]);
         pass_count += c.cop_pass_ns.total();
         pass_sum += c.cop_pass_ns.sum();
@@ -97,7 +97,7 @@ void add_packets_events_and_histograms(rte_tel_data* d, const Service& s)
     rte_tel_data_add_dict_u64(d, "packets_tcp_invalid_for_state", invalid);
     rte_tel_data_add_dict_u64(d, "packets_tcp_no_flow", no_flow);
     rte_tel_data_add_dict_u64(d, "packets_tcp_table_full", full);
-    for (unsigned v = 0; v < conntrack::kVerdictCount; ++v) {
+    for (unsigned v = 0; v < packet::kVerdictCount; ++v) {
         const auto verdict = static_cast<packet::Verdict>(v);
         if (verdict != packet::Verdict::tcp) // split into the four results above
             rte_tel_data_add_dict_u64(d, ("packets_" + std::string(packet::verdict_name(verdict))).c_str(),
@@ -249,7 +249,7 @@ int cmd_flows(const char*, const char* params, rte_tel_data* d)
             uint8_t src[16], dst[16];
             uint16_t sport, dport;
             packet::key_endpoints(f.key, f.orig_is_lo, src, sport, dst, dport);
-            char sa[packet::addr_str_len], da[packet::addr_str_len];
+            char sa[packet::kAddrStrLen], da[packet::kAddrStrLen];
             packet::format_addr(src, sa, sizeof(sa));
             packet::format_addr(dst, da, sizeof(da));
             add_field(a, "lcore=" + std::to_string(lcore));

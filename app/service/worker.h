@@ -64,16 +64,16 @@ public:
     // Any thread. False if the mailbox is full.
     bool post(Command* cmd) noexcept;
 
-    unsigned lcore() const noexcept { return plan_.lcore; }
-    const std::vector<RxQueueRef>& plan_rx() const noexcept { return plan_.rx; }
-    conntrack::FlowTable& table() noexcept { return table_; }
-    const conntrack::FlowTable& table() const noexcept { return table_; }
-    const WorkerStats& stats() const noexcept { return stats_; }
+    unsigned lcore() const noexcept { return _plan.lcore; }
+    const std::vector<RxQueueRef>& plan_rx() const noexcept { return _plan.rx; }
+    conntrack::FlowTable& table() noexcept { return _table; }
+    const conntrack::FlowTable& table() const noexcept { return _table; }
+    const WorkerStats& stats() const noexcept { return _stats; }
 
 private:
     Worker(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock, TimestampField ts,
            const WorkerSettings& settings) noexcept
-        : plan_(plan), table_(table), clock_(clock), packet_clock_(ts), settings_(settings)
+        : _plan(plan), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
     {}
     void poll(const RxQueueRef& q, uint64_t tsc) noexcept;
     void run_cop(uint64_t now_ns) noexcept;
@@ -81,14 +81,14 @@ private:
     void execute(Command& cmd) noexcept;
     uint64_t now_ns() const noexcept;
 
-    WorkerStats stats_;
-    WorkerPlan plan_;
-    conntrack::FlowTable& table_;
-    const TscClock& clock_;
-    PacketClock packet_clock_;
-    WorkerSettings settings_;
-    rte_ring* mailbox_ = nullptr;
-    uint64_t next_cop_ns_ = 0;
+    WorkerStats _stats;
+    WorkerPlan _plan;
+    conntrack::FlowTable& _table;
+    const TscClock& _clock;
+    PacketClock _packet_clock;
+    WorkerSettings _settings;
+    rte_ring* _mailbox = nullptr;
+    uint64_t _next_cop_ns = 0;
 };
 
 } // namespace flowcop::app

@@ -21,11 +21,9 @@
 
 namespace flowcop::conntrack {
 
-inline constexpr unsigned kVerdictCount = static_cast<unsigned>(packet::Verdict::count);
-
 struct alignas(64) Counters {
     // Every packet handed to the table, by parser verdict.
-    std::array<uint64_t, kVerdictCount> packets_by_verdict{};
+    std::array<uint64_t, packet::kVerdictCount> packets_by_verdict{};
     // TCP packets (verdict tcp) by what tracking did with them; the four add up to
     // packets_by_verdict[tcp].
     uint64_t tcp_tracked = 0;    // belonged to (or created) a flow and moved it on

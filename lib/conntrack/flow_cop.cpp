@@ -16,65 +16,65 @@ struct FlowTable::CopCallbacks {
     // they are asked for with write intent (DPDK 22.11's rte_prefetch0_write is still experimental).
     void prefetch(uint32_t pos) const noexcept
     {
-        const uint8_t* key = table.key_store_ + size_t(pos) * table.key_stride_;
-        __builtin_prefetch(&table.records_[pos], 1, 3);
+        const uint8_t* key = table._key_store + size_t(pos) * table._key_stride;
+        __builtin_prefetch(&table._records[pos], 1, 3);
         rte_prefetch0(key);
         rte_prefetch0(key + sizeof(packet::FlowKey) - 1);
-        __builtin_prefetch(&table.shards_[shard_of(pos)], 1, 3);
+        __builtin_prefetch(&table._shards[shard_of(pos)], 1, 3);
     }
-    uint64_t deadline(uint32_t pos) const noexcept { return table.deadline_of(table.records_[pos]); }
+    uint64_t deadline(uint32_t pos) const noexcept { return table.deadline_of(table._records[pos]); }
     bool fire(uint32_t pos) const noexcept { return table.fire(pos, now_ns); }
 };
 
 void FlowTable::start_clock(uint64_t now_ns) noexcept
 {
-    clock_started_ = true;
+    _clock_started = true;
     // On the still empty wheel an expire() only moves the cursor up to now.
-    wheel_->expire(now_ns, UINT64_MAX, UINT64_MAX, CopCallbacks{*this, now_ns});
+    _wheel->expire(now_ns, UINT64_MAX, UINT64_MAX, CopCallbacks{*this, now_ns});
 }
 
 CopResult FlowTable::run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept
 {
-    if (!clock_started_) [[unlikely]]
+    if (!_clock_started) [[unlikely]]
         start_clock(now_ns);
     CopResult r;
-    r.wheel = wheel_->expire(now_ns, fire_budget, visit_budget, CopCallbacks{*this, now_ns});
+    r.wheel = _wheel->expire(now_ns, fire_budget, visit_budget, CopCallbacks{*this, now_ns});
     delete_deferred();
-    bump(counters_.cop_passes);
-    bump(counters_.cop_visited, r.wheel.visited);
-    bump(counters_.cop_fired, r.wheel.fired);
+    bump(_counters.cop_passes);
+    bump(_counters.cop_visited, r.wheel.visited);
+    bump(_counters.cop_fired, r.wheel.fired);
     if (r.wheel.budget_exhausted)
-        bump(counters_.cop_budget_exhausted);
+        bump(_counters.cop_budget_exhausted);
     return r;
 }
 
 bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
 {
-    Shard& s = shards_[shard_of(pos)];
+    Shard& s = _shards[shard_of(pos)];
     // The cop never waits: a held shard means a reader is looking at this flow.
     // The wheel re-links it for the next tick; its deadline is re-read then.
     if (!rte_spinlock_trylock(&s.lock)) {
-        bump(counters_.cop_lock_failures);
+        bump(_counters.cop_lock_failures);
         return false;
     }
-    const FlowRecord& r = records_[pos];
+    const FlowRecord& r = _records[pos];
     const Reason reason = reason_of(r, now_ns);
     if (reason != Reason::reset && reason != Reason::killed)
-        counters_.timeout_lag_ns.observe(now_ns - deadline_of(r));
+        _counters.timeout_lag_ns.observe(now_ns - deadline_of(r));
     retire(pos, reason, now_ns);
     rte_spinlock_unlock(&s.lock);
-    deferred_[n_deferred_++] = pos;
-    if (n_deferred_ == kDeleteBatch)
+    _deferred[_n_deferred++] = pos;
+    if (_n_deferred == kDeleteBatch)
         delete_deferred();
     return true;
 }
 
 bool FlowTable::kill(const packet::FlowKey& key) noexcept
 {
-    const int32_t pos = rte_hash_lookup(hash_, &key);
+    const int32_t pos = rte_hash_lookup(_hash, &key);
     if (pos < 0)
         return false;
-    FlowRecord& r = records_[pos];
+    FlowRecord& r = _records[pos];
     store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kKilled));
     rearm(uint32_t(pos));
     return true;
@@ -82,24 +82,24 @@ bool FlowTable::kill(const packet::FlowKey& key) noexcept
 
 void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept
 {
-    constexpr uint64_t ns = 1'000'000'000;
+    constexpr uint64_t kNs = 1'000'000'000;
     for (size_t s = 0; s < static_cast<size_t>(tcpstate::State::count); ++s)
-        store_relaxed(state_timeout_ns_[s], uint64_t(timeouts.effective(static_cast<tcpstate::State>(s))) * ns);
-    store_relaxed(active_timeout_ns_, uint64_t(active_timeout_s) * ns);
+        store_relaxed(_state_timeout_ns[s], uint64_t(timeouts.effective(static_cast<tcpstate::State>(s))) * kNs);
+    store_relaxed(_active_timeout_ns, uint64_t(active_timeout_s) * kNs);
     // Longer timeouts need nothing (the wheel re-reads deadlines), but a shorter
     // one would leave flows cached later than their new deadline: re-arm them all.
-    rebase_cursor_ = 0;
+    _rebase_cursor = 0;
 }
 
 uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
 {
     uint32_t seen = 0;
-    while (rebase_cursor_ < n_records_ && seen < max_records) {
-        const uint32_t pos = rebase_cursor_++;
+    while (_rebase_cursor < _n_records && seen < max_records) {
+        const uint32_t pos = _rebase_cursor++;
         ++seen;
-        if (records_[pos].flags & FlowRecord::kInUse) {
+        if (_records[pos].flags & FlowRecord::kInUse) {
             rearm(pos);
-            bump(counters_.rebase_visited);
+            bump(_counters.rebase_visited);
         }
     }
     return seen;
@@ -116,12 +116,12 @@ Reason FlowTable::final_reason(const FlowRecord& r, Reason reason, uint64_t now_
 
 void FlowTable::destroy_all(uint64_t now_ns, Reason reason) noexcept
 {
-    for (uint32_t s = 0; s < n_shards_; ++s) {
+    for (uint32_t s = 0; s < _n_shards; ++s) {
         hold_shard(s);
-        const uint32_t end = std::min(n_records_, (s + 1) * kShardSize);
+        const uint32_t end = std::min(_n_records, (s + 1) * kShardSize);
         for (uint32_t pos = s * kShardSize; pos < end; ++pos)
-            if (records_[pos].flags & FlowRecord::kInUse)
-                end_flow(pos, final_reason(records_[pos], reason, now_ns), now_ns);
+            if (_records[pos].flags & FlowRecord::kInUse)
+                end_flow(pos, final_reason(_records[pos], reason, now_ns), now_ns);
         release_shard(s);
     }
 }

@@ -34,11 +34,11 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
     size_t n = 0;
     // out[0..n) is kept as a min-heap on last_seen (std heap with a "more recent"
     // comparator puts the least recent on top), so it holds the `max` most recent.
-    for (uint32_t s = 0; s < n_shards_; ++s) {
+    for (uint32_t s = 0; s < _n_shards; ++s) {
         hold_shard(s);
-        const uint32_t end = std::min(n_records_, (s + 1) * kShardSize);
+        const uint32_t end = std::min(_n_records, (s + 1) * kShardSize);
         for (uint32_t pos = s * kShardSize; pos < end; ++pos) {
-            const FlowRecord& r = records_[pos];
+            const FlowRecord& r = _records[pos];
             const uint8_t flags = load_acquire(r.flags);
             if (!(flags & FlowRecord::kInUse))
                 continue;
@@ -66,8 +66,8 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
             if (snap.reset || snap.killed) {
                 snap.deadline_ns = snap.last_seen_ns;
             } else {
-                const uint64_t inact = last_seen + load_relaxed(state_timeout_ns_[static_cast<size_t>(tcp.state)]);
-                const uint64_t act_ns = load_relaxed(active_timeout_ns_);
+                const uint64_t inact = last_seen + load_relaxed(_state_timeout_ns[static_cast<size_t>(tcp.state)]);
+                const uint64_t act_ns = load_relaxed(_active_timeout_ns);
                 const uint64_t act = act_ns ? snap.first_seen_ns + act_ns : 0;
                 snap.deadline_ns = act && act < inact ? act : inact;
             }

@@ -136,8 +136,8 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     // case is handled exactly like a full table (create_flow).
     hp.extra_flag = 0;
     rte_errno = 0;
-    t->hash_ = rte_hash_create(&hp);
-    if (t->hash_ == nullptr) {
+    t->_hash = rte_hash_create(&hp);
+    if (t->_hash == nullptr) {
         // DPDK 22.11 leaves rte_errno unset, or ENOENT from an internal lookup, when
         // some of rte_hash_create's allocations fail.
         const bool oom = rte_errno == 0 || rte_errno == ENOENT || rte_errno == ENOMEM;
@@ -147,60 +147,60 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
                      : rte_strerror(rte_errno));
         return nullptr;
     }
-    rte_hash_set_cmp_func(t->hash_, flow_keys_differ);
-    if (!locate_key_store(t->hash_, t->key_store_, t->key_stride_, error))
+    rte_hash_set_cmp_func(t->_hash, flow_keys_differ);
+    if (!locate_key_store(t->_hash, t->_key_store, t->_key_stride, error))
         return nullptr;
 
-    t->n_records_ = uint32_t(rte_hash_max_key_id(t->hash_)) + 1;
-    t->records_ = static_cast<FlowRecord*>(
-        rte_zmalloc_socket("flowcop_flows", size_t(t->n_records_) * sizeof(FlowRecord), 64, socket));
-    t->n_shards_ = (t->n_records_ + kShardSize - 1) / kShardSize;
-    t->shards_ =
-        static_cast<Shard*>(rte_zmalloc_socket("flowcop_shards", size_t(t->n_shards_) * sizeof(Shard), 64, socket));
-    if (t->records_ == nullptr || t->shards_ == nullptr) {
+    t->_n_records = uint32_t(rte_hash_max_key_id(t->_hash)) + 1;
+    t->_records = static_cast<FlowRecord*>(
+        rte_zmalloc_socket("flowcop_flows", size_t(t->_n_records) * sizeof(FlowRecord), 64, socket));
+    t->_n_shards = (t->_n_records + kShardSize - 1) / kShardSize;
+    t->_shards =
+        static_cast<Shard*>(rte_zmalloc_socket("flowcop_shards", size_t(t->_n_shards) * sizeof(Shard), 64, socket));
+    if (t->_records == nullptr || t->_shards == nullptr) {
         error = "flow table '" + config.name + "': out of DPDK memory for " + std::to_string(config.capacity) +
                 " flow records (raise EAL -m / hugepages, or lower --flows-per-lcore)";
         return nullptr;
     }
-    for (uint32_t s = 0; s < t->n_shards_; ++s)
-        rte_spinlock_init(&t->shards_[s].lock);
-    for (uint32_t i = 0; i < t->n_records_; ++i)
-        timerwheel::init_hook(t->records_[i].hook);
+    for (uint32_t s = 0; s < t->_n_shards; ++s)
+        rte_spinlock_init(&t->_shards[s].lock);
+    for (uint32_t i = 0; i < t->_n_records; ++i)
+        timerwheel::init_hook(t->_records[i].hook);
 
     try {
-        t->wheel_ = std::make_unique<Wheel>(config.wheel, HookOf{t->records_}, 0);
+        t->_wheel = std::make_unique<Wheel>(config.wheel, HookOf{t->_records}, 0);
     } catch (const std::exception& e) {
         error = std::string("flow table: ") + e.what();
         return nullptr;
     }
-    t->capacity_ = config.capacity;
-    t->lcore_ = config.lcore;
-    t->loose_pickup_ = config.loose_pickup;
+    t->_capacity = config.capacity;
+    t->_lcore = config.lcore;
+    t->_loose_pickup = config.loose_pickup;
     t->set_timeouts(config.timeouts, config.active_timeout_s);
-    t->rebase_cursor_ = t->n_records_; // nothing to rebase yet
-    t->memory_bytes_ = heap_allocated(socket) - heap_before + t->wheel_->memory_bytes();
+    t->_rebase_cursor = t->_n_records; // nothing to rebase yet
+    t->_memory_bytes = heap_allocated(socket) - heap_before + t->_wheel->memory_bytes();
     return t;
 }
 
 FlowTable::~FlowTable()
 {
-    rte_hash_free(hash_);
-    rte_free(records_);
-    rte_free(shards_);
+    rte_hash_free(_hash);
+    rte_free(_records);
+    rte_free(_shards);
 }
 
 void FlowTable::hold_shard(uint32_t shard) const noexcept
 {
-    rte_spinlock_lock(&shards_[shard].lock);
+    rte_spinlock_lock(&_shards[shard].lock);
 }
 void FlowTable::release_shard(uint32_t shard) const noexcept
 {
-    rte_spinlock_unlock(&shards_[shard].lock);
+    rte_spinlock_unlock(&_shards[shard].lock);
 }
 
 int32_t FlowTable::find(const packet::FlowKey& key) const noexcept
 {
-    return rte_hash_lookup(hash_, &key);
+    return rte_hash_lookup(_hash, &key);
 }
 
 void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
@@ -219,7 +219,7 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
     unsigned nt = 0;
     for (unsigned i = 0; i < n; ++i) {
         const packet::Verdict v = pkts[i]->verdict;
-        bump(counters_.packets_by_verdict[static_cast<unsigned>(v)]);
+        bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
         if (v == packet::Verdict::tcp) {
             keys[nt] = &pkts[i]->key;
             when[nt] = times[i];
@@ -228,28 +228,28 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
     }
     if (nt == 0)
         return;
-    if (!clock_started_) [[unlikely]]
+    if (!_clock_started) [[unlikely]]
         start_clock(when[0]);
     uint32_t sig[kMaxBurst];
     for (unsigned j = 0; j < nt; ++j)
         sig[j] = flow_hash(keys[j]);
     int32_t pos[kMaxBurst];
-    rte_hash_lookup_with_hash_bulk(hash_, keys, sig, nt, pos);
+    rte_hash_lookup_with_hash_bulk(_hash, keys, sig, nt, pos);
     for (unsigned j = 0; j < nt; ++j)
         if (pos[j] >= 0)
-            rte_prefetch0(&records_[pos[j]]);
-    const uint64_t ends_before = ends_;
+            rte_prefetch0(&_records[pos[j]]);
+    const uint64_t ends_before = _ends;
     for (unsigned j = 0; j < nt; ++j) {
         int32_t p = pos[j];
         // A flow that ended earlier in this burst (reopen, eviction, expiry on
         // arrival) may have freed — and a new flow reused — a position looked up
         // before: check it still holds this key.
-        if (p >= 0 && ends_ != ends_before &&
-            (!(records_[p].flags & FlowRecord::kInUse) || !(key_at(uint32_t(p)) == tcp[j]->key)))
+        if (p >= 0 && _ends != ends_before &&
+            (!(_records[p].flags & FlowRecord::kInUse) || !(key_at(uint32_t(p)) == tcp[j]->key)))
             p = -1;
         // A miss may be a flow an earlier packet of this same burst created.
         if (p < 0)
-            p = rte_hash_lookup(hash_, keys[j]);
+            p = rte_hash_lookup(_hash, keys[j]);
         if (p >= 0)
             track(uint32_t(p), *tcp[j], when[j]);
         else
@@ -259,7 +259,7 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
 
 void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept
 {
-    FlowRecord& r = records_[pos];
+    FlowRecord& r = _records[pos];
     const bool from_orig = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
     const tcpstate::Dir dir = from_orig ? tcpstate::Dir::orig : tcpstate::Dir::reply;
     // Its timeout ran out but the cop has not reaped it yet (it runs between
@@ -270,7 +270,7 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     if (!(r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) && timeout_deadline(r) <= now_ns) [[unlikely]] {
         const uint32_t shard = shard_of(pos);
         hold_shard(shard);
-        counters_.timeout_lag_ns.observe(now_ns - timeout_deadline(r));
+        _counters.timeout_lag_ns.observe(now_ns - timeout_deadline(r));
         end_flow(pos, reason_of(r, now_ns), now_ns);
         release_shard(shard);
         create_flow(pkt, now_ns);
@@ -301,10 +301,10 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         // Not valid for the state: it counts in the flow's packets and bytes, but it
         // neither extends the deadline nor changes state, so garbage cannot keep a
         // flow alive.
-        bump(counters_.tcp_invalid);
+        bump(_counters.tcp_invalid);
         return;
     }
-    bump(counters_.tcp_tracked);
+    bump(_counters.tcp_tracked);
     store_relaxed(r.tcp, tracker);
     switch (outcome) {
     case tcpstate::Outcome::reset:
@@ -323,30 +323,30 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
 
 void FlowTable::create_flow(const packet::Packet& pkt, uint64_t now_ns) noexcept
 {
-    const tcpstate::State state = tcpstate::initial_state(pkt.tcp_flags, loose_pickup_);
+    const tcpstate::State state = tcpstate::initial_state(pkt.tcp_flags, _loose_pickup);
     if (state == tcpstate::State::none) {
-        bump(counters_.tcp_no_flow);
+        bump(_counters.tcp_no_flow);
         return;
     }
-    if (live_ >= capacity_ && !early_drop(now_ns)) {
-        bump(counters_.tcp_table_full);
+    if (_live >= _capacity && !early_drop(now_ns)) {
+        bump(_counters.tcp_table_full);
         return;
     }
-    int32_t pos = rte_hash_add_key(hash_, &pkt.key);
+    int32_t pos = rte_hash_add_key(_hash, &pkt.key);
     // A bucket collision in a nearly full table: make room as a full table would.
     for (unsigned retry = 0; pos == -ENOSPC && retry < kInsertRetries && early_drop(now_ns); ++retry)
-        pos = rte_hash_add_key(hash_, &pkt.key);
+        pos = rte_hash_add_key(_hash, &pkt.key);
     if (pos < 0) {
-        bump(counters_.tcp_table_full);
+        bump(_counters.tcp_table_full);
         return;
     }
     init_record(uint32_t(pos), pkt, state, now_ns);
-    bump(counters_.tcp_tracked);
+    bump(_counters.tcp_tracked);
 }
 
 void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::State state, uint64_t now_ns) noexcept
 {
-    FlowRecord& r = records_[pos];
+    FlowRecord& r = _records[pos];
     timerwheel::init_hook(r.hook);
     r.tcp = tcpstate::Tracker{state, 0};
     r.first_seen_ns = now_ns;
@@ -357,20 +357,20 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::S
     r.bytes[1] = 0;
     // Publish: a reader that sees kInUse sees the fields and the key above.
     store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0)));
-    ++live_;
-    bump(counters_.flows_created);
-    wheel_->schedule(pos, deadline_of(r));
+    ++_live;
+    bump(_counters.flows_created);
+    _wheel->schedule(pos, deadline_of(r));
     emit(pos, true, Reason::count, now_ns);
 }
 
 bool FlowTable::early_drop(uint64_t now_ns) noexcept
 {
-    bump(counters_.early_drop_attempts);
+    bump(_counters.early_drop_attempts);
     int64_t victim = -1;
     uint64_t oldest = UINT64_MAX;
     for (unsigned k = 0; k < kEarlyDropSamples; ++k) {
-        const uint32_t p = uint32_t(rte_rand_max(n_records_));
-        const FlowRecord& r = records_[p];
+        const uint32_t p = uint32_t(rte_rand_max(_n_records));
+        const FlowRecord& r = _records[p];
         if ((r.flags & FlowRecord::kInUse) && !r.tcp.assured() && r.last_seen_ns < oldest) {
             victim = p;
             oldest = r.last_seen_ns;
@@ -378,7 +378,7 @@ bool FlowTable::early_drop(uint64_t now_ns) noexcept
     }
     if (victim < 0)
         return false;
-    Shard& s = shards_[shard_of(uint32_t(victim))];
+    Shard& s = _shards[shard_of(uint32_t(victim))];
     if (!rte_spinlock_trylock(&s.lock))
         return false;
     end_flow(uint32_t(victim), Reason::evicted, now_ns);
@@ -388,7 +388,7 @@ bool FlowTable::early_drop(uint64_t now_ns) noexcept
 
 void FlowTable::rearm(uint32_t pos) noexcept
 {
-    wheel_->schedule(pos, deadline_of(records_[pos]));
+    _wheel->schedule(pos, deadline_of(_records[pos]));
 }
 
 Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
@@ -397,9 +397,9 @@ Reason FlowTable::reason_of(const FlowRecord& r, uint64_t now_ns) const noexcept
         return Reason::reset;
     if (r.flags & FlowRecord::kKilled)
         return Reason::killed;
-    const uint64_t inactivity = r.last_seen_ns + state_timeout_ns_[static_cast<size_t>(r.tcp.state)];
-    if (active_timeout_ns_ && r.first_seen_ns + active_timeout_ns_ <= now_ns &&
-        r.first_seen_ns + active_timeout_ns_ <= inactivity)
+    const uint64_t inactivity = r.last_seen_ns + _state_timeout_ns[static_cast<size_t>(r.tcp.state)];
+    if (_active_timeout_ns && r.first_seen_ns + _active_timeout_ns <= now_ns &&
+        r.first_seen_ns + _active_timeout_ns <= inactivity)
         return Reason::active;
     return tcpstate::expiry_is_closed(r.tcp.state) ? Reason::closed : Reason::inactivity;
 }
@@ -413,17 +413,17 @@ void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
     emit(pos, false, reason, now_ns);
-    bump(counters_.flows_expired[static_cast<unsigned>(reason)]);
-    --live_;
-    ++ends_;
-    wheel_->cancel(pos);
-    store_release(records_[pos].flags, uint8_t(0));
+    bump(_counters.flows_expired[static_cast<unsigned>(reason)]);
+    --_live;
+    ++_ends;
+    _wheel->cancel(pos);
+    store_release(_records[pos].flags, uint8_t(0));
 }
 
 void FlowTable::delete_key(uint32_t pos, uint32_t sig) noexcept
 {
     const packet::FlowKey key = key_at(pos); // the key store slot is freed by the delete
-    rte_hash_del_key_with_hash(hash_, &key, sig);
+    rte_hash_del_key_with_hash(_hash, &key, sig);
 }
 
 void FlowTable::delete_deferred() noexcept
@@ -431,18 +431,18 @@ void FlowTable::delete_deferred() noexcept
     // All the keys' hashes first, so that their loads are in flight together; then the deletes,
     // whose bucket reads nothing here serialises.
     uint32_t sig[kDeleteBatch];
-    for (unsigned i = 0; i < n_deferred_; ++i)
-        sig[i] = flow_hash(&key_at(deferred_[i]));
-    for (unsigned i = 0; i < n_deferred_; ++i)
-        delete_key(deferred_[i], sig[i]);
-    n_deferred_ = 0;
+    for (unsigned i = 0; i < _n_deferred; ++i)
+        sig[i] = flow_hash(&key_at(_deferred[i]));
+    for (unsigned i = 0; i < _n_deferred; ++i)
+        delete_key(_deferred[i], sig[i]);
+    _n_deferred = 0;
 }
 
 void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept
 {
-    if (events_ == nullptr)
+    if (_events == nullptr)
         return;
-    const FlowRecord& r = records_[pos];
+    const FlowRecord& r = _records[pos];
     const packet::FlowKey& key = key_at(pos);
     events::Event e{};
     e.time_ns = now_ns;
@@ -455,12 +455,12 @@ void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns)
     packet::key_endpoints(key, (r.flags & FlowRecord::kOrigIsLo) != 0, e.src, e.sport, e.dst, e.dport);
     e.vlan_outer = packet::key_vlan_outer(key);
     e.vlan_inner = packet::key_vlan_inner(key);
-    e.lcore = lcore_;
+    e.lcore = _lcore;
     e.proto = key.proto;
     e.kind = created ? events::Kind::created : events::Kind::destroyed;
     e.state = tcpstate::state_name(r.tcp.state);
     e.reason = created ? nullptr : reason_name(reason);
-    events_->emit(e);
+    _events->emit(e);
 }
 
 } // namespace flowcop::conntrack

@@ -143,7 +143,7 @@ public:
     FlowTable& operator=(const FlowTable&) = delete;
 
     // --- owner lcore only ---
-    void set_events(events::Producer* producer) noexcept { events_ = producer; }
+    void set_events(events::Producer* producer) noexcept { _events = producer; }
     // Counts every packet by verdict and tracks the TCP ones. n <= kMaxBurst.
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
@@ -151,7 +151,7 @@ public:
     // One inactivity-cop pass over the wheel buckets due at now_ns.
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
-    void observe_pass_ns(uint64_t ns) noexcept { counters_.cop_pass_ns.observe(ns); }
+    void observe_pass_ns(uint64_t ns) noexcept { _counters.cop_pass_ns.observe(ns); }
     // Marks the flow due on the next tick (reason killed). False if it is not here.
     bool kill(const packet::FlowKey& key) noexcept;
     // New timeouts take effect for every flow's next deadline computation; a rebase
@@ -160,18 +160,18 @@ public:
     // Re-arms up to max_records records of a pending rebase sweep; returns how many
     // it looked at (0 when no sweep is pending). Call it between bursts.
     uint32_t rebase_step(uint32_t max_records) noexcept;
-    bool rebase_pending() const noexcept { return rebase_cursor_ < n_records_; }
+    bool rebase_pending() const noexcept { return _rebase_cursor < _n_records; }
     // Ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
     // The record position of a key, or -1 (tests and the control plane's kill path).
     int32_t find(const packet::FlowKey& key) const noexcept;
 
     // --- any thread ---
-    const Counters& counters() const noexcept { return counters_; }
-    uint64_t active() const noexcept { return counters_.active(); }
-    uint32_t capacity() const noexcept { return capacity_; }
-    uint16_t lcore() const noexcept { return lcore_; }
-    uint32_t shards() const noexcept { return n_shards_; }
+    const Counters& counters() const noexcept { return _counters; }
+    uint64_t active() const noexcept { return _counters.active(); }
+    uint32_t capacity() const noexcept { return _capacity; }
+    uint16_t lcore() const noexcept { return _lcore; }
+    uint32_t shards() const noexcept { return _n_shards; }
     static uint32_t shard_of(uint32_t position) noexcept { return position >> kShardShift; }
     // Blocks until the shard is held. Hold it briefly: the owner's cop defers every
     // due flow of a held shard, and lifetime changes on the data path wait for it.
@@ -182,7 +182,7 @@ public:
     size_t snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const;
     // Bytes this table allocated from DPDK's heap at create() (hash + records + locks),
     // measured from rte_malloc's heap statistics, plus the wheel's bucket array.
-    size_t memory_bytes() const noexcept { return memory_bytes_; }
+    size_t memory_bytes() const noexcept { return _memory_bytes; }
 
 private:
     struct HookOf {
@@ -224,45 +224,45 @@ private:
     // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
     uint64_t timeout_deadline(const FlowRecord& rec) const noexcept
     {
-        const uint64_t inactivity = rec.last_seen_ns + state_timeout_ns_[static_cast<size_t>(rec.tcp.state)];
-        const uint64_t active = active_timeout_ns_ ? rec.first_seen_ns + active_timeout_ns_ : 0;
+        const uint64_t inactivity = rec.last_seen_ns + _state_timeout_ns[static_cast<size_t>(rec.tcp.state)];
+        const uint64_t active = _active_timeout_ns ? rec.first_seen_ns + _active_timeout_ns : 0;
         return active != 0 && active < inactivity ? active : inactivity;
     }
     Reason final_reason(const FlowRecord& rec, Reason reason, uint64_t now_ns) const noexcept;
     Reason reason_of(const FlowRecord& rec, uint64_t now_ns) const noexcept;
     const packet::FlowKey& key_at(uint32_t pos) const noexcept
     {
-        return *reinterpret_cast<const packet::FlowKey*>(key_store_ + size_t(pos) * key_stride_);
+        return *reinterpret_cast<const packet::FlowKey*>(_key_store + size_t(pos) * _key_stride);
     }
 
     struct alignas(64) Shard {
         mutable rte_spinlock_t lock;
     };
 
-    rte_hash* hash_ = nullptr;
-    FlowRecord* records_ = nullptr;
-    Shard* shards_ = nullptr;
-    std::unique_ptr<Wheel> wheel_;
-    const uint8_t* key_store_ = nullptr; // key of position p at key_store_ + p * key_stride_
-    size_t key_stride_ = 0;
-    events::Producer* events_ = nullptr;
-    uint32_t n_records_ = 0;
-    uint32_t n_shards_ = 0;
-    uint32_t capacity_ = 0;
-    uint32_t rebase_cursor_ = 0;
-    uint32_t live_ = 0;                    // flows in the table (owner's own count)
-    uint64_t ends_ = 0;                    // flows ended so far (detects stale positions within a burst)
-    uint32_t deferred_[kDeleteBatch] = {}; // positions retired by the running cop pass, keys not yet deleted
-    unsigned n_deferred_ = 0;              // 0 whenever run_cop() is not running
-    bool clock_started_ = false;           // the wheel's cursor is placed at the first time seen
-    uint16_t lcore_ = 0;
-    bool loose_pickup_ = true;
-    size_t memory_bytes_ = 0;
+    rte_hash* _hash = nullptr;
+    FlowRecord* _records = nullptr;
+    Shard* _shards = nullptr;
+    std::unique_ptr<Wheel> _wheel;
+    const uint8_t* _key_store = nullptr; // key of position p at key_store_ + p * key_stride_
+    size_t _key_stride = 0;
+    events::Producer* _events = nullptr;
+    uint32_t _n_records = 0;
+    uint32_t _n_shards = 0;
+    uint32_t _capacity = 0;
+    uint32_t _rebase_cursor = 0;
+    uint32_t _live = 0;                    // flows in the table (owner's own count)
+    uint64_t _ends = 0;                    // flows ended so far (detects stale positions within a burst)
+    uint32_t _deferred[kDeleteBatch] = {}; // positions retired by the running cop pass, keys not yet deleted
+    unsigned _n_deferred = 0;              // 0 whenever run_cop() is not running
+    bool _clock_started = false;           // the wheel's cursor is placed at the first time seen
+    uint16_t _lcore = 0;
+    bool _loose_pickup = true;
+    size_t _memory_bytes = 0;
     // Effective timeouts in ns (never 0), read by the owner on every deadline and by
     // snapshot() with relaxed loads.
-    uint64_t state_timeout_ns_[static_cast<size_t>(tcpstate::State::count)] = {};
-    uint64_t active_timeout_ns_ = 0;
-    Counters counters_;
+    uint64_t _state_timeout_ns[static_cast<size_t>(tcpstate::State::count)] = {};
+    uint64_t _active_timeout_ns = 0;
+    Counters _counters;
 };
 
 } // namespace flowcop::conntrack

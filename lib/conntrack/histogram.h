@@ -24,39 +24,39 @@ public:
     Histogram(std::initializer_list<uint64_t> upper_bounds) noexcept
     {
         for (uint64_t b : upper_bounds) {
-            if (n_bounds_ == kMaxBounds)
+            if (_n_bounds == kMaxBounds)
                 break;
-            bounds_[n_bounds_++] = b;
+            _bounds[_n_bounds++] = b;
         }
     }
 
     void observe(uint64_t value) noexcept
     {
         unsigned i = 0;
-        while (i < n_bounds_ && value > bounds_[i])
+        while (i < _n_bounds && value > _bounds[i])
             ++i;
-        bump(counts_[i]); // i == n_bounds_ is the +Inf bucket
-        bump(sum_, value);
+        bump(_counts[i]); // i == n_bounds_ is the +Inf bucket
+        bump(_sum, value);
     }
 
-    unsigned bounds() const noexcept { return n_bounds_; }
-    uint64_t bound(unsigned i) const noexcept { return bounds_[i]; }
+    unsigned bounds() const noexcept { return _n_bounds; }
+    uint64_t bound(unsigned i) const noexcept { return _bounds[i]; }
     // i in [0, bounds()]: the last index is the +Inf bucket.
-    uint64_t count_in(unsigned i) const noexcept { return load_relaxed(counts_[i]); }
-    uint64_t sum() const noexcept { return load_relaxed(sum_); }
+    uint64_t count_in(unsigned i) const noexcept { return load_relaxed(_counts[i]); }
+    uint64_t sum() const noexcept { return load_relaxed(_sum); }
     uint64_t total() const noexcept
     {
         uint64_t t = 0;
-        for (unsigned i = 0; i <= n_bounds_; ++i)
+        for (unsigned i = 0; i <= _n_bounds; ++i)
             t += count_in(i);
         return t;
     }
 
 private:
-    std::array<uint64_t, kMaxBounds> bounds_{};
-    std::array<uint64_t, kMaxBounds + 1> counts_{};
-    uint64_t sum_ = 0;
-    unsigned n_bounds_ = 0;
+    std::array<uint64_t, kMaxBounds> _bounds{};
+    std::array<uint64_t, kMaxBounds + 1> _counts{};
+    uint64_t _sum = 0;
+    unsigned _n_bounds = 0;
 };
 
 } // namespace flowcop::conntrack

@@ -4,8 +4,8 @@
 namespace flowcop::events::detail {
 
 Batch::Batch(size_t bytes)
-    : _text(new char[bytes]), _lines(new Line[bytes / min_line_bytes + 1]), _capacity(bytes),
-      _max_lines(bytes / min_line_bytes + 1)
+    : _text(new char[bytes]), _lines(new Line[bytes / kMinLineBytes + 1]), _capacity(bytes),
+      _max_lines(bytes / kMinLineBytes + 1)
 {}
 
 bool Batch::add(const Event& e, uint16_t producer) noexcept

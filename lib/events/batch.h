@@ -33,7 +33,7 @@ public:
     void clear() noexcept { _used = 0, _n_lines = 0; }
 
     // The shortest possible line is 224 bytes (tested), so the line table never runs out before the text.
-    static constexpr size_t min_line_bytes = 128;
+    static constexpr size_t kMinLineBytes = 128;
 
 private:
     std::unique_ptr<char[]> _text;

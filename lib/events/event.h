@@ -44,7 +44,7 @@ static_assert(sizeof(Event) % 8 == 0);
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
 // each: everything else in a line takes at most 445 bytes (all numbers at their maximum, two
 // 39-character IPv6 addresses, two VLAN tags), and the shortest line is 224 bytes.
-inline constexpr size_t typical_max_line = 1024;
+inline constexpr size_t kTypicalMaxLine = 1024;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.
 // @return bytes written, or 0 if `buflen` is too small or `e.kind` is not a Kind value.

@@ -66,8 +66,8 @@ public:
                 ch('\\');
                 ch(static_cast<char>(c));
             } else if (c < 0x20) {
-                static constexpr char hex[] = "0123456789abcdef";
-                const char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                static constexpr char kHex[] = "0123456789abcdef";
+                const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
                 lit(std::string_view(esc, sizeof esc));
             } else {
                 ch(static_cast<char>(c));
@@ -77,9 +77,9 @@ public:
     }
     void addr(const uint8_t a[16]) noexcept
     {
-        static constexpr uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        static constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
         char text[INET6_ADDRSTRLEN];
-        const bool v4 = std::memcmp(a, v4_mapped, sizeof v4_mapped) == 0;
+        const bool v4 = std::memcmp(a, kV4Mapped, sizeof kV4Mapped) == 0;
         if (inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, text, sizeof text) == nullptr)
             return fail();
         ch('"');

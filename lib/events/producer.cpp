@@ -12,7 +12,7 @@
 namespace flowcop::events {
 namespace {
 
-constexpr unsigned ring_flags = RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ;
+constexpr unsigned kRingFlags = RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ;
 
 uint32_t next_pow2(uint32_t v) noexcept
 {
@@ -45,7 +45,7 @@ int Producer::init(unsigned index, unsigned ring_events) noexcept
     char name[32];
     std::snprintf(name, sizeof name, "flowcop_events_%u", index);
     auto* ring = static_cast<rte_ring*>(mem);
-    const int rc = rte_ring_init(ring, name, ring_events, ring_flags);
+    const int rc = rte_ring_init(ring, name, ring_events, kRingFlags);
     if (rc < 0) {
         std::free(mem);
         return rc;

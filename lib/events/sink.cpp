@@ -25,7 +25,7 @@ uint64_t now_ms() noexcept
 }
 
 // How long one poll() waits before re-checking the stop flag and the stall deadline.
-constexpr int poll_slice_ms = 50;
+constexpr int kPollSliceMs = 50;
 
 } // namespace
 
@@ -71,7 +71,7 @@ Sink::Result Sink::write_all(const char* buf, size_t len, const std::atomic<bool
         if (!_regular) {
             // Wait until the reader makes room, so the write below cannot block past a shutdown.
             pollfd p{_fd, POLLOUT, 0};
-            const int r = ::poll(&p, 1, poll_slice_ms);
+            const int r = ::poll(&p, 1, kPollSliceMs);
             if (r < 0 && errno != EINTR)
                 return {done, errno};
             if (r <= 0) {

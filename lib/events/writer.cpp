@@ -20,9 +20,9 @@ namespace flowcop::events {
 namespace {
 
 // Events copied out of a ring per dequeue: 64 x 120 B stays in L1 and on the writer's stack.
-constexpr unsigned burst = 64;
-constexpr unsigned max_producers = 1u << 16;   // producer ids are stored as uint16_t in the batch
-constexpr unsigned max_ring_events = 1u << 24; // 2 GB of ring per lcore: surely a unit mistake
+constexpr unsigned kBurst = 64;
+constexpr unsigned kMaxProducers = 1u << 16;  // producer ids are stored as uint16_t in the batch
+constexpr unsigned kMaxRingEvents = 1u << 24; // 2 GB of ring per lcore: surely a unit mistake
 
 void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept
 {
@@ -51,14 +51,14 @@ Writer::Writer() = default;
 std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_producers, unsigned ring_events,
                                      std::string& error)
 {
-    if (n_producers == 0 || n_producers > max_producers) {
+    if (n_producers == 0 || n_producers > kMaxProducers) {
         error = "events file '" + path + "': producer count " + std::to_string(n_producers) + " is outside 1.." +
-                std::to_string(max_producers);
+                std::to_string(kMaxProducers);
         return nullptr;
     }
-    if (ring_events == 0 || ring_events > max_ring_events) {
+    if (ring_events == 0 || ring_events > kMaxRingEvents) {
         error = "events file '" + path + "': ring size " + std::to_string(ring_events) + " is outside 1.." +
-                std::to_string(max_ring_events) + " events";
+                std::to_string(kMaxRingEvents) + " events";
         return nullptr;
     }
     std::unique_ptr<Writer> w(new Writer());
@@ -77,7 +77,7 @@ std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_produce
     }
     w->_n_producers = n_producers;
     w->_ring_events = ring_events;
-    w->_batch = std::make_unique<detail::Batch>(batch_bytes);
+    w->_batch = std::make_unique<detail::Batch>(kBatchBytes);
     w->_hit.assign(n_producers, 0);
     return w;
 }
@@ -139,18 +139,18 @@ void Writer::run() noexcept
         if (stopping)
             return;
         if (!backlog)
-            std::this_thread::sleep_for(std::chrono::microseconds(poll_interval_us));
+            std::this_thread::sleep_for(std::chrono::microseconds(kPollIntervalUs));
     }
 }
 
 bool Writer::drain(unsigned p) noexcept
 {
     rte_ring* ring = _producers[p]._drained.ring;
-    Event ev[burst];
+    Event ev[kBurst];
     unsigned taken = 0;
     unsigned left = 0;
     while (taken < _ring_events) {
-        const unsigned n = rte_ring_sc_dequeue_burst_elem(ring, ev, sizeof(Event), burst, &left);
+        const unsigned n = rte_ring_sc_dequeue_burst_elem(ring, ev, sizeof(Event), kBurst, &left);
         for (unsigned i = 0; i < n; ++i) {
             if (_batch->add(ev[i], static_cast<uint16_t>(p)))
                 continue;
@@ -159,7 +159,7 @@ bool Writer::drain(unsigned p) noexcept
                 bump(_producers[p]._drained.dropped_write); // unformattable even in an empty batch
         }
         taken += n;
-        if (n < burst)
+        if (n < kBurst)
             break;
     }
     return left > 0;
@@ -172,12 +172,12 @@ void Writer::flush() noexcept
     detail::Sink::Result r{0, ETIMEDOUT}; // what an abandoned output "returns" without being tried
     if (!_abandoned && _partial_line) {
         // A failed write left half a line in the file; end it so the lines after it parse.
-        r = _sink->write_all("\n", 1, _stop, shutdown_stall_ms);
+        r = _sink->write_all("\n", 1, _stop, kShutdownStallMs);
         _partial_line = r.done == 0;
         r.done = 0;
     }
     if (!_abandoned && !_partial_line)
-        r = _sink->write_all(_batch->data(), _batch->size(), _stop, shutdown_stall_ms);
+        r = _sink->write_all(_batch->data(), _batch->size(), _stop, kShutdownStallMs);
     const size_t n = _batch->lines();
     size_t i = 0;
     for (; i < n && _batch->line(i).end <= r.done; ++i)
@@ -210,7 +210,7 @@ void Writer::report_once(int err) noexcept
         std::fprintf(stderr,
                      "flowcop: events: output '%s' accepted nothing for %u ms during shutdown; "
                      "the remaining events are dropped and counted\n",
-                     _path.c_str(), shutdown_stall_ms);
+                     _path.c_str(), kShutdownStallMs);
         return;
     }
     if (_reported_error)

@@ -47,14 +47,14 @@ public:
     // The writer sleeps this long between polls when no ring has a backlog, so an event reaches the
     // file about 1 ms after emit() and an idle writer costs ~1000 wakeups/s. A ring must absorb what
     // its lcore emits in one interval (a 4095-event ring: bursts up to ~4 M events/s per lcore).
-    static constexpr unsigned poll_interval_us = 1000;
+    static constexpr unsigned kPollIntervalUs = 1000;
     // Bytes formatted before each write(2): about 3000 lines, so one syscall per poll even at
     // millions of events per second; allocated once at open().
-    static constexpr size_t batch_bytes = 1u << 20;
+    static constexpr size_t kBatchBytes = 1u << 20;
     // How long a pipe/socket/terminal may accept nothing during shutdown before we give up on it:
     // long enough for a live reader (jq, a log shipper) to catch up, short enough to stay well inside
     // systemd's default 90 s stop timeout.
-    static constexpr unsigned shutdown_stall_ms = 1000;
+    static constexpr unsigned kShutdownStallMs = 1000;
 
     // path "-" = stdout. Returns nullptr and sets `error` (one sentence naming the path and strerror)
     // if the file cannot be opened for append/create, or if n_producers is 0 or above 65536, or

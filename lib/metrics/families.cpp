@@ -78,9 +78,9 @@ std::string valid_utf8(std::string_view value)
 
 Family::Family(std::string name, std::string help, prometheus::MetricType type)
 {
-    family_.name = std::move(name);
-    family_.help = escape_help(help);
-    family_.type = type;
+    _family.name = std::move(name);
+    _family.help = escape_help(help);
+    _family.type = type;
 }
 
 prometheus::ClientMetric& Family::add(const Labels& labels)
@@ -88,8 +88,8 @@ prometheus::ClientMetric& Family::add(const Labels& labels)
     prometheus::ClientMetric m;
     for (const auto& [k, v] : labels)
         m.label.push_back({k, valid_utf8(v)});
-    family_.metric.push_back(std::move(m));
-    return family_.metric.back();
+    _family.metric.push_back(std::move(m));
+    return _family.metric.back();
 }
 
 Family& Family::counter(const Labels& labels, double value)

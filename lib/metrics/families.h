@@ -51,11 +51,11 @@ public:
     // buckets (not a separate total), so _count always equals the +Inf bucket.
     Family& histogram(const Labels& labels, const std::vector<uint64_t>& bounds, const std::vector<uint64_t>& counts,
                       uint64_t sum, uint64_t per_unit);
-    prometheus::MetricFamily take() { return std::move(family_); }
+    prometheus::MetricFamily take() { return std::move(_family); }
 
 private:
     prometheus::ClientMetric& add(const Labels& labels);
-    prometheus::MetricFamily family_;
+    prometheus::MetricFamily _family;
 };
 
 // The help text as the exposition format wants it on a HELP line (see above).

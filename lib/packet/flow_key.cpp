@@ -8,11 +8,11 @@
 namespace flowcop::packet {
 namespace {
 
-constexpr uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+constexpr uint8_t kV4MappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 bool is_v4_mapped(const uint8_t addr[16]) noexcept
 {
-    return std::memcmp(addr, v4_mapped_prefix, sizeof v4_mapped_prefix) == 0;
+    return std::memcmp(addr, kV4MappedPrefix, sizeof kV4MappedPrefix) == 0;
 }
 
 uint32_t vlan_packed(const FlowKey& key) noexcept
@@ -90,7 +90,7 @@ uint16_t key_vlan_inner(const FlowKey& key) noexcept
 
 size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept
 {
-    char tmp[addr_str_len];
+    char tmp[kAddrStrLen];
     size_t n;
     if (is_v4_mapped(addr))
         n = static_cast<size_t>(std::snprintf(tmp, sizeof tmp, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]));

@@ -60,7 +60,7 @@ uint16_t key_vlan_inner(const FlowKey& key) noexcept;
 
 // Buffer size format_addr() needs: INET6_ADDRSTRLEN, the longest IPv6 text form
 // plus its NUL.
-inline constexpr size_t addr_str_len = 46;
+inline constexpr size_t kAddrStrLen = 46;
 
 // Formats a key address: IPv4-mapped addresses as dotted quad ("192.0.2.1"),
 // everything else in RFC 5952 canonical IPv6 form (lower-case hex, no leading

@@ -73,13 +73,13 @@ namespace flowcop::packet {
 // One more tag than the two a key keeps: 802.1ad QinQ is two tags, and a third
 // shows up in real provider networks (zeek's vlan-qinqinq trace). A fourth is
 // allowed as slack; five stacked tags have no known deployment and only bound the loop.
-inline constexpr unsigned max_vlan_tags = 4;
-inline constexpr unsigned key_vlan_tags = 2;
+inline constexpr unsigned kMaxVlanTags = 4;
+inline constexpr unsigned kKeyVlanTags = 2;
 
 // RFC 8200 4.1's recommended order has at most six walkable headers (hop-by-hop,
 // destination, routing, fragment, AH, destination); 8 admits every legitimate
 // chain with room to spare while bounding per-packet work (RFC 7045, 8504).
-inline constexpr unsigned max_ipv6_ext_headers = 8;
+inline constexpr unsigned kMaxIpv6ExtHeaders = 8;
 
 // Header bytes the parser ever looks at, and what parse_mbuf() copies when the
 // first segment is short. The deepest IPv4/TCP header stack is 14 + 4*4 + 60 + 60 =
@@ -87,7 +87,7 @@ inline constexpr unsigned max_ipv6_ext_headers = 8;
 // headers (hop-by-hop 8 + routing 24 + fragment 8 + AH 24 + destination 8 = 72 is
 // a generous real chain). Applying the cap in the core, whatever the entry point,
 // keeps a frame's classification independent of how the NIC segmented it.
-inline constexpr uint32_t max_header_bytes = 256;
+inline constexpr uint32_t kMaxHeaderBytes = 256;
 
 struct Packet {
     FlowKey key;
@@ -105,8 +105,8 @@ struct Packet {
 };
 
 // TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header).
-inline constexpr uint8_t tcp_fin = 0x01, tcp_syn = 0x02, tcp_rst = 0x04, tcp_psh = 0x08, tcp_ack = 0x10, tcp_urg = 0x20,
-                         tcp_ece = 0x40, tcp_cwr = 0x80;
+inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10, kTcpUrg = 0x20,
+                         kTcpEce = 0x40, kTcpCwr = 0x80;
 
 // Plain byte span entry point (tests, fuzzing): the whole frame is in memory.
 // Fills `out` as far as it got; returns out.verdict. frame may be nullptr when len is 0.

@@ -23,9 +23,9 @@ namespace flowcop::packet {
 
 inline Verdict parse_mbuf(const rte_mbuf* m, Packet& out) noexcept
 {
-    uint8_t copy[max_header_bytes];
+    uint8_t copy[kMaxHeaderBytes];
     const uint32_t frame_len = rte_pktmbuf_pkt_len(m);
-    const uint32_t want = frame_len < max_header_bytes ? frame_len : max_header_bytes;
+    const uint32_t want = frame_len < kMaxHeaderBytes ? frame_len : kMaxHeaderBytes;
     // In place if the first segment holds `want` bytes, else copied across segments.
     const void* hdr = rte_pktmbuf_read(m, 0, want, copy);
     if (hdr == nullptr) // only for an inconsistent chain; classify, never read past it

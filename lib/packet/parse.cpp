@@ -16,21 +16,21 @@ namespace w = wire;
 
 Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
 {
-    if (!v.readable(l3, w::ipv4_min_header_len))
-        return v.unreadable(l3, w::ipv4_min_header_len, Verdict::truncated_l3);
+    if (!v.readable(l3, w::kIpv4MinHeaderLen))
+        return v.unreadable(l3, w::kIpv4MinHeaderLen, Verdict::truncated_l3);
     const uint8_t* ip = v.bytes + l3;
     if ((ip[0] >> 4) != 4)
         return Verdict::ip_bad_version;
     const uint32_t ihl = uint32_t{ip[0] & 0x0fu} * 4;
     const uint32_t avail = v.frame - l3; // l3 < window <= frame
-    if (ihl < w::ipv4_min_header_len || ihl > avail)
+    if (ihl < w::kIpv4MinHeaderLen || ihl > avail)
         return Verdict::ipv4_bad_ihl;
 
     const uint8_t proto = ip[9];
     const uint16_t frag = w::be16(ip + 6);
     uint32_t total = w::be16(ip + 2);
     bool length_from_frame = false;
-    if (total == 0 && proto == w::proto_tcp && avail > 0xffff && (frag & w::ipv4_mf_and_offset) == 0) {
+    if (total == 0 && proto == w::kProtoTcp && avail > 0xffff && (frag & w::kIpv4MfAndOffset) == 0) {
         total = avail; // BIG TCP (never fragmented): see packet.h
         length_from_frame = true;
     } else if (total < ihl || total > avail) {
@@ -40,7 +40,7 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
     out.ip_version = 4;
     out.l4_proto = proto;
     const detail::Endpoints ep{ip + 12, ip + 16, 4};
-    if (frag & w::ipv4_frag_offset_mask) {
+    if (frag & w::kIpv4FragOffsetMask) {
         detail::set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
         return Verdict::fragment;
     }
@@ -49,7 +49,7 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
 
 bool is_vlan_tpid(uint16_t type) noexcept
 {
-    return type == w::ethertype_vlan || type == w::ethertype_qinq || type == w::ethertype_qinq_old;
+    return type == w::kEthertypeVlan || type == w::kEthertypeQinq || type == w::kEthertypeQinqOld;
 }
 
 void set_key_vlan(Packet& out) noexcept
@@ -60,37 +60,37 @@ void set_key_vlan(Packet& out) noexcept
     out.key.vlan[2] = static_cast<uint8_t>(packed);
 }
 
-static_assert(key_vlan_tags == 2, "Packet and FlowKey hold an outer and an inner VLAN ID");
+static_assert(kKeyVlanTags == 2, "Packet and FlowKey hold an outer and an inner VLAN ID");
 
 Verdict parse_frame(const View& v, Packet& out) noexcept
 {
-    if (!v.readable(0, w::eth_header_len))
-        return v.unreadable(0, w::eth_header_len, Verdict::truncated_l2);
+    if (!v.readable(0, w::kEthHeaderLen))
+        return v.unreadable(0, w::kEthHeaderLen, Verdict::truncated_l2);
     uint16_t type = w::be16(v.bytes + 12);
-    if (type == w::ethertype_ipv4)
-        return parse_ipv4(v, w::eth_header_len, out);
+    if (type == w::kEthertypeIpv4)
+        return parse_ipv4(v, w::kEthHeaderLen, out);
 
-    uint32_t off = w::eth_header_len;
+    uint32_t off = w::kEthHeaderLen;
     unsigned tags = 0;
     while (is_vlan_tpid(type)) {
-        if (tags == max_vlan_tags)
+        if (tags == kMaxVlanTags)
             return Verdict::vlan_too_deep;
         // A tag is the 2-byte TCI plus the next ethertype (the TPID was the previous one).
-        if (!v.readable(off, w::vlan_tag_len))
-            return v.unreadable(off, w::vlan_tag_len, Verdict::truncated_l2);
+        if (!v.readable(off, w::kVlanTagLen))
+            return v.unreadable(off, w::kVlanTagLen, Verdict::truncated_l2);
         const auto vid = static_cast<uint16_t>(w::be16(v.bytes + off) & 0x0fff); // drop PCP and DEI
         if (tags == 0)
             out.vlan_outer = vid;
         else if (tags == 1)
             out.vlan_inner = vid; // tags 3 and 4 are skipped
         type = w::be16(v.bytes + off + 2);
-        off += w::vlan_tag_len;
+        off += w::kVlanTagLen;
         ++tags;
     }
     set_key_vlan(out);
-    if (type == w::ethertype_ipv4)
+    if (type == w::kEthertypeIpv4)
         return parse_ipv4(v, off, out);
-    if (type == w::ethertype_ipv6)
+    if (type == w::kEthertypeIpv6)
         return detail::parse_ipv6(v, off, out);
     return Verdict::non_ip;
 }
@@ -116,31 +116,31 @@ namespace {
 // general path: nothing to save and restore on the common frame.
 inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len, Packet& out) noexcept
 {
-    constexpr uint32_t l3 = w::eth_header_len;
-    constexpr uint32_t l4 = l3 + w::ipv4_min_header_len;
-    if (window < l4 + w::tcp_min_header_len)
+    constexpr uint32_t kL3 = w::kEthHeaderLen;
+    constexpr uint32_t kL4 = kL3 + w::kIpv4MinHeaderLen;
+    if (window < kL4 + w::kTcpMinHeaderLen)
         return false;
     // Untagged IPv4, version 4 with IHL 5 (no options), TCP, not a non-first fragment.
-    if (w::be16(b + 12) != w::ethertype_ipv4 || b[l3] != 0x45 || b[l3 + 9] != w::proto_tcp ||
-        (w::be16(b + l3 + 6) & w::ipv4_frag_offset_mask) != 0)
+    if (w::be16(b + 12) != w::kEthertypeIpv4 || b[kL3] != 0x45 || b[kL3 + 9] != w::kProtoTcp ||
+        (w::be16(b + kL3 + 6) & w::kIpv4FragOffsetMask) != 0)
         return false;
     // Total length covers both fixed headers and fits the frame (0, BIG TCP, is not taken here).
-    const uint32_t total = w::be16(b + l3 + 2);
-    if (total < w::ipv4_min_header_len + w::tcp_min_header_len || total > frame_len - l3)
+    const uint32_t total = w::be16(b + kL3 + 2);
+    if (total < w::kIpv4MinHeaderLen + w::kTcpMinHeaderLen || total > frame_len - kL3)
         return false;
-    const uint8_t* th = b + l4;
-    const uint32_t seg = total - w::ipv4_min_header_len;
+    const uint8_t* th = b + kL4;
+    const uint32_t seg = total - w::kIpv4MinHeaderLen;
     const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
-    if (hlen < w::tcp_min_header_len || hlen > seg)
+    if (hlen < w::kTcpMinHeaderLen || hlen > seg)
         return false;
 
     std::memset(&out, 0, sizeof out);
     out.frame_len = frame_len;
     out.ip_version = 4;
-    out.l4_proto = w::proto_tcp;
+    out.l4_proto = w::kProtoTcp;
     detail::read_tcp_fixed_header(th, out);
     out.l4_payload_len = seg - hlen;
-    detail::set_key(out, b + l3 + 12, b + l3 + 16, 4, out.sport, out.dport);
+    detail::set_key(out, b + kL3 + 12, b + kL3 + 16, 4, out.sport, out.dport);
     out.verdict = Verdict::tcp;
     return true;
 }
@@ -154,7 +154,7 @@ bool detail::parse_ipv4_tcp_fast(const uint8_t* hdr, uint32_t window, uint32_t f
 
 Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept
 {
-    const uint32_t window = std::min({hdr_len, frame_len, max_header_bytes});
+    const uint32_t window = std::min({hdr_len, frame_len, kMaxHeaderBytes});
     if (ipv4_tcp_fast(hdr, window, frame_len, out)) [[likely]]
         return Verdict::tcp;
     return detail::parse_general(hdr, window, frame_len, out);

@@ -28,7 +28,7 @@ struct View {
     // cut it off, which happens only behind a long IPv6 extension chain.
     Verdict unreadable(uint32_t off, uint32_t n, Verdict layer) const noexcept
     {
-        const bool capped = window == max_header_bytes && uint64_t{off} + n <= frame;
+        const bool capped = window == kMaxHeaderBytes && uint64_t{off} + n <= frame;
         return capped ? Verdict::ipv6_ext_too_long : layer;
     }
 };
@@ -92,20 +92,20 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
 {
     const uint8_t proto = out.l4_proto;
     const uint32_t seg = end - off;
-    if (proto == wire::proto_tcp) {
-        if (seg < wire::tcp_min_header_len) {
+    if (proto == wire::kProtoTcp) {
+        if (seg < wire::kTcpMinHeaderLen) {
             set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
             return Verdict::truncated_l4;
         }
-        if (!v.readable(off, wire::tcp_min_header_len)) {
+        if (!v.readable(off, wire::kTcpMinHeaderLen)) {
             set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
-            return v.unreadable(off, wire::tcp_min_header_len, Verdict::truncated_l4);
+            return v.unreadable(off, wire::kTcpMinHeaderLen, Verdict::truncated_l4);
         }
         const uint8_t* th = v.bytes + off;
         read_tcp_fixed_header(th, out);
         set_key(out, ep.src, ep.dst, ep.alen, out.sport, out.dport);
         const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
-        if (hlen < wire::tcp_min_header_len || hlen > seg)
+        if (hlen < wire::kTcpMinHeaderLen || hlen > seg)
             return Verdict::tcp_bad_data_offset;
         out.l4_payload_len = seg - hlen;
         return Verdict::tcp;
@@ -116,12 +116,12 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
     uint32_t need;
     Verdict ok;
     bool ports;
-    if (proto == wire::proto_udp) {
-        need = wire::udp_header_len, ok = Verdict::udp, ports = true;
-    } else if (proto == wire::proto_icmp && ep.alen == 4) {
-        need = wire::icmp_header_len, ok = Verdict::icmp, ports = false;
-    } else if (proto == wire::proto_icmpv6 && ep.alen == 16) {
-        need = wire::icmpv6_header_len, ok = Verdict::icmp, ports = false;
+    if (proto == wire::kProtoUdp) {
+        need = wire::kUdpHeaderLen, ok = Verdict::udp, ports = true;
+    } else if (proto == wire::kProtoIcmp && ep.alen == 4) {
+        need = wire::kIcmpHeaderLen, ok = Verdict::icmp, ports = false;
+    } else if (proto == wire::kProtoIcmpv6 && ep.alen == 16) {
+        need = wire::kIcmpv6HeaderLen, ok = Verdict::icmp, ports = false;
     } else {
         set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
         return Verdict::other_l4;

@@ -12,20 +12,20 @@ namespace w = wire;
 
 bool is_walked_ext(uint8_t nh) noexcept
 {
-    return nh == w::proto_hopopts || nh == w::proto_routing || nh == w::proto_dstopts || nh == w::proto_fragment ||
-           nh == w::proto_ah;
+    return nh == w::kProtoHopopts || nh == w::kProtoRouting || nh == w::kProtoDstopts || nh == w::kProtoFragment ||
+           nh == w::kProtoAh;
 }
 
 } // namespace
 
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
 {
-    if (!v.readable(l3, w::ipv6_header_len))
-        return v.unreadable(l3, w::ipv6_header_len, Verdict::truncated_l3);
+    if (!v.readable(l3, w::kIpv6HeaderLen))
+        return v.unreadable(l3, w::kIpv6HeaderLen, Verdict::truncated_l3);
     const uint8_t* ip = v.bytes + l3;
     if ((ip[0] >> 4) != 6)
         return Verdict::ip_bad_version;
-    const uint32_t avail = v.frame - l3 - w::ipv6_header_len;
+    const uint32_t avail = v.frame - l3 - w::kIpv6HeaderLen;
     uint32_t payload = w::be16(ip + 4);
     bool length_from_frame = false;
     if (payload == 0 && avail > 0xffff) {
@@ -39,34 +39,33 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
     uint8_t nh = ip[6];
     out.l4_proto = nh;
     const Endpoints ep{ip + 8, ip + 24, 16};
-    const uint32_t end = l3 + w::ipv6_header_len + payload;
-    uint32_t off = l3 + w::ipv6_header_len;
+    const uint32_t end = l3 + w::kIpv6HeaderLen + payload;
+    uint32_t off = l3 + w::kIpv6HeaderLen;
 
     for (unsigned walked = 0; is_walked_ext(nh); ++walked) {
-        if (walked == max_ipv6_ext_headers) {
+        if (walked == kMaxIpv6ExtHeaders) {
             set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
             return Verdict::ipv6_ext_too_long;
         }
         // Every walked header starts with next-header and a length byte and is at least
         // 8 bytes; the fragment header is exactly 8.
-        if (end - off < w::ipv6_ext_min_len || !v.readable(off, w::ipv6_ext_min_len)) {
+        if (end - off < w::kIpv6ExtMinLen || !v.readable(off, w::kIpv6ExtMinLen)) {
             set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
-            return end - off < w::ipv6_ext_min_len
-                       ? Verdict::ipv6_ext_truncated
-                       : v.unreadable(off, w::ipv6_ext_min_len, Verdict::ipv6_ext_truncated);
+            return end - off < w::kIpv6ExtMinLen ? Verdict::ipv6_ext_truncated
+                                                 : v.unreadable(off, w::kIpv6ExtMinLen, Verdict::ipv6_ext_truncated);
         }
         const uint8_t* h = v.bytes + off;
         uint32_t len;
-        if (nh == w::proto_fragment) {
-            len = w::ipv6_ext_min_len;
+        if (nh == w::kProtoFragment) {
+            len = w::kIpv6ExtMinLen;
             if (length_from_frame)
                 return Verdict::ip_bad_total_length; // a GSO super-packet is never fragmented
-            if (w::be16(h + 2) & w::ipv6_frag_offset_mask) {
+            if (w::be16(h + 2) & w::kIpv6FragOffsetMask) {
                 out.l4_proto = h[0];
                 set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
                 return Verdict::fragment;
             }
-        } else if (nh == w::proto_ah) {
+        } else if (nh == w::kProtoAh) {
             len = (uint32_t{h[1]} + 2) * 4; // RFC 4302 2.2: 32-bit words minus 2
         } else {
             len = (uint32_t{h[1]} + 1) * 8; // RFC 8200 4.3: 8-octet units, not counting the first 8

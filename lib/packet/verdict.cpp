@@ -5,7 +5,7 @@ namespace flowcop::packet {
 namespace {
 
 // Indexed by Verdict; the static_assert keeps it in step with the enum.
-constexpr const char* names[] = {
+constexpr const char* kNames[] = {
     "tcp",
     "udp",
     "icmp",
@@ -23,14 +23,14 @@ constexpr const char* names[] = {
     "tcp_bad_data_offset",
     "vlan_too_deep",
 };
-static_assert(sizeof(names) / sizeof(names[0]) == verdict_count, "one name per Verdict");
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == kVerdictCount, "one name per Verdict");
 
 } // namespace
 
 const char* verdict_name(Verdict v) noexcept
 {
     const auto i = static_cast<unsigned>(v);
-    return i < verdict_count ? names[i] : "invalid";
+    return i < kVerdictCount ? kNames[i] : "invalid";
 }
 
 } // namespace flowcop::packet

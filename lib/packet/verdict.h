@@ -33,7 +33,7 @@ enum class Verdict : uint8_t {
     count
 };
 
-inline constexpr unsigned verdict_count = static_cast<unsigned>(Verdict::count);
+inline constexpr unsigned kVerdictCount = static_cast<unsigned>(Verdict::count);
 
 // Stable snake_case name of each value ("tcp", "truncated_l4", ...), used as a
 // Prometheus label value, so a rename is a breaking change for dashboards.

@@ -131,10 +131,10 @@ Outcome step(Tracker& t, Dir dir, uint8_t tcp_flags) noexcept;
 // the claim for every state, flag byte, tracker bit set and direction.
 constexpr bool steady(const Tracker& t, uint8_t tcp_flags) noexcept
 {
-    constexpr auto bit = [](Flag f) { return static_cast<uint8_t>(f); };
-    constexpr uint8_t kind = bit(Flag::fin) | bit(Flag::syn) | bit(Flag::rst) | bit(Flag::ack);
-    constexpr uint8_t bits = detail::kAdopted | detail::kSeenReply | detail::kAssured;
-    return t.state == State::established && (tcp_flags & kind) == bit(Flag::ack) && (t.flags & bits) == bits;
+    constexpr auto kBit = [](Flag f) { return static_cast<uint8_t>(f); };
+    constexpr uint8_t kKind = kBit(Flag::fin) | kBit(Flag::syn) | kBit(Flag::rst) | kBit(Flag::ack);
+    constexpr uint8_t kBits = detail::kAdopted | detail::kSeenReply | detail::kAssured;
+    return t.state == State::established && (tcp_flags & kKind) == kBit(Flag::ack) && (t.flags & kBits) == kBits;
 }
 
 // Per-state inactivity timeouts in seconds. A 0 entry means "no explicit timeout for this state":

@@ -20,19 +20,19 @@ inline constexpr uint8_t bit(Flag f) noexcept
 
 constexpr Klass classify(uint8_t tcp_flags) noexcept
 {
-    constexpr uint8_t fin = bit(Flag::fin), syn = bit(Flag::syn), rst = bit(Flag::rst);
-    constexpr uint8_t ack = bit(Flag::ack), urg = bit(Flag::urg);
+    constexpr uint8_t kFin = bit(Flag::fin), kSyn = bit(Flag::syn), kRst = bit(Flag::rst);
+    constexpr uint8_t kAck = bit(Flag::ack), kUrg = bit(Flag::urg);
     // PSH, ECE (0x40) and CWR (0x80) never change a class: they carry data or congestion signals.
-    switch (tcp_flags & (fin | syn | rst | ack | urg)) {
-    case syn:
-    case syn | urg: return Klass::syn;
-    case syn | ack: return Klass::synack;
-    case rst:
-    case rst | ack: return Klass::rst;
-    case fin | ack:
-    case fin | ack | urg: return Klass::fin;
-    case ack:
-    case ack | urg: return Klass::ack;
+    switch (tcp_flags & (kFin | kSyn | kRst | kAck | kUrg)) {
+    case kSyn:
+    case kSyn | kUrg: return Klass::syn;
+    case kSyn | kAck: return Klass::synack;
+    case kRst:
+    case kRst | kAck: return Klass::rst;
+    case kFin | kAck:
+    case kFin | kAck | kUrg: return Klass::fin;
+    case kAck:
+    case kAck | kUrg: return Klass::ack;
     default: return Klass::invalid;
     }
 }

@@ -11,45 +11,45 @@ namespace {
 
 using detail::Klass;
 
-constexpr uint8_t IG = 0xF0; // ignored
-constexpr uint8_t RO = 0xF1; // reopen
-constexpr uint8_t SS = static_cast<uint8_t>(State::syn_sent);
-constexpr uint8_t SR = static_cast<uint8_t>(State::syn_recv);
-constexpr uint8_t ES = static_cast<uint8_t>(State::established);
-constexpr uint8_t FW = static_cast<uint8_t>(State::fin_wait);
-constexpr uint8_t CW = static_cast<uint8_t>(State::close_wait);
-constexpr uint8_t LA = static_cast<uint8_t>(State::last_ack);
-constexpr uint8_t TW = static_cast<uint8_t>(State::time_wait);
-constexpr uint8_t CL = static_cast<uint8_t>(State::close);
-constexpr uint8_t S2 = static_cast<uint8_t>(State::syn_sent2);
+constexpr uint8_t kIg = 0xF0; // ignored
+constexpr uint8_t kRo = 0xF1; // reopen
+constexpr uint8_t kSs = static_cast<uint8_t>(State::syn_sent);
+constexpr uint8_t kSr = static_cast<uint8_t>(State::syn_recv);
+constexpr uint8_t kEs = static_cast<uint8_t>(State::established);
+constexpr uint8_t kFw = static_cast<uint8_t>(State::fin_wait);
+constexpr uint8_t kCw = static_cast<uint8_t>(State::close_wait);
+constexpr uint8_t kLa = static_cast<uint8_t>(State::last_ack);
+constexpr uint8_t kTw = static_cast<uint8_t>(State::time_wait);
+constexpr uint8_t kCl = static_cast<uint8_t>(State::close);
+constexpr uint8_t kS2 = static_cast<uint8_t>(State::syn_sent2);
 
 // kNext[dir][state][class]: one row per current state, one column per packet class.
 constexpr uint8_t kNext[2][kStateCount][detail::kKlassCount] = {
     {
         // orig:        SYN  SYN-ACK FIN  ACK  RST
-        /* none      */ {IG, IG, IG, IG, IG}, // never stepped: flows start from initial_state()
-        /* syn_sent  */ {SS, IG, IG, IG, CL}, // SYN again: retransmission; no SYN-ACK seen, so no ACK
-        /* syn_recv  */ {IG, SR, FW, ES, CL}, // orig SYN-ACK: the other half of a simultaneous open
-        /* established*/ {IG, IG, FW, ES, CL},
-        /* fin_wait  */ {IG, IG, LA, CW, CL}, // FIN here is the other side's, or a retransmission
-        /* close_wait*/ {IG, IG, LA, CW, CL},
-        /* last_ack  */ {IG, IG, LA, TW, CL},
-        /* time_wait */ {RO, IG, TW, TW, CL}, // a new connection on the same 5-tuple (RFC 1122)
-        /* close     */ {RO, IG, CL, CL, CL},
-        /* syn_sent2 */ {S2, SR, IG, IG, CL},
+        /* none      */ {kIg, kIg, kIg, kIg, kIg}, // never stepped: flows start from initial_state()
+        /* syn_sent  */ {kSs, kIg, kIg, kIg, kCl}, // SYN again: retransmission; no SYN-ACK seen, so no ACK
+        /* syn_recv  */ {kIg, kSr, kFw, kEs, kCl}, // orig SYN-ACK: the other half of a simultaneous open
+        /* established*/ {kIg, kIg, kFw, kEs, kCl},
+        /* fin_wait  */ {kIg, kIg, kLa, kCw, kCl}, // FIN here is the other side's, or a retransmission
+        /* close_wait*/ {kIg, kIg, kLa, kCw, kCl},
+        /* last_ack  */ {kIg, kIg, kLa, kTw, kCl},
+        /* time_wait */ {kRo, kIg, kTw, kTw, kCl}, // a new connection on the same 5-tuple (RFC 1122)
+        /* close     */ {kRo, kIg, kCl, kCl, kCl},
+        /* syn_sent2 */ {kS2, kSr, kIg, kIg, kCl},
     },
     {
         // reply:       SYN  SYN-ACK FIN  ACK  RST
-        /* none      */ {IG, IG, IG, IG, IG},
-        /* syn_sent  */ {S2, SR, IG, IG, CL},  // reply SYN: simultaneous open; reply ACK: half-open
-        /* syn_recv  */ {IG, IG, FW, SR, CL},  // SYN-ACK again: retransmission; ACK: see kReplyCompletes
-        /* established*/ {IG, IG, FW, ES, CL}, // a late SYN-ACK is ignored, not an error
-        /* fin_wait  */ {IG, IG, LA, CW, CL},
-        /* close_wait*/ {IG, IG, LA, CW, CL},
-        /* last_ack  */ {IG, IG, LA, TW, CL},
-        /* time_wait */ {RO, IG, TW, TW, CL}, // the old server opens: it becomes the new flow's orig
-        /* close     */ {RO, IG, CL, CL, CL},
-        /* syn_sent2 */ {S2, SR, IG, IG, CL},
+        /* none      */ {kIg, kIg, kIg, kIg, kIg},
+        /* syn_sent  */ {kS2, kSr, kIg, kIg, kCl},  // reply SYN: simultaneous open; reply ACK: half-open
+        /* syn_recv  */ {kIg, kIg, kFw, kSr, kCl},  // SYN-ACK again: retransmission; ACK: see kReplyCompletes
+        /* established*/ {kIg, kIg, kFw, kEs, kCl}, // a late SYN-ACK is ignored, not an error
+        /* fin_wait  */ {kIg, kIg, kLa, kCw, kCl},
+        /* close_wait*/ {kIg, kIg, kLa, kCw, kCl},
+        /* last_ack  */ {kIg, kIg, kLa, kTw, kCl},
+        /* time_wait */ {kRo, kIg, kTw, kTw, kCl}, // the old server opens: it becomes the new flow's orig
+        /* close     */ {kRo, kIg, kCl, kCl, kCl},
+        /* syn_sent2 */ {kS2, kSr, kIg, kIg, kCl},
     },
 };
 
@@ -96,9 +96,9 @@ Outcome step(Tracker& t, Dir dir, uint8_t tcp_flags) noexcept
         dir = Dir::reply;
 
     const uint8_t cell = kNext[reply][static_cast<unsigned>(cur)][static_cast<unsigned>(k)];
-    if (cell == IG)
+    if (cell == kIg)
         return Outcome::ignored;
-    if (cell == RO)
+    if (cell == kRo)
         return Outcome::reopen;
 
     // Every rejection is above, so an ignored packet leaves the tracker untouched; from here on the

@@ -15,7 +15,7 @@ Feed::Feed()
 {
     test::FrameBuilder b;
     b.ipv4({.src = test::ip4("10.0.0.0"), .dst = test::ip4("172.16.0.1")});
-    b.tcp({.sport = 1024, .dport = 80, .flags = packet::tcp_syn});
+    b.tcp({.sport = 1024, .dport = 80, .flags = packet::kTcpSyn});
     _src_off = b.l3_offset() + 12;
     _sport_off = b.l4_offset();
     _frame = b.build();

@@ -20,7 +20,7 @@ namespace flowcop::test {
 inline constexpr uint64_t kSec = 1'000'000'000ull;
 inline constexpr uint64_t kStart = 1'700'000'000ull * kSec;
 
-inline constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10;
+inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
 
 struct Ep {
     const char* addr;
@@ -80,9 +80,9 @@ public:
     // a opens to b with a full handshake.
     void handshake(Ep a, Ep b)
     {
-        send(a, b, SYN);
-        send(b, a, SYN | ACK);
-        send(a, b, ACK);
+        send(a, b, kSyn);
+        send(b, a, kSyn | kAck);
+        send(a, b, kAck);
     }
     conntrack::CopResult cop(uint64_t fire_budget = 1'000'000, uint64_t visit_budget = 16'000'000)
     {
@@ -101,14 +101,14 @@ public:
     bool has(Ep a, Ep b) const
     {
         packet::Packet p;
-        const auto f = tcp_frame(a, b, ACK);
+        const auto f = tcp_frame(a, b, kAck);
         packet::parse(f.data(), uint32_t(f.size()), p);
         return table->find(p.key) >= 0;
     }
     packet::FlowKey key(Ep a, Ep b, uint16_t vlan = 0) const
     {
         packet::Packet p;
-        const auto f = tcp_frame(a, b, ACK, 0, vlan);
+        const auto f = tcp_frame(a, b, kAck, 0, vlan);
         packet::parse(f.data(), uint32_t(f.size()), p);
         return p.key;
     }

@@ -15,7 +15,7 @@ TEST_CASE("A correlated wave is spread over budgeted passes and nothing is lost"
 {
     Harness h(small_config(20000));
     for (uint32_t i = 0; i < 10000; ++i)
-        h.send({"10.8.0.1", uint16_t(1000 + i % 60000)}, {"10.8.1.1", uint16_t(1 + i / 60000)}, SYN);
+        h.send({"10.8.0.1", uint16_t(1000 + i % 60000)}, {"10.8.1.1", uint16_t(1 + i / 60000)}, kSyn);
     h.now += 120 * kSec; // all due in the same tick
     unsigned passes = 0, exhausted = 0;
     while (h.c().active() > 0 && passes < 1000) {
@@ -46,7 +46,7 @@ TEST_CASE("Cop visits track flows coming due, not flows open", "[conntrack][cop]
     // Then 100 half-open flows (120 s): over the next 121 s the cop looks at those
     // 100 only, however many flows are open.
     for (uint16_t i = 0; i < 100; ++i)
-        h.send({"10.9.2.1", uint16_t(1000 + i)}, server, SYN);
+        h.send({"10.9.2.1", uint16_t(1000 + i)}, server, kSyn);
     const uint64_t before = h.c().cop_visited;
     h.run_for(121);
     CHECK(h.c().cop_fired == 100);
@@ -57,7 +57,7 @@ TEST_CASE("A held shard makes the cop count a lock failure and retry, never fire
           "[conntrack][cop][lock]")
 {
     Harness h;
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     const int32_t pos = h.table->find(h.key(client, server));
     REQUIRE(pos >= 0);
     const uint32_t shard = conntrack::FlowTable::shard_of(uint32_t(pos));
@@ -95,7 +95,7 @@ TEST_CASE("With ticks shorter than the check interval, a held shard costs one vi
     conntrack::TableConfig cfg = small_config();
     cfg.wheel.tick_ns = kSec / 1000; // 1 ms ticks, the cop once a second: each pass drains 1000 ticks
     Harness h(cfg);
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     const int32_t pos = h.table->find(h.key(client, server));
     REQUIRE(pos >= 0);
     h.run_for(119);
@@ -131,18 +131,18 @@ TEST_CASE("Shutdown ends every open flow with reason shutdown", "[conntrack][cop
 TEST_CASE("A pass leaves no fired flow's key in the hash, whatever the count against the delete batch",
           "[conntrack][cop]")
 {
-    constexpr uint32_t B = conntrack::kDeleteBatch;
-    for (const uint32_t n : {1u, B - 1, B, B + 1, 3 * B + 5}) {
+    constexpr uint32_t kB = conntrack::kDeleteBatch;
+    for (const uint32_t n : {1u, kB - 1, kB, kB + 1, 3 * kB + 5}) {
         CAPTURE(n);
-        Harness h(small_config(4 * B));
+        Harness h(small_config(4 * kB));
         auto ep = [](uint32_t i) { return Ep{"10.7.0.1", uint16_t(1000 + i)}; };
         for (uint32_t i = 0; i < n; ++i)
-            h.send(ep(i), server, SYN);
+            h.send(ep(i), server, kSyn);
         h.now += 121 * kSec;
         // Budgeted passes: each returns with its fires' keys deleted.
         uint64_t fired = 0;
         while (fired < n) {
-            const auto r = h.cop(B / 2 + 1, 16 * (B / 2 + 1));
+            const auto r = h.cop(kB / 2 + 1, 16 * (kB / 2 + 1));
             fired += r.wheel.fired;
             uint32_t still = 0;
             for (uint32_t i = 0; i < n; ++i)
@@ -153,10 +153,10 @@ TEST_CASE("A pass leaves no fired flow's key in the hash, whatever the count aga
         }
         CHECK(fired == n);
         // The freed slots take new flows, up to the capacity, with the same keys and others.
-        for (uint32_t i = 0; i < 4 * B; ++i)
-            h.send(ep(i), server, SYN);
-        CHECK(h.c().active() >= 4 * B * 9 / 10); // the hash refuses a few near its capacity (no extendable buckets)
-        CHECK(h.c().tcp_table_full + h.c().active() == 4 * B);
+        for (uint32_t i = 0; i < 4 * kB; ++i)
+            h.send(ep(i), server, kSyn);
+        CHECK(h.c().active() >= 4 * kB * 9 / 10); // the hash refuses a few near its capacity (no extendable buckets)
+        CHECK(h.c().tcp_table_full + h.c().active() == 4 * kB);
         CHECK(h.accounting_holds());
     }
 }

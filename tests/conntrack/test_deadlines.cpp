@@ -12,7 +12,7 @@ using conntrack::Reason;
 TEST_CASE("A SYN_SENT flow expires after syn_sent's 120 s, not before", "[conntrack][deadline]")
 {
     Harness h;
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     h.run_for(119);
     CHECK(h.c().active() == 1);
     h.run_for(1);
@@ -24,9 +24,9 @@ TEST_CASE("A SYN_SENT flow expires after syn_sent's 120 s, not before", "[conntr
 TEST_CASE("A retransmitted SYN restarts the SYN_SENT timeout", "[conntrack][deadline]")
 {
     Harness h;
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     h.run_for(100);
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     h.run_for(119);
     CHECK(h.c().active() == 1);
     h.run_for(1);
@@ -42,18 +42,18 @@ TEST_CASE("Each state expires after its own timeout", "[conntrack][deadline]")
         Reason reason;
     };
     const std::vector<Case> cases = {
-        {"syn_recv", {{true, SYN}, {false, SYN | ACK}}, 60, Reason::inactivity},
-        {"fin_wait", {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}}, 120, Reason::inactivity},
+        {"syn_recv", {{true, kSyn}, {false, kSyn | kAck}}, 60, Reason::inactivity},
+        {"fin_wait", {{true, kSyn}, {false, kSyn | kAck}, {true, kAck}, {true, kFin | kAck}}, 120, Reason::inactivity},
         {"close_wait",
-         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, ACK}},
+         {{true, kSyn}, {false, kSyn | kAck}, {true, kAck}, {true, kFin | kAck}, {false, kAck}},
          60,
          Reason::inactivity},
         {"last_ack",
-         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, ACK}, {false, FIN | ACK}},
+         {{true, kSyn}, {false, kSyn | kAck}, {true, kAck}, {true, kFin | kAck}, {false, kAck}, {false, kFin | kAck}},
          30,
          Reason::inactivity},
         {"time_wait",
-         {{true, SYN}, {false, SYN | ACK}, {true, ACK}, {true, FIN | ACK}, {false, FIN | ACK}, {true, ACK}},
+         {{true, kSyn}, {false, kSyn | kAck}, {true, kAck}, {true, kFin | kAck}, {false, kFin | kAck}, {true, kAck}},
          120,
          Reason::closed},
     };
@@ -96,7 +96,7 @@ TEST_CASE("Extending a deadline does no wheel work: the cop visits once per time
     // A packet every second for 1000 s: 1000 extensions.
     for (int i = 0; i < 1000; ++i) {
         h.now += kSec;
-        h.send(client, server, ACK, 10);
+        h.send(client, server, kAck, 10);
         h.cop();
     }
     CHECK(h.c().active() == 1);
@@ -112,7 +112,7 @@ TEST_CASE("Shortening a deadline re-arms: FIN on an established flow expires by 
     Harness h;
     h.handshake(client, server); // established: 432000 s
     h.run_for(10);
-    h.send(client, server, FIN | ACK); // fin_wait: 120 s
+    h.send(client, server, kFin | kAck); // fin_wait: 120 s
     h.run_for(119);
     CHECK(h.c().active() == 1);
     h.run_for(1);
@@ -124,7 +124,7 @@ TEST_CASE("An RST reaps the flow on the next tick with reason reset", "[conntrac
     Harness h;
     h.handshake(client, server);
     h.now += kSec / 2;
-    h.send(server, client, RST);
+    h.send(server, client, kRst);
     CHECK(h.c().active() == 1);
     h.run_for(1);
     CHECK(h.c().active() == 0);
@@ -148,11 +148,11 @@ TEST_CASE("A SYN on a TIME_WAIT flow ends it (closed) and starts a new one", "[c
 {
     Harness h;
     h.handshake(client, server);
-    h.send(client, server, FIN | ACK);
-    h.send(server, client, FIN | ACK);
-    h.send(client, server, ACK);
+    h.send(client, server, kFin | kAck);
+    h.send(server, client, kFin | kAck);
+    h.send(client, server, kAck);
     h.run_for(5);
-    h.send(client, server, SYN); // port reuse
+    h.send(client, server, kSyn); // port reuse
     CHECK(h.expired(Reason::closed) == 1);
     CHECK(h.c().flows_created == 2);
     CHECK(h.c().active() == 1);
@@ -171,8 +171,8 @@ TEST_CASE("A SYN reusing the ports of a flow reset or killed before the next tic
     {
         Harness h;
         h.handshake(client, server);
-        h.send(server, client, RST);
-        h.send(client, server, SYN); // the client reconnects at once, before the cop's next tick
+        h.send(server, client, kRst);
+        h.send(client, server, kSyn); // the client reconnects at once, before the cop's next tick
         CHECK(h.expired(Reason::reset) == 1);
         CHECK(h.expired(Reason::closed) == 0);
         CHECK(h.c().flows_created == 2);
@@ -183,11 +183,11 @@ TEST_CASE("A SYN reusing the ports of a flow reset or killed before the next tic
     {
         Harness h;
         h.handshake(client, server);
-        h.send(client, server, FIN | ACK);
-        h.send(server, client, FIN | ACK);
-        h.send(client, server, ACK);
+        h.send(client, server, kFin | kAck);
+        h.send(server, client, kFin | kAck);
+        h.send(client, server, kAck);
         CHECK(h.table->kill(h.key(client, server)));
-        h.send(client, server, SYN); // port reuse of the TIME_WAIT flow the operator just killed
+        h.send(client, server, kSyn); // port reuse of the TIME_WAIT flow the operator just killed
         CHECK(h.expired(Reason::killed) == 1);
         CHECK(h.expired(Reason::closed) == 0);
         CHECK(h.c().flows_created == 2);
@@ -204,7 +204,7 @@ TEST_CASE("The active timeout fires from the first packet regardless of activity
     h.handshake(client, server);
     for (int i = 0; i < 29; ++i) {
         h.now += kSec;
-        h.send(client, server, ACK, 1);
+        h.send(client, server, kAck, 1);
         h.cop();
     }
     CHECK(h.c().active() == 1);
@@ -213,7 +213,7 @@ TEST_CASE("The active timeout fires from the first packet regardless of activity
     CHECK(h.c().active() == 0);
     CHECK(h.expired(Reason::active) == 1);
     // The connection goes on: its next packet starts a new (picked-up) flow.
-    h.send(client, server, ACK, 1);
+    h.send(client, server, kAck, 1);
     CHECK(h.c().flows_created == 2);
 }
 
@@ -222,9 +222,9 @@ TEST_CASE("A packet after a flow's deadline but before the cop reaped it starts 
     // The cop runs once per check interval; a flow must not be revived by a
     // packet that arrives after its deadline in between.
     Harness h;
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     h.now += 121 * kSec; // past syn_sent's 120 s, no cop pass yet
-    h.send(client, server, SYN);
+    h.send(client, server, kSyn);
     CHECK(h.expired(Reason::inactivity) == 1);
     CHECK(h.c().flows_created == 2);
     CHECK(h.c().active() == 1);
@@ -236,8 +236,8 @@ TEST_CASE("Packets after an RST stay with the closing flow until the next tick",
 {
     Harness h;
     h.handshake(client, server);
-    h.send(server, client, RST);
-    h.send(client, server, ACK, 10); // in flight when the RST arrived
+    h.send(server, client, kRst);
+    h.send(client, server, kAck, 10); // in flight when the RST arrived
     CHECK(h.c().flows_created == 1);
     h.run_for(1);
     CHECK(h.expired(Reason::reset) == 1);
@@ -248,10 +248,10 @@ TEST_CASE("Shutdown reports flows already reset or past their deadline by that r
 {
     Harness h;
     h.handshake(client, server);
-    h.send(server, client, RST);
-    h.send({"10.0.0.3", 1}, server, SYN);
+    h.send(server, client, kRst);
+    h.send({"10.0.0.3", 1}, server, kSyn);
     h.now += 200 * kSec; // the SYN flow's deadline passed, no cop pass ran
-    h.send({"10.0.0.4", 1}, server, SYN);
+    h.send({"10.0.0.4", 1}, server, kSyn);
     h.table->destroy_all(h.now, Reason::shutdown);
     CHECK(h.expired(Reason::reset) == 1);
     CHECK(h.expired(Reason::inactivity) == 1);
@@ -317,7 +317,7 @@ TEST_CASE("No flow ever expires before its true deadline", "[conntrack][deadline
         h.now += kSec;
         // Keep a rotating subset busy.
         for (uint16_t i = uint16_t(s % 7); i < 200; i += 7)
-            h.send({"10.7.0.1", uint16_t(1000 + i)}, server, ACK, 1);
+            h.send({"10.7.0.1", uint16_t(1000 + i)}, server, kAck, 1);
         h.cop();
     }
     h.run_for(60);

@@ -23,11 +23,11 @@ conntrack::FlowSnapshot only_flow(const Harness& h)
 TEST_CASE("Both directions of a flow find the same entry and count per direction", "[conntrack][table]")
 {
     Harness h;
-    h.send(client, server, SYN, 0);
-    h.send(server, client, SYN | ACK, 0);
-    h.send(client, server, ACK, 100);
-    h.send(server, client, ACK, 1000);
-    h.send(server, client, ACK, 1000);
+    h.send(client, server, kSyn, 0);
+    h.send(server, client, kSyn | kAck, 0);
+    h.send(client, server, kAck, 100);
+    h.send(server, client, kAck, 1000);
+    h.send(server, client, kAck, 1000);
     CHECK(h.c().flows_created == 1);
     const auto f = only_flow(h);
     CHECK(f.packets[0] == 2);
@@ -47,8 +47,8 @@ TEST_CASE("The originator is the side that sent the first packet seen", "[conntr
     Harness h;
     const Ep hi_client{"10.9.9.9", 50000};
     const Ep lo_server{"10.0.0.5", 443};
-    h.send(hi_client, lo_server, SYN);
-    h.send(lo_server, hi_client, SYN | ACK);
+    h.send(hi_client, lo_server, kSyn);
+    h.send(lo_server, hi_client, kSyn | kAck);
     const auto f = only_flow(h);
     uint8_t src[16], dst[16];
     uint16_t sport, dport;
@@ -73,9 +73,9 @@ TEST_CASE("IPv4 and IPv6 flows are tracked and kept apart", "[conntrack][table]"
 TEST_CASE("The same 4-tuple in different VLANs is different flows", "[conntrack][table]")
 {
     Harness h;
-    h.send(client, server, SYN, 0, 0);
-    h.send(client, server, SYN, 0, 42);
-    h.send(client, server, SYN, 0, 43);
+    h.send(client, server, kSyn, 0, 0);
+    h.send(client, server, kSyn, 0, 42);
+    h.send(client, server, kSyn, 0, 43);
     CHECK(h.c().flows_created == 3);
 }
 
@@ -85,7 +85,7 @@ TEST_CASE("Packets that are not TCP are counted by verdict and never tracked", "
     h.send(FrameBuilder().ipv4().udp().build());
     h.send(FrameBuilder().ipv4().icmp().build());
     h.send(FrameBuilder().ethertype(0x0806).raw(std::vector<uint8_t>(28, 0)).build());
-    auto bad = tcp_frame(client, server, SYN);
+    auto bad = tcp_frame(client, server, kSyn);
     bad.resize(30); // cut inside the IPv4 header
     h.send(bad);
     using packet::Verdict;
@@ -102,8 +102,8 @@ TEST_CASE("Packets that are not TCP are counted by verdict and never tracked", "
 TEST_CASE("A packet that may not start a flow is counted and creates nothing", "[conntrack][table]")
 {
     Harness h;
-    h.send(client, server, RST);       // stray RST
-    h.send(client, server, SYN | FIN); // invalid combination
+    h.send(client, server, kRst);        // stray RST
+    h.send(client, server, kSyn | kFin); // invalid combination
     CHECK(h.c().flows_created == 0);
     CHECK(h.c().tcp_no_flow == 2);
 }
@@ -111,7 +111,7 @@ TEST_CASE("A packet that may not start a flow is counted and creates nothing", "
 TEST_CASE("A flow first seen mid-stream is picked up only with loose pickup", "[conntrack][table]")
 {
     Harness loose;
-    loose.send(client, server, ACK, 100);
+    loose.send(client, server, kAck, 100);
     CHECK(loose.c().flows_created == 1);
     CHECK(only_flow(loose).state == State::established);
     CHECK_FALSE(only_flow(loose).assured);
@@ -119,7 +119,7 @@ TEST_CASE("A flow first seen mid-stream is picked up only with loose pickup", "[
     auto cfg = small_config();
     cfg.loose_pickup = false;
     Harness strict(cfg);
-    strict.send(client, server, ACK, 100);
+    strict.send(client, server, kAck, 100);
     CHECK(strict.c().flows_created == 0);
     CHECK(strict.c().tcp_no_flow == 1);
 }
@@ -127,8 +127,8 @@ TEST_CASE("A flow first seen mid-stream is picked up only with loose pickup", "[
 TEST_CASE("Several packets of one new flow in one burst create it once", "[conntrack][table]")
 {
     Harness h;
-    const auto syn = tcp_frame(client, server, SYN);
-    const auto synack = tcp_frame(server, client, SYN | ACK);
+    const auto syn = tcp_frame(client, server, kSyn);
+    const auto synack = tcp_frame(server, client, kSyn | kAck);
     packet::Packet p[3];
     packet::parse(syn.data(), uint32_t(syn.size()), p[0]);
     packet::parse(synack.data(), uint32_t(synack.size()), p[1]);
@@ -144,13 +144,13 @@ TEST_CASE("The hash holds nearly its capacity before an insert first fails", "[c
 {
     // No extendable buckets (memory): cuckoo displacement must still fill the table
     // to within a few percent of capacity before the first bucket collision.
-    constexpr uint32_t cap = 1u << 16;
-    Harness h(small_config(cap));
+    constexpr uint32_t kCap = 1u << 16;
+    Harness h(small_config(kCap));
     uint32_t i = 0;
-    for (; i < cap && h.c().tcp_table_full == 0 && h.c().early_drop_attempts == 0; ++i)
-        h.send({"10.1.0.1", uint16_t(1 + i % 60000)}, {"10.2.0.1", uint16_t(1 + i / 60000)}, SYN);
-    INFO("first insert failure after " << h.c().active() << " of " << cap << " flows");
-    CHECK(h.c().active() >= cap * 95 / 100);
+    for (; i < kCap && h.c().tcp_table_full == 0 && h.c().early_drop_attempts == 0; ++i)
+        h.send({"10.1.0.1", uint16_t(1 + i % 60000)}, {"10.2.0.1", uint16_t(1 + i / 60000)}, kSyn);
+    INFO("first insert failure after " << h.c().active() << " of " << kCap << " flows");
+    CHECK(h.c().active() >= kCap * 95 / 100);
 }
 
 TEST_CASE("A full table evicts an unassured flow to admit a new one", "[conntrack][table][full]")
@@ -158,11 +158,11 @@ TEST_CASE("A full table evicts an unassured flow to admit a new one", "[conntrac
     Harness h(small_config(1024));
     // Fill with half-open flows (SYN only): all unassured.
     for (uint16_t i = 0; i < 1024; ++i)
-        h.send({"10.1.0.1", uint16_t(1000 + i)}, server, SYN);
+        h.send({"10.1.0.1", uint16_t(1000 + i)}, server, kSyn);
     const uint64_t full = h.c().active();
     REQUIRE(full >= 1000);
     h.now += kSec;
-    h.send({"10.2.0.1", 999}, server, SYN);
+    h.send({"10.2.0.1", 999}, server, kSyn);
     CHECK(h.c().active() <= full);
     CHECK(h.expired(Reason::evicted) >= 1);
     CHECK(h.has({"10.2.0.1", 999}, server));
@@ -178,7 +178,7 @@ TEST_CASE("A table full of established flows refuses new flows and evicts none",
     REQUIRE(established >= 1000);
     const uint64_t refused_before = h.c().tcp_table_full;
     for (uint16_t i = 0; i < 500; ++i)
-        h.send({"10.3.0.1", uint16_t(2000 + i)}, server, SYN); // a SYN flood
+        h.send({"10.3.0.1", uint16_t(2000 + i)}, server, kSyn); // a SYN flood
     // Every established flow survives; each SYN either found a free slot or was refused.
     CHECK(h.expired(Reason::evicted) == 0);
     const uint64_t admitted = h.c().flows_created - established;
@@ -197,7 +197,7 @@ TEST_CASE("A SYN flood far beyond capacity keeps memory and the table bounded", 
     Harness h(small_config(256));
     const size_t mem = h.table->memory_bytes();
     for (uint32_t i = 0; i < 20000; ++i)
-        h.send({"10.4.0.1", uint16_t(i % 60000 + 1)}, {"10.5.0.1", uint16_t(i / 60000 + 1)}, SYN);
+        h.send({"10.4.0.1", uint16_t(i % 60000 + 1)}, {"10.5.0.1", uint16_t(i / 60000 + 1)}, kSyn);
     CHECK(h.c().active() <= 256);
     CHECK(h.table->memory_bytes() == mem);
     CHECK(h.c().flows_created == h.expired(Reason::evicted) + h.c().active());
@@ -209,7 +209,7 @@ TEST_CASE("A snapshot lists the most recently seen flows first and filters", "[c
 {
     Harness h;
     for (uint16_t i = 0; i < 10; ++i) {
-        h.send({"10.0.0.1", uint16_t(1000 + i)}, {"10.0.0.2", uint16_t(i < 5 ? 80 : 443)}, SYN);
+        h.send({"10.0.0.1", uint16_t(1000 + i)}, {"10.0.0.2", uint16_t(i < 5 ? 80 : 443)}, kSyn);
         h.now += kSec;
     }
     conntrack::FlowSnapshot s[4];

@@ -22,18 +22,18 @@ TEST_CASE("Concurrent producers and writer: written + dropped == produced, order
 {
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
-    constexpr unsigned n = 3;
-    constexpr uint64_t m = 30000;
+    constexpr unsigned kN = 3;
+    constexpr uint64_t kM = 30000;
     std::string error;
-    auto w = Writer::open(path, n, 255, error);
+    auto w = Writer::open(path, kN, 255, error);
     REQUIRE(w);
     w->start();
     std::vector<std::thread> lcores;
-    std::vector<uint64_t> accepted(n, 0);
-    for (unsigned p = 0; p < n; ++p)
+    std::vector<uint64_t> accepted(kN, 0);
+    for (unsigned p = 0; p < kN; ++p)
         lcores.emplace_back([&, p] {
             Producer& prod = w->producer(p);
-            for (uint64_t seq = 0; seq < m; ++seq) {
+            for (uint64_t seq = 0; seq < kM; ++seq) {
                 if (prod.emit(numbered_event(static_cast<uint16_t>(p), seq)))
                     ++accepted[p];
                 else
@@ -47,9 +47,9 @@ TEST_CASE("Concurrent producers and writer: written + dropped == produced, order
     w->stop_and_flush();
 
     uint64_t total_written = 0;
-    for (unsigned p = 0; p < n; ++p)
+    for (unsigned p = 0; p < kN; ++p)
         total_written += w->stats(p).written;
-    CHECK(total_written > n * 255); // the writer drained while the lcores ran, not only at the end
+    CHECK(total_written > kN * 255); // the writer drained while the lcores ran, not only at the end
 
     std::map<long long, long long> last, seen;
     size_t out_of_order = 0;
@@ -61,12 +61,12 @@ TEST_CASE("Concurrent producers and writer: written + dropped == produced, order
         last[lcore] = seq;
     }
     CHECK(out_of_order == 0);
-    for (unsigned p = 0; p < n; ++p) {
+    for (unsigned p = 0; p < kN; ++p) {
         const WriterStats s = w->stats(p);
         INFO("producer " << p << " written " << s.written << " dropped_full " << s.dropped_full);
-        CHECK(w->producer(p).produced() == m);
+        CHECK(w->producer(p).produced() == kM);
         CHECK(s.written == accepted[p]);
-        CHECK(s.written + s.dropped_full + s.dropped_write == m);
+        CHECK(s.written + s.dropped_full + s.dropped_write == kM);
         CHECK(s.dropped_write == 0);
         CHECK(static_cast<uint64_t>(seen[p]) == s.written);
     }

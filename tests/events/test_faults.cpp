@@ -167,8 +167,8 @@ TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, the
     w->stop_and_flush();
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(ms >= Writer::shutdown_stall_ms * 9 / 10);
-    CHECK(ms < Writer::shutdown_stall_ms * 5);
+    CHECK(ms >= Writer::kShutdownStallMs * 9 / 10);
+    CHECK(ms < Writer::kShutdownStallMs * 5);
     WriterStats s = w->stats(0);
     CHECK(s.written > 0);
     CHECK(s.dropped_write > 0);
@@ -201,7 +201,7 @@ TEST_CASE("An event too large for the batch counts as dropped_write without a wr
 {
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
-    static const std::string huge(Writer::batch_bytes + 1, 'x');
+    static const std::string huge(Writer::kBatchBytes + 1, 'x');
     std::string error;
     auto w = Writer::open(path, 1, 15, error);
     REQUIRE(w);

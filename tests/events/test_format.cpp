@@ -212,7 +212,7 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
     REQUIRE(!line.empty());
-    CHECK(line.size() <= flowcop::events::typical_max_line);
+    CHECK(line.size() <= flowcop::events::kTypicalMaxLine);
     CHECK(JsonCheck::object_keys(line));
     CHECK(line.find(R"("src":"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")") != std::string::npos);
     CHECK(line.find(R"("time":18446744073.709551,)") != std::string::npos);

@@ -32,22 +32,22 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
 {
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
-    constexpr unsigned n = 4, m = 500;
+    constexpr unsigned kN = 4, kM = 500;
     std::string error;
-    auto w = Writer::open(path, n, 1023, error);
+    auto w = Writer::open(path, kN, 1023, error);
     REQUIRE(w);
     CHECK(error.empty());
     w->start();
     unsigned rejected = 0;
-    for (uint64_t seq = 0; seq < m; ++seq)
-        for (unsigned p = 0; p < n; ++p)
+    for (uint64_t seq = 0; seq < kM; ++seq)
+        for (unsigned p = 0; p < kN; ++p)
             rejected += !w->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq));
     CHECK(rejected == 0); // 1023 slots per lcore outlast 500 events even if the writer never ran
     w->stop_and_flush();
 
     std::map<long long, long long> next_seq;
     const auto lines = lines_of(read_all(path));
-    CHECK(lines.size() == n * m);
+    CHECK(lines.size() == kN * kM);
     size_t unparsable = 0, misplaced = 0;
     for (const auto& line : lines) {
         unparsable += !JsonCheck::object_keys(line);
@@ -57,14 +57,14 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
     }
     CHECK(unparsable == 0);
     CHECK(misplaced == 0);
-    for (unsigned p = 0; p < n; ++p) {
-        CHECK(next_seq[p] == m);
+    for (unsigned p = 0; p < kN; ++p) {
+        CHECK(next_seq[p] == kM);
         const WriterStats s = w->stats(p);
-        CHECK(s.written == m);
+        CHECK(s.written == kM);
         CHECK(s.dropped_full == 0);
         CHECK(s.dropped_write == 0);
         CHECK(s.write_errors == 0);
-        CHECK(w->producer(p).produced() == m);
+        CHECK(w->producer(p).produced() == kM);
     }
 }
 

@@ -33,32 +33,32 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint64_t frames_per_run = 2'000'000;
-constexpr int runs = 5;
+constexpr uint64_t kFramesPerRun = 2'000'000;
+constexpr int kRuns = 5;
 
 template <typename F>
 double median_ns_per_frame(F&& body)
 {
     std::vector<double> v;
-    for (int i = 0; i < runs; ++i) {
+    for (int i = 0; i < kRuns; ++i) {
         const auto t0 = Clock::now();
         const uint64_t n = body();
         v.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(n));
     }
     std::sort(v.begin(), v.end());
-    return v[runs / 2];
+    return v[kRuns / 2];
 }
 
 double baseline_copy_ns(uint32_t len)
 {
     std::vector<uint8_t> src(len, 0x5a), dst(len);
     return median_ns_per_frame([&] {
-        for (uint64_t i = 0; i < frames_per_run; ++i) {
+        for (uint64_t i = 0; i < kFramesPerRun; ++i) {
             src[i % 64] = static_cast<uint8_t>(i);
             std::memcpy(dst.data(), src.data(), len);
             asm volatile("" : : "r"(dst.data()) : "memory");
         }
-        return frames_per_run;
+        return kFramesPerRun;
     });
 }
 
@@ -70,7 +70,7 @@ void provenance()
     const char* build = "debug asserts on";
 #endif
     std::printf("flowgen benchmark: commit %s, %s, seed fixed per case, %d runs x %llu frames, medians\n",
-                FLOWGEN_COMMIT, build, runs, static_cast<unsigned long long>(frames_per_run));
+                FLOWGEN_COMMIT, build, kRuns, static_cast<unsigned long long>(kFramesPerRun));
 }
 
 uint64_t rss_bytes()
@@ -102,15 +102,15 @@ TEST_CASE("flowgen Core: ns per frame against a plain frame copy", "[flowgen][!b
             std::vector<uint8_t> buf(core.max_frame_len());
             uint64_t ts = 0;
             bytes = 0;
-            for (uint64_t i = 0; i < frames_per_run; ++i)
+            for (uint64_t i = 0; i < kFramesPerRun; ++i)
                 bytes += core.next(buf.data(), ts);
             started = core.stats().flows_started;
-            return frames_per_run;
+            return kFramesPerRun;
         });
         std::printf("  %-42s %6.1f ns/frame  %6.2f Mpps  copy baseline %5.1f ns (x%.1f)  "
                     "%.0f bytes/frame  %.4f flows started/frame\n",
-                    kv, ns, 1e3 / ns, base, ns / base, static_cast<double>(bytes) / frames_per_run,
-                    static_cast<double>(started) / frames_per_run);
+                    kv, ns, 1e3 / ns, base, ns / base, static_cast<double>(bytes) / kFramesPerRun,
+                    static_cast<double>(started) / kFramesPerRun);
     }
 }
 
@@ -141,15 +141,15 @@ TEST_CASE("flowgen Generator: ns per frame into mbufs (alloc, fill, free)", "[fl
         Core core(cfg);
         std::vector<uint8_t> buf(core.max_frame_len());
         uint64_t ts = 0;
-        for (uint64_t i = 0; i < frames_per_run; ++i)
+        for (uint64_t i = 0; i < kFramesPerRun; ++i)
             core.next(buf.data(), ts);
-        return frames_per_run;
+        return kFramesPerRun;
     });
     const double ns = median_ns_per_frame([&] {
         Generator gen(cfg);
         rte_mbuf* m[32];
         uint64_t n = 0;
-        while (n < frames_per_run) {
+        while (n < kFramesPerRun) {
             const unsigned k = gen.next_burst(mp, m, 32);
             rte_pktmbuf_free_bulk(m, k);
             n += k;

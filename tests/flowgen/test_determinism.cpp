@@ -33,13 +33,13 @@ Capture capture(const Config& cfg, unsigned n)
     return c;
 }
 
-constexpr const char* mixed = "flows=300,pps=500000,lifetime=0.05,ipv6_pct=40,vlan=12,idle_pct=15,rst_pct=25";
+constexpr const char* kMixed = "flows=300,pps=500000,lifetime=0.05,ipv6_pct=40,vlan=12,idle_pct=15,rst_pct=25";
 
 } // namespace
 
 TEST_CASE("the same seed gives byte-identical frames and timestamps", "[flowgen][determinism]")
 {
-    const std::string kv = std::string(mixed) + ",seed=42";
+    const std::string kv = std::string(kMixed) + ",seed=42";
     const Capture a = capture(config(kv.c_str()), 10000);
     const Capture b = capture(config(kv.c_str()), 10000);
     REQUIRE(a.frames.size() == 10000);
@@ -51,8 +51,8 @@ TEST_CASE("the same seed gives byte-identical frames and timestamps", "[flowgen]
 // Different seeds must give different traffic (addresses, ISNs, fates), not a shifted copy.
 TEST_CASE("different seeds give different frames", "[flowgen][determinism]")
 {
-    const Capture a = capture(config((std::string(mixed) + ",seed=1").c_str()), 10000);
-    const Capture b = capture(config((std::string(mixed) + ",seed=2").c_str()), 10000);
+    const Capture a = capture(config((std::string(kMixed) + ",seed=1").c_str()), 10000);
+    const Capture b = capture(config((std::string(kMixed) + ",seed=2").c_str()), 10000);
     REQUIRE(a.frames.size() == b.frames.size());
     unsigned same = 0;
     for (size_t i = 0; i < a.frames.size(); ++i)
@@ -66,8 +66,8 @@ TEST_CASE("different seeds give different frames", "[flowgen][determinism]")
 // fetched across two Cores' worth of calls (no hidden wall-clock or call-pattern input).
 TEST_CASE("the stream is independent of how many frames are asked for at once", "[flowgen][determinism]")
 {
-    const Capture a = capture(config(mixed), 5000);
-    const Capture b = capture(config(mixed), 2500);
+    const Capture a = capture(config(kMixed), 5000);
+    const Capture b = capture(config(kMixed), 2500);
     REQUIRE(b.frames.size() == 2500);
     CHECK(std::equal(b.frames.begin(), b.frames.end(), a.frames.begin()));
 }

@@ -16,8 +16,8 @@ using namespace flowcop::flowgen::test;
 
 namespace {
 
-constexpr std::array<uint8_t, 6> client_mac{0x02, 0x66, 0x67, 0x00, 0x00, 0x01};
-constexpr std::array<uint8_t, 6> server_mac{0x02, 0x66, 0x67, 0x00, 0x00, 0x02};
+constexpr std::array<uint8_t, 6> kClientMac{0x02, 0x66, 0x67, 0x00, 0x00, 0x01};
+constexpr std::array<uint8_t, 6> kServerMac{0x02, 0x66, 0x67, 0x00, 0x00, 0x02};
 
 } // namespace
 
@@ -79,12 +79,12 @@ TEST_CASE("client and server frames carry distinct MACs per direction and the VL
     run(config("flows=50,lifetime=0.05,pps=100000,packets=20000,vlan=77"), 0,
         [&](const Frame& f, uint64_t, uint64_t, const Stats&) {
             wrong_vlan += f.vlan != 77;
-            if (f.flags == syn) {
+            if (f.flags == kSyn) {
                 ++syns;
-                wrong_mac += f.src_mac != client_mac || f.dst_mac != server_mac;
-            } else if (f.flags == (syn | ack)) {
+                wrong_mac += f.src_mac != kClientMac || f.dst_mac != kServerMac;
+            } else if (f.flags == (kSyn | kAck)) {
                 ++syn_acks;
-                wrong_mac += f.src_mac != server_mac || f.dst_mac != client_mac;
+                wrong_mac += f.src_mac != kServerMac || f.dst_mac != kClientMac;
             } else {
                 wrong_mac += f.src_mac == f.dst_mac;
             }

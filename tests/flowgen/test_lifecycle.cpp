@@ -15,7 +15,7 @@ using namespace flowcop::flowgen::test;
 namespace {
 
 // 200 flows living 0.2 s at 100 kpps: ~100 segments per flow, ~3200 flows in 3 virtual seconds.
-constexpr const char* base = "flows=200,pps=100000,lifetime=0.2,duration=3";
+constexpr const char* kBase = "flows=200,pps=100000,lifetime=0.2,duration=3";
 
 } // namespace
 
@@ -25,7 +25,7 @@ TEST_CASE("every flow opens with SYN, SYN-ACK, ACK and every segment follows its
 {
     for (const char* extra :
          {",lifetime_dist=fixed", ",lifetime_dist=exp,seed=7", ",lifetime_dist=fixed,ipv6_pct=50,vlan=9,pkt_size=64"}) {
-        const std::string kv = std::string(base) + extra;
+        const std::string kv = std::string(kBase) + extra;
         INFO(kv);
         const RunResult r = run(config(kv.c_str()), 0);
         CHECK(r.bad_frames == 0);
@@ -43,7 +43,7 @@ TEST_CASE("every flow opens with SYN, SYN-ACK, ACK and every segment follows its
 // What the generator counts must be what a tracker sees: closes by kind, flows in total.
 TEST_CASE("Stats agree with the closes seen on the wire", "[flowgen][lifecycle]")
 {
-    const RunResult r = run(config((std::string(base) + ",lifetime_dist=fixed").c_str()), 0);
+    const RunResult r = run(config((std::string(kBase) + ",lifetime_dist=fixed").c_str()), 0);
     const Stats& s = r.stats;
     CHECK(s.flows_started == r.tracker.flows().size());
     CHECK(s.flows_fin == r.tracker.count(Phase::closed_fin));
@@ -76,7 +76,7 @@ TEST_CASE("flows close by FIN, RST or go idle in the configured proportions, and
         else {
             ++idle;
             CHECK(t.phase == Phase::established);
-            CHECK(t.last_flags == (psh | ack));
+            CHECK(t.last_flags == (kPsh | kAck));
             CHECK(t.data_c2s >= 1);
             CHECK(t.data_s2c >= 1);
         }

@@ -12,7 +12,7 @@ using namespace flowcop::flowgen::test;
 
 namespace {
 
-constexpr uint64_t start_us = 1'700'000'000'000'000ULL;
+constexpr uint64_t kStartUs = 1'700'000'000'000'000ULL;
 
 } // namespace
 
@@ -31,13 +31,13 @@ TEST_CASE("a wave silences N established flows whose last segments fall in the s
         if (t.phase != Phase::established || t.last_us + 500'000 > r.last_us)
             continue;
         ++silent;
-        CHECK(t.last_flags == (psh | ack));
+        CHECK(t.last_flags == (kPsh | kAck));
         first_last = std::min(first_last, t.last_us);
         last_last = std::max(last_last, t.last_us);
     }
     CHECK(silent == 300);
-    CHECK(first_last >= start_us + 2'000'000);
-    CHECK(last_last < start_us + 3'000'000);
+    CHECK(first_last >= kStartUs + 2'000'000);
+    CHECK(last_last < kStartUs + 3'000'000);
     // Consecutive data turns: the whole wave takes about N slots, not the whole second.
     CHECK(last_last - first_last < 10'000);
 }

@@ -133,7 +133,7 @@ void Tracker::add(const Frame& f, uint64_t ts_us)
         from_client = false;
     }
     if (it == _flows.end()) {
-        if (f.flags != syn || f.payload != 0)
+        if (f.flags != kSyn || f.payload != 0)
             return error("a flow's first segment is not a bare SYN (flags " + std::to_string(f.flags) + ")");
         FlowTrace t;
         t.ipv6 = f.ipv6;
@@ -161,45 +161,45 @@ void Tracker::add(const Frame& f, uint64_t ts_us)
         error("a flow changed IP version");
     switch (t.phase) {
     case Phase::syn_sent:
-        expect(!from_client && f.flags == (syn | ack) && f.ack == t.client_next,
+        expect(!from_client && f.flags == (kSyn | kAck) && f.ack == t.client_next,
                "second segment is the server's SYN-ACK acking ISN+1");
         t.server_next = f.seq + 1;
         t.phase = Phase::syn_received;
         break;
     case Phase::syn_received:
-        expect(from_client && f.flags == ack && f.seq == own && f.ack == other,
+        expect(from_client && f.flags == kAck && f.seq == own && f.ack == other,
                "third segment is the client's ACK of the SYN-ACK");
         t.phase = Phase::established;
         break;
     case Phase::established:
         expect(f.seq == own, "seq is the sender's next byte");
         expect(f.ack == other, "ack is the other side's next byte");
-        if (f.flags == (psh | ack)) {
+        if (f.flags == (kPsh | kAck)) {
             expect(f.payload > 0, "a data segment carries payload");
             own += f.payload;
             (from_client ? t.data_c2s : t.data_s2c) += 1;
-        } else if (f.flags == (fin | ack)) {
+        } else if (f.flags == (kFin | kAck)) {
             expect(t.data_c2s > 0 && t.data_s2c > 0, "a flow closes only after data both ways");
             own += 1;
             t.closer_is_client = from_client;
             t.phase = Phase::fin_sent;
-        } else if (expect(f.flags == (rst | ack), "established flags are PSH|ACK, FIN|ACK or RST|ACK")) {
+        } else if (expect(f.flags == (kRst | kAck), "established flags are PSH|ACK, FIN|ACK or RST|ACK")) {
             t.phase = Phase::closed_rst;
         }
         break;
     case Phase::fin_sent:
-        expect(!by_closer && f.flags == ack && f.seq == own && f.ack == other,
+        expect(!by_closer && f.flags == kAck && f.seq == own && f.ack == other,
                "the FIN is answered by an ACK from the other side");
         t.phase = Phase::fin_acked;
         break;
     case Phase::fin_acked:
-        expect(!by_closer && f.flags == (fin | ack) && f.seq == own && f.ack == other,
+        expect(!by_closer && f.flags == (kFin | kAck) && f.seq == own && f.ack == other,
                "then the other side sends its FIN");
         own += 1;
         t.phase = Phase::fin2_sent;
         break;
     case Phase::fin2_sent:
-        expect(by_closer && f.flags == ack && f.seq == own && f.ack == other, "and the closer ACKs it");
+        expect(by_closer && f.flags == kAck && f.seq == own && f.ack == other, "and the closer ACKs it");
         t.phase = Phase::closed_fin;
         break;
     case Phase::closed_fin:

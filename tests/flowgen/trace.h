@@ -31,7 +31,7 @@ struct Frame {
 
 Frame parse_frame(const uint8_t* p, uint32_t len);
 
-inline constexpr uint8_t fin = 0x01, syn = 0x02, rst = 0x04, psh = 0x08, ack = 0x10;
+inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
 
 enum class Phase { syn_sent, syn_received, established, fin_sent, fin_acked, fin2_sent, closed_fin, closed_rst };
 

@@ -14,7 +14,7 @@ using test::FrameBuilder;
 
 namespace {
 
-constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, ACK = 0x10;
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
 
 struct Ep {
     const char* addr;
@@ -48,17 +48,17 @@ const Ep client{"10.0.0.1", 40000}, server{"10.0.0.2", 80};
 
 void handshake(ScriptWriter& w, Ep a, Ep b)
 {
-    put(w, tcp(a, b, SYN));
-    put(w, tcp(b, a, SYN | ACK));
-    put(w, tcp(a, b, ACK));
+    put(w, tcp(a, b, kSyn));
+    put(w, tcp(b, a, kSyn | kAck));
+    put(w, tcp(a, b, kAck));
 }
 
 void close(ScriptWriter& w, Ep a, Ep b)
 {
-    put(w, tcp(a, b, FIN | ACK));
-    put(w, tcp(b, a, ACK));
-    put(w, tcp(b, a, FIN | ACK));
-    put(w, tcp(a, b, ACK));
+    put(w, tcp(a, b, kFin | kAck));
+    put(w, tcp(b, a, kAck));
+    put(w, tcp(b, a, kFin | kAck));
+    put(w, tcp(a, b, kAck));
 }
 
 Ep nth(unsigned i)
@@ -77,8 +77,8 @@ std::vector<Seed> crafted_scripts()
     { // A whole connection: handshake, data both ways, FIN close, TIME_WAIT expiry ("closed").
         ScriptWriter w(base);
         handshake(w, client, server);
-        put(w, tcp(client, server, ACK, 100), 5);
-        put(w, tcp(server, client, ACK, 1400), 5);
+        put(w, tcp(client, server, kAck, 100), 5);
+        put(w, tcp(server, client, kAck, 1400), 5);
         close(w, client, server);
         w.advance(20).advance(20).advance(41);
         add("close_then_time_wait_expiry", w);
@@ -86,8 +86,8 @@ std::vector<Seed> crafted_scripts()
     { // RST: marked, reaped on the next tick; packets after the RST still belong to it.
         ScriptWriter w(base);
         handshake(w, client, server);
-        put(w, tcp(server, client, RST));
-        put(w, tcp(client, server, ACK));
+        put(w, tcp(server, client, kRst));
+        put(w, tcp(client, server, kAck));
         w.budget_cop(0, true).advance(10).advance(5);
         add("rst_reaped_next_tick", w);
     }
@@ -100,25 +100,25 @@ std::vector<Seed> crafted_scripts()
         close(w, client, server);
         close(w, other, server);
         w.flush();
-        put(w, tcp(client, server, SYN));
-        put(w, tcp(other, server, SYN));
-        put(w, tcp(server, client, SYN | ACK));
-        put(w, tcp(server, other, SYN | ACK));
+        put(w, tcp(client, server, kSyn));
+        put(w, tcp(other, server, kSyn));
+        put(w, tcp(server, client, kSyn | kAck));
+        put(w, tcp(server, other, kSyn | kAck));
         w.advance(45);
         add("reopen_twice_in_one_burst", w);
     }
     { // Loose pickup of a mid-stream flow; the reply side's packet makes it assured.
         ScriptWriter w(base);
-        put(w, tcp(client, server, ACK, 50));
-        put(w, tcp(server, client, ACK, 50));
-        put(w, tcp(client, server, FIN | ACK), 20);
+        put(w, tcp(client, server, kAck, 50));
+        put(w, tcp(server, client, kAck, 50));
+        put(w, tcp(client, server, kFin | kAck), 20);
         w.advance(30).advance(50);
         add("loose_pickup_midstream", w);
         TrackSetup strict = base;
         strict.loose_pickup = false;
         ScriptWriter s(strict);
-        put(s, tcp(client, server, ACK, 50));
-        put(s, tcp(server, client, SYN | ACK));
+        put(s, tcp(client, server, kAck, 50));
+        put(s, tcp(server, client, kSyn | kAck));
         s.advance(10);
         add("strict_pickup_no_flow", s);
     }
@@ -130,11 +130,11 @@ std::vector<Seed> crafted_scripts()
         for (unsigned i = 0; i < 4; ++i)
             handshake(w, nth(i), server);
         for (unsigned i = 4; i < 24; ++i)
-            put(w, tcp(nth(i), server, SYN), 2);
+            put(w, tcp(nth(i), server, kSyn), 2);
         for (unsigned i = 30; i < 40; ++i)
             handshake(w, nth(i), server);
         for (unsigned i = 40; i < 44; ++i)
-            put(w, tcp(nth(i), server, SYN), 2);
+            put(w, tcp(nth(i), server, kSyn), 2);
         w.advance(35).advance(50);
         add("table_full_eviction", w);
     }
@@ -148,7 +148,7 @@ std::vector<Seed> crafted_scripts()
     { // Budgets: 30 flows due in one tick, drained 1, 2, 4, 8 at a time, tight and loose.
         ScriptWriter w(base);
         for (unsigned i = 0; i < 30; ++i)
-            put(w, tcp(nth(i), server, SYN), 0);
+            put(w, tcp(nth(i), server, kSyn), 0);
         // 3 s: due but in an undrained tick; then 1 s on, budgets of 1, 2, 4, 8 fires.
         w.budget_cop(0, true, 3)
             .budget_cop(0, true, 1)
@@ -174,7 +174,7 @@ std::vector<Seed> crafted_scripts()
         ScriptWriter w(active);
         handshake(w, client, server);
         for (unsigned i = 0; i < 9; ++i) {
-            put(w, tcp(client, server, ACK, 10), 3);
+            put(w, tcp(client, server, kAck, 10), 3);
             w.advance(40); // + 4 s
         }
         add("active_timeout_busy_flow", w);
@@ -182,23 +182,23 @@ std::vector<Seed> crafted_scripts()
     { // Expiry on arrival: the SYN's deadline (3.5 s into the tick) passes, a packet arrives in
         // the same tick before the cop could reap it: the old flow ends and a new one starts.
         ScriptWriter w(base);
-        put(w, tcp(client, server, SYN), 0);
+        put(w, tcp(client, server, kSyn), 0);
         w.advance(30).advance(1); // 3.1 s: due, not yet reaped (its tick is not drained)
-        put(w, tcp(client, server, ACK), 10);
-        put(w, tcp(server, client, ACK), 1);
+        put(w, tcp(client, server, kAck), 10);
+        put(w, tcp(server, client, kAck), 1);
         w.advance(10);
         add("expiry_on_arrival", w);
     }
     { // Shutdown with flows in every condition: past its deadline but not reaped (its tick is
         // not drained yet), reset, killed, open; then the table is used again.
         ScriptWriter w(base);
-        put(w, tcp(nth(5), server, SYN), 0);
+        put(w, tcp(nth(5), server, kSyn), 0);
         w.advance(31); // 3.1 s: the SYN (3 s) is due, its tick not drained
         handshake(w, client, server);
         handshake(w, nth(1), server);
         handshake(w, nth(2), server);
-        put(w, tcp(nth(3), server, SYN));
-        put(w, tcp(server, client, RST));
+        put(w, tcp(nth(3), server, kSyn));
+        put(w, tcp(server, client, kRst));
         w.kill(1).destroy_all(); // kill(1): nth(3)'s SYN, the second most recent TCP packet
         handshake(w, nth(4), server);
         w.destroy_all().advance(5);
@@ -208,26 +208,26 @@ std::vector<Seed> crafted_scripts()
         ScriptWriter w(base);
         const Ep c6{"2001:db8::1", 40000}, s6{"2001:db8::2", 443};
         handshake(w, client, server);
-        put(w, tcp(client, server, SYN, 0, 100));
-        put(w, tcp(client, server, SYN, 0, 200, 300));
+        put(w, tcp(client, server, kSyn, 0, 100));
+        put(w, tcp(client, server, kSyn, 0, 200, 300));
         handshake(w, c6, s6);
-        put(w, tcp(client, server, SYN | FIN));
+        put(w, tcp(client, server, kSyn | kFin));
         put(w, tcp(client, server, 0));
-        put(w, tcp(c6, s6, SYN | RST));
-        put(w, tcp(s6, c6, SYN), 1); // simultaneous open from the other side
+        put(w, tcp(c6, s6, kSyn | kRst));
+        put(w, tcp(s6, c6, kSyn), 1); // simultaneous open from the other side
         w.advance(25).advance(50);
         add("vlans_ipv6_and_junk_flags", w);
     }
     { // Simultaneous open (SYN_SENT2) and a self-connect (both directions the same key side).
         ScriptWriter w(base);
-        put(w, tcp(client, server, SYN));
-        put(w, tcp(server, client, SYN));
-        put(w, tcp(server, client, SYN | ACK));
-        put(w, tcp(client, server, SYN | ACK));
+        put(w, tcp(client, server, kSyn));
+        put(w, tcp(server, client, kSyn));
+        put(w, tcp(server, client, kSyn | kAck));
+        put(w, tcp(client, server, kSyn | kAck));
         const Ep self{"10.0.0.9", 7000};
-        put(w, tcp(self, self, SYN));
-        put(w, tcp(self, self, SYN | ACK));
-        put(w, tcp(self, self, ACK));
+        put(w, tcp(self, self, kSyn));
+        put(w, tcp(self, self, kSyn | kAck));
+        put(w, tcp(self, self, kAck));
         w.advance(20).advance(45);
         add("simultaneous_open_and_self_connect", w);
     }

@@ -51,7 +51,7 @@ const char* check_parse(const uint8_t* data, size_t size)
     const Verdict v = packet::parse(len ? data : nullptr, len, p);
     if (v != p.verdict)
         return "return value != out.verdict";
-    if (static_cast<unsigned>(v) >= packet::verdict_count)
+    if (static_cast<unsigned>(v) >= packet::kVerdictCount)
         return "verdict out of range";
     if (p.frame_len != len)
         return "frame_len != the length given";
@@ -68,7 +68,7 @@ const char* check_parse(const uint8_t* data, size_t size)
     if (std::memcmp(&again, &p, sizeof p) != 0)
         return "two parses of the same frame differ";
 
-    const uint32_t cap = len < packet::max_header_bytes ? len : packet::max_header_bytes;
+    const uint32_t cap = len < packet::kMaxHeaderBytes ? len : packet::kMaxHeaderBytes;
     const std::unique_ptr<uint8_t[]> front = copy_of(data, cap);
     Packet q;
     packet::parse(front.get(), cap, len, q);
@@ -79,7 +79,7 @@ const char* check_parse(const uint8_t* data, size_t size)
     const std::unique_ptr<uint8_t[]> shorter = copy_of(data, short_len);
     Packet s;
     const Verdict sv = packet::parse(shorter.get(), short_len, len, s);
-    if (sv != s.verdict || static_cast<unsigned>(sv) >= packet::verdict_count || s.frame_len != len)
+    if (sv != s.verdict || static_cast<unsigned>(sv) >= packet::kVerdictCount || s.frame_len != len)
         return "the core given fewer header bytes than its precondition broke its output contract";
     return nullptr;
 }

@@ -115,7 +115,7 @@ TEST_CASE("The crafted parser seeds hold the parser contract and cover every ver
         packet::Packet p;
         seen.insert(packet::parse(s.bytes.data(), uint32_t(s.bytes.size()), p));
     }
-    CHECK(seen.size() == packet::verdict_count);
+    CHECK(seen.size() == packet::kVerdictCount);
 }
 
 // Why: the real captures are the most realistic seeds; each must split into inputs that hold.

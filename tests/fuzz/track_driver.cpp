@@ -70,7 +70,7 @@ const char* op_name(OpKind k)
 
 std::string endpoint(const uint8_t addr[16], uint16_t port)
 {
-    char buf[packet::addr_str_len];
+    char buf[packet::kAddrStrLen];
     packet::format_addr(addr, buf, sizeof buf);
     return std::string(buf) + ":" + std::to_string(port);
 }

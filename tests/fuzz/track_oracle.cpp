@@ -157,7 +157,7 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
 {
     _c1 = _table.counters();
     std::map<packet::FlowKey, uint64_t, KeyLess> first; // key -> time of its first TCP packet
-    uint64_t verdicts[packet::verdict_count] = {};
+    uint64_t verdicts[packet::kVerdictCount] = {};
     uint64_t t_min = UINT64_MAX, t_max = 0;
     for (unsigned i = 0; i < n; ++i) {
         ++verdicts[static_cast<unsigned>(pkts[i]->verdict)];
@@ -173,7 +173,7 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
     }
     _frames += n;
     _now = std::max(_now, t_max);
-    for (unsigned v = 0; v < packet::verdict_count; ++v)
+    for (unsigned v = 0; v < packet::kVerdictCount; ++v)
         if (_c1.packets_by_verdict[v] - _c.packets_by_verdict[v] != verdicts[v])
             fail(std::string("packets counted as ") + packet::verdict_name(packet::Verdict(v)) +
                  " != frames parsed so");

@@ -89,9 +89,9 @@ Op ScriptReader::next() noexcept
 
 ScriptWriter& ScriptWriter::frame(const std::vector<uint8_t>& f, unsigned dt_ms, size_t keep)
 {
-    constexpr size_t max_pad = (1u << 17) - 1;
+    constexpr size_t kMaxPad = (1u << 17) - 1;
     const size_t h = std::min<size_t>({f.size(), keep, 255});
-    const size_t pad = std::min(f.size() - h, max_pad);
+    const size_t pad = std::min(f.size() - h, kMaxPad);
     _out.push_back(uint8_t((std::min(dt_ms, 63u) << 1) | (pad >> 16)));
     _out.push_back(uint8_t(pad & 0xff));
     _out.push_back(uint8_t((pad >> 8) & 0xff));

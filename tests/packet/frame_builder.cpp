@@ -8,7 +8,7 @@
 namespace flowcop::test {
 namespace {
 
-constexpr uint8_t proto_icmp = 1, proto_tcp = 6, proto_udp = 17, proto_icmpv6 = 58;
+constexpr uint8_t kProtoIcmp = 1, kProtoTcp = 6, kProtoUdp = 17, kProtoIcmpv6 = 58;
 
 uint32_t sum16(const uint8_t* p, size_t n, uint32_t acc = 0)
 {
@@ -193,9 +193,9 @@ FrameBuilder& FrameBuilder::ipv6_ah(size_t len)
 
 FrameBuilder& FrameBuilder::tcp(const TcpSpec& s)
 {
-    fill_pending_proto(proto_tcp);
+    fill_pending_proto(kProtoTcp);
     _l4 = _bytes.size();
-    _l4_proto = proto_tcp;
+    _l4_proto = kProtoTcp;
     const uint8_t doff = s.data_offset.value_or(static_cast<uint8_t>((20 + s.options.size()) / 4));
     put16(s.sport);
     put16(s.dport);
@@ -212,9 +212,9 @@ FrameBuilder& FrameBuilder::tcp(const TcpSpec& s)
 
 FrameBuilder& FrameBuilder::udp(const UdpSpec& s)
 {
-    fill_pending_proto(proto_udp);
+    fill_pending_proto(kProtoUdp);
     _l4 = _bytes.size();
-    _l4_proto = proto_udp;
+    _l4_proto = kProtoUdp;
     _udp_length = s.length;
     put16(s.sport);
     put16(s.dport);
@@ -225,7 +225,7 @@ FrameBuilder& FrameBuilder::udp(const UdpSpec& s)
 
 FrameBuilder& FrameBuilder::icmp()
 {
-    const uint8_t proto = _ip_version == 6 ? proto_icmpv6 : proto_icmp;
+    const uint8_t proto = _ip_version == 6 ? kProtoIcmpv6 : kProtoIcmp;
     fill_pending_proto(proto);
     _l4 = _bytes.size();
     _l4_proto = proto;
@@ -270,37 +270,37 @@ FrameBuilder& FrameBuilder::pad_to(size_t frame_len)
 
 void FrameBuilder::fix_lengths(std::vector<uint8_t>& f) const
 {
-    if (_l3 != npos && _ip_version == 4)
+    if (_l3 != kNpos && _ip_version == 4)
         store16(f, _l3 + 2, _ip_length.value_or(static_cast<uint16_t>(f.size() - _l3)));
-    if (_l3 != npos && _ip_version == 6 && f.size() >= _l3 + 40)
+    if (_l3 != kNpos && _ip_version == 6 && f.size() >= _l3 + 40)
         store16(f, _l3 + 4, _ip_length.value_or(static_cast<uint16_t>(f.size() - _l3 - 40)));
-    if (_l4 != npos && _l4_proto == proto_udp)
+    if (_l4 != kNpos && _l4_proto == kProtoUdp)
         store16(f, _l4 + 4, _udp_length.value_or(static_cast<uint16_t>(f.size() - _l4)));
 }
 
 void FrameBuilder::fix_checksums(std::vector<uint8_t>& f) const
 {
-    if (_l3 == npos)
+    if (_l3 == kNpos)
         return;
     if (_ip_version == 4 && f.size() >= _l3 + 20) {
         const size_t ihl = size_t{f[_l3] & 0x0fu} * 4;
         if (ihl >= 20 && _l3 + ihl <= f.size())
             store16(f, _l3 + 10, fold(sum16(&f[_l3], ihl)));
     }
-    if (_l4 == npos || _l4 >= f.size())
+    if (_l4 == kNpos || _l4 >= f.size())
         return;
     const size_t l4_len = f.size() - _l4;
     size_t csum_at;
-    if (_l4_proto == proto_tcp)
+    if (_l4_proto == kProtoTcp)
         csum_at = 16;
-    else if (_l4_proto == proto_udp)
+    else if (_l4_proto == kProtoUdp)
         csum_at = 6;
     else
         csum_at = 2;
     if (l4_len < csum_at + 2)
         return;
     uint32_t acc = 0;
-    if (_ip_version == 4 && _l4_proto != proto_icmp) {
+    if (_ip_version == 4 && _l4_proto != kProtoIcmp) {
         acc = sum16(&f[_l3 + 12], 8);
         acc += _l4_proto + static_cast<uint32_t>(l4_len);
     } else if (_ip_version == 6) {
@@ -309,7 +309,7 @@ void FrameBuilder::fix_checksums(std::vector<uint8_t>& f) const
     }
     acc = sum16(&f[_l4], l4_len, acc);
     uint16_t c = fold(acc);
-    if (c == 0 && _l4_proto == proto_udp)
+    if (c == 0 && _l4_proto == kProtoUdp)
         c = 0xffff; // RFC 768: 0 means "no checksum"
     store16(f, _l4 + csum_at, c);
 }

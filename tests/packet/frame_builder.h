@@ -113,7 +113,7 @@ public:
     size_t size() const { return _bytes.size(); }
     size_t l3_offset() const { return _l3; } // start of the IP header (npos if none)
     size_t l4_offset() const { return _l4; } // start of the TCP/UDP/ICMP header (npos if none)
-    static constexpr size_t npos = static_cast<size_t>(-1);
+    static constexpr size_t kNpos = static_cast<size_t>(-1);
 
 private:
     enum class Pending { ethertype, ip_proto, none };
@@ -127,8 +127,8 @@ private:
     std::vector<uint8_t> _bytes;
     Pending _pending = Pending::ethertype;
     size_t _pending_off = 12;
-    size_t _l3 = npos;
-    size_t _l4 = npos;
+    size_t _l3 = kNpos;
+    size_t _l4 = kNpos;
     uint8_t _l4_proto = 0;
     int _ip_version = 0;
     std::optional<uint16_t> _ip_length; // IPv4 total length / IPv6 payload length override

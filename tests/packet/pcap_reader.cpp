@@ -50,7 +50,7 @@ bool PcapReader::next(PcapRecord& rec)
         return false;
     }
     const uint32_t caplen = get32(h + 8);
-    if (caplen > max_record_len) {
+    if (caplen > kMaxRecordLen) {
         _error = "record caplen " + std::to_string(caplen) + " too large";
         return false;
     }

@@ -24,9 +24,9 @@ struct PcapRecord {
 
 class PcapReader {
 public:
-    static constexpr uint32_t linktype_ethernet = 1;
+    static constexpr uint32_t kLinktypeEthernet = 1;
     // Bounds a record's allocation; the largest real frame we replay is 80 kB.
-    static constexpr uint32_t max_record_len = 16u << 20;
+    static constexpr uint32_t kMaxRecordLen = 16u << 20;
 
     // Returns false (and sets error()) when the file cannot be read as a pcap.
     bool open(const std::string& path);

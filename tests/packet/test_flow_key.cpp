@@ -24,7 +24,7 @@ namespace {
 
 std::string fmt(const uint8_t a[16])
 {
-    char buf[packet::addr_str_len];
+    char buf[packet::kAddrStrLen];
     const size_t n = packet::format_addr(a, buf, sizeof buf);
     if (n != std::strlen(buf) || n == 0)
         FAIL("format_addr returned " << n << " for \"" << buf << "\"");
@@ -233,7 +233,7 @@ TEST_CASE("format_addr writes nothing but an empty string into a buffer too smal
     CHECK(buf[1] == 'x');
     CHECK(packet::format_addr(a.data(), nullptr, 46) == 0);
     // The longest IPv6 text form fits addr_str_len.
-    char big[packet::addr_str_len];
+    char big[packet::kAddrStrLen];
     CHECK(packet::format_addr(ip6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe").data(), big, sizeof big) == 39);
 }
 
@@ -241,7 +241,7 @@ TEST_CASE("format_addr writes nothing but an empty string into a buffer too smal
 TEST_CASE("every verdict has a unique snake_case name and out-of-range is \"invalid\"", "[packet][verdict]")
 {
     std::set<std::string> names;
-    for (unsigned i = 0; i < packet::verdict_count; ++i) {
+    for (unsigned i = 0; i < packet::kVerdictCount; ++i) {
         const std::string n = packet::verdict_name(static_cast<Verdict>(i));
         CAPTURE(i, n);
         CHECK_FALSE(n.empty());
@@ -249,7 +249,7 @@ TEST_CASE("every verdict has a unique snake_case name and out-of-range is \"inva
         CHECK(n != "invalid");
         names.insert(n);
     }
-    CHECK(names.size() == packet::verdict_count);
+    CHECK(names.size() == packet::kVerdictCount);
     CHECK(std::string(packet::verdict_name(Verdict::tcp)) == "tcp");
     CHECK(std::string(packet::verdict_name(Verdict::truncated_l4)) == "truncated_l4");
     CHECK(std::string(packet::verdict_name(Verdict::vlan_too_deep)) == "vlan_too_deep");

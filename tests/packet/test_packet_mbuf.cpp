@@ -43,11 +43,11 @@ struct Chain {
 // (a size of 0 makes an empty segment, as a PMD may deliver one).
 void make_chain(Chain& c, const std::vector<uint8_t>& frame, const std::vector<size_t>& sizes)
 {
-    constexpr size_t room = 2048; // RTE_MBUF_DEFAULT_DATAROOM
+    constexpr size_t kRoom = 2048; // RTE_MBUF_DEFAULT_DATAROOM
     size_t off = 0;
     size_t i = 0;
     do {
-        const size_t n = std::min({i < sizes.size() ? sizes[i] : room, frame.size() - off, room});
+        const size_t n = std::min({i < sizes.size() ? sizes[i] : kRoom, frame.size() - off, kRoom});
         rte_mbuf* m = rte_pktmbuf_alloc(pool());
         REQUIRE(m != nullptr);
         char* dst = rte_pktmbuf_append(m, static_cast<uint16_t>(n));
@@ -89,7 +89,7 @@ void check_same(const Packet& a, const Packet& b)
 TEST_CASE("parse_mbuf on a single-segment mbuf equals parse on the same bytes", "[packet][mbuf]")
 {
     const std::vector<std::vector<uint8_t>> frames = {
-        FrameBuilder().ipv4().tcp({.seq = 42, .flags = packet::tcp_ack}).payload(100).build(),
+        FrameBuilder().ipv4().tcp({.seq = 42, .flags = packet::kTcpAck}).payload(100).build(),
         FrameBuilder().vlan(10).vlan(20).ipv6().ipv6_ext(0).tcp().payload(1).build(),
         FrameBuilder().ipv4().udp().pad_to(60).build(),
         FrameBuilder().ipv4({.frag_offset = 3}).next_protocol(6).payload(8).build(),
@@ -140,7 +140,7 @@ TEST_CASE("parse_mbuf counts the full pkt_len of an 80 kB multi-segment BIG TCP 
 {
     const auto f = FrameBuilder()
                        .ipv4({.total_length = 0})
-                       .tcp({.flags = packet::tcp_ack | packet::tcp_psh})
+                       .tcp({.flags = packet::kTcpAck | packet::kTcpPsh})
                        .payload(80000)
                        .build();
     REQUIRE(f.size() == 80054);
@@ -153,7 +153,7 @@ TEST_CASE("parse_mbuf counts the full pkt_len of an 80 kB multi-segment BIG TCP 
         CHECK(packet::parse_mbuf(c.head, p) == Verdict::tcp);
         CHECK(p.frame_len == 80054);
         CHECK(p.l4_payload_len == 80000);
-        CHECK(p.tcp_flags == (packet::tcp_ack | packet::tcp_psh));
+        CHECK(p.tcp_flags == (packet::kTcpAck | packet::kTcpPsh));
     }
     // A 9000-byte jumbo with a normal total length, headers in the first segment.
     const auto jumbo = FrameBuilder().ipv6().tcp().payload(8926).build();

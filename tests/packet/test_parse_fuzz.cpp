@@ -53,7 +53,7 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
 {
     if (v != p.verdict)
         return "return value != out.verdict";
-    if (static_cast<unsigned>(v) >= packet::verdict_count)
+    if (static_cast<unsigned>(v) >= packet::kVerdictCount)
         return "verdict out of range";
     if (p.frame_len != len)
         return "frame_len != len";
@@ -68,12 +68,12 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
     // The general path alone must give the same bytes, whether or not the fast path took the frame.
     Packet g;
     std::memset(&g, 0x5a, sizeof g);
-    packet::detail::parse_general(f, len < packet::max_header_bytes ? len : packet::max_header_bytes, len, g);
+    packet::detail::parse_general(f, len < packet::kMaxHeaderBytes ? len : packet::kMaxHeaderBytes, len, g);
     if (std::memcmp(&g, &p, sizeof p) != 0)
         return "parse() differs from the general path alone (the IPv4/TCP fast path disagrees)";
     // The core with only the capped front of the frame must agree exactly (parse_mbuf's contract).
     Packet q;
-    const uint32_t hdr = len < packet::max_header_bytes ? len : packet::max_header_bytes;
+    const uint32_t hdr = len < packet::kMaxHeaderBytes ? len : packet::kMaxHeaderBytes;
     std::unique_ptr<uint8_t[]> front(new uint8_t[hdr]);
     if (hdr)
         std::memcpy(front.get(), f, hdr);
@@ -84,7 +84,7 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
 }
 
 struct Tally {
-    unsigned hist[packet::verdict_count] = {};
+    unsigned hist[packet::kVerdictCount] = {};
     unsigned inputs = 0;
     unsigned failures = 0;
     std::string first_failure;
@@ -104,7 +104,7 @@ struct Tally {
                     first_failure += " " + std::to_string(buf[i]);
             }
         }
-        if (static_cast<unsigned>(v) < packet::verdict_count)
+        if (static_cast<unsigned>(v) < packet::kVerdictCount)
             ++hist[static_cast<unsigned>(v)];
     }
     unsigned count(Verdict v) const { return hist[static_cast<unsigned>(v)]; }
@@ -207,8 +207,8 @@ TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP
         }
         Packet p;
         const uint32_t len = static_cast<uint32_t>(f.size());
-        (packet::detail::parse_ipv4_tcp_fast(f.data(), std::min(len, packet::max_header_bytes), len, p) ? taken
-                                                                                                        : declined)++;
+        (packet::detail::parse_ipv4_tcp_fast(f.data(), std::min(len, packet::kMaxHeaderBytes), len, p) ? taken
+                                                                                                       : declined)++;
         t.run(f, f.size());
     }
     INFO(t.first_failure);

@@ -94,7 +94,7 @@ TEST_CASE("IPv4 total length below IHL*4 or beyond the frame is ip_bad_total_len
 // Frames under 60 bytes are padded by the sender; padding is not payload.
 TEST_CASE("Ethernet padding after the datagram is fine and not counted as payload", "[packet][ipv4]")
 {
-    const auto f = FrameBuilder().ipv4().tcp({.flags = packet::tcp_ack}).payload(2).pad_to(60).build();
+    const auto f = FrameBuilder().ipv4().tcp({.flags = packet::kTcpAck}).payload(2).pad_to(60).build();
     REQUIRE(f.size() == 60);
     const auto p = test::parse_bytes(f);
     CHECK(p.verdict == Verdict::tcp);
@@ -136,7 +136,7 @@ TEST_CASE("an IPv4 first fragment is parsed as TCP, a non-first fragment is frag
 // Linux BIG TCP: total length 0, length from the frame, for TCP over 64 KiB only.
 TEST_CASE("IPv4 total length 0 takes the length from the frame only for TCP over 65535 bytes", "[packet][ipv4][bigtcp]")
 {
-    const auto big = FrameBuilder().ipv4({.total_length = 0}).tcp({.flags = packet::tcp_ack}).payload(80000).build();
+    const auto big = FrameBuilder().ipv4({.total_length = 0}).tcp({.flags = packet::kTcpAck}).payload(80000).build();
     auto p = test::parse_bytes(big);
     CHECK(p.verdict == Verdict::tcp);
     CHECK(p.frame_len == big.size());

@@ -13,7 +13,7 @@ using test::FrameBuilder;
 using test::Ipv6Spec;
 
 namespace {
-constexpr uint8_t hbh = 0, routing = 43, dstopts = 60;
+constexpr uint8_t kHbh = 0, kRouting = 43, kDstopts = 60;
 }
 
 // 40-byte fixed header; 39 must not be read as one.
@@ -63,7 +63,7 @@ TEST_CASE("IPv6 payload length beyond the frame is ip_bad_total_length, padding 
 // Each walkable extension header type, alone and chained, reaches TCP.
 TEST_CASE("hop-by-hop, routing, destination, fragment and AH headers are walked to TCP", "[packet][ipv6][ext]")
 {
-    for (uint8_t type : {hbh, routing, dstopts}) {
+    for (uint8_t type : {kHbh, kRouting, kDstopts}) {
         for (size_t len : {8, 16, 24, 64}) {
             CAPTURE(int{type}, len);
             const auto p =
@@ -83,12 +83,12 @@ TEST_CASE("hop-by-hop, routing, destination, fragment and AH headers are walked 
     // RFC 8200 4.1 order, all at once.
     p = test::parse_bytes(FrameBuilder()
                               .ipv6()
-                              .ipv6_ext(hbh)
-                              .ipv6_ext(dstopts)
-                              .ipv6_ext(routing, 24)
+                              .ipv6_ext(kHbh)
+                              .ipv6_ext(kDstopts)
+                              .ipv6_ext(kRouting, 24)
                               .ipv6_frag(0, false)
                               .ipv6_ah()
-                              .ipv6_ext(dstopts)
+                              .ipv6_ext(kDstopts)
                               .tcp({.dport = 8080})
                               .payload(9)
                               .build());
@@ -100,14 +100,14 @@ TEST_CASE("hop-by-hop, routing, destination, fragment and AH headers are walked 
 // The chain limit bounds per-packet work.
 TEST_CASE("8 extension headers are walked, a 9th is ipv6_ext_too_long", "[packet][ipv6][ext]")
 {
-    for (unsigned n = 0; n <= packet::max_ipv6_ext_headers + 1; ++n) {
+    for (unsigned n = 0; n <= packet::kMaxIpv6ExtHeaders + 1; ++n) {
         CAPTURE(n);
         FrameBuilder b;
         b.ipv6();
         for (unsigned i = 0; i < n; ++i)
-            b.ipv6_ext(dstopts);
+            b.ipv6_ext(kDstopts);
         const auto v = test::verdict_of(b.tcp().build());
-        CHECK(v == (n <= packet::max_ipv6_ext_headers ? Verdict::tcp : Verdict::ipv6_ext_too_long));
+        CHECK(v == (n <= packet::kMaxIpv6ExtHeaders ? Verdict::tcp : Verdict::ipv6_ext_too_long));
     }
 }
 
@@ -115,16 +115,16 @@ TEST_CASE("8 extension headers are walked, a 9th is ipv6_ext_too_long", "[packet
 TEST_CASE("an extension chain reaching past the header-byte cap is ipv6_ext_too_long", "[packet][ipv6][ext]")
 {
     // 14 + 40 + ext + 20: a 176-byte header ends TCP at byte 250, inside the cap; 184 ends it at 258.
-    auto fits = FrameBuilder().ipv6().ipv6_ext(hbh, 176).tcp().payload(100).build();
-    REQUIRE(14 + 40 + 176 + 20 <= packet::max_header_bytes);
+    auto fits = FrameBuilder().ipv6().ipv6_ext(kHbh, 176).tcp().payload(100).build();
+    REQUIRE(14 + 40 + 176 + 20 <= packet::kMaxHeaderBytes);
     CHECK(test::verdict_of(fits) == Verdict::tcp);
-    auto past = FrameBuilder().ipv6().ipv6_ext(hbh, 184).tcp().payload(100).build();
+    auto past = FrameBuilder().ipv6().ipv6_ext(kHbh, 184).tcp().payload(100).build();
     CHECK(test::verdict_of(past) == Verdict::ipv6_ext_too_long);
     // A single extension header running past the cap (the next header starts beyond it).
-    auto long_ext = FrameBuilder().ipv6().ipv6_ext(hbh, 256).ipv6_ext(dstopts).tcp().build();
+    auto long_ext = FrameBuilder().ipv6().ipv6_ext(kHbh, 256).ipv6_ext(kDstopts).tcp().build();
     CHECK(test::verdict_of(long_ext) == Verdict::ipv6_ext_too_long);
     // But one that runs past the *frame* is truncation, not length.
-    auto cut = FrameBuilder().ipv6().ipv6_ext(hbh, 256).truncate(14 + 40 + 100).build();
+    auto cut = FrameBuilder().ipv6().ipv6_ext(kHbh, 256).truncate(14 + 40 + 100).build();
     CHECK(test::verdict_of(cut) == Verdict::ipv6_ext_truncated);
 }
 
@@ -132,19 +132,19 @@ TEST_CASE("an extension chain reaching past the header-byte cap is ipv6_ext_too_
 TEST_CASE("an extension header running off the payload is ipv6_ext_truncated", "[packet][ipv6][ext]")
 {
     // Payload of 7 bytes where an 8-byte header is announced.
-    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(hbh).truncate(14 + 40 + 7).build()) ==
+    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(kHbh).truncate(14 + 40 + 7).build()) ==
           Verdict::ipv6_ext_truncated);
     // Declared 16 bytes, 15 present.
-    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(routing, 16).truncate(14 + 40 + 15).build()) ==
+    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(kRouting, 16).truncate(14 + 40 + 15).build()) ==
           Verdict::ipv6_ext_truncated);
     // Exactly 16 present and nothing after: the walk ends in a TCP header that does not fit.
-    const auto exact = FrameBuilder().ipv6().ipv6_ext(routing, 16).next_protocol(6).build();
+    const auto exact = FrameBuilder().ipv6().ipv6_ext(kRouting, 16).next_protocol(6).build();
     CHECK(test::verdict_of(exact) == Verdict::truncated_l4);
     // AH length field past the payload.
     CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ah(24).truncate(14 + 40 + 23).build()) ==
           Verdict::ipv6_ext_truncated);
     // A payload length that ends inside an extension header that the frame does hold.
-    CHECK(test::verdict_of(FrameBuilder().ipv6({.payload_length = 12}).ipv6_ext(hbh, 16).tcp().build()) ==
+    CHECK(test::verdict_of(FrameBuilder().ipv6({.payload_length = 12}).ipv6_ext(kHbh, 16).tcp().build()) ==
           Verdict::ipv6_ext_truncated);
     // A fragment header is 8 bytes; 7 is truncated.
     CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_frag(0, true).truncate(14 + 40 + 7).build()) ==
@@ -173,7 +173,7 @@ TEST_CASE("IPv6 fragments: first carries ports, non-first is fragment, atomic is
     }
     // Behind another header too.
     CHECK(test::verdict_of(
-              FrameBuilder().ipv6().ipv6_ext(hbh).ipv6_frag(1, false).next_protocol(17).payload(8).build()) ==
+              FrameBuilder().ipv6().ipv6_ext(kHbh).ipv6_frag(1, false).next_protocol(17).payload(8).build()) ==
           Verdict::fragment);
 
     const auto atomic = test::parse_bytes(FrameBuilder().ipv6().ipv6_frag(0, false).tcp().payload(4).build());
@@ -194,12 +194,12 @@ TEST_CASE("IPv6 ICMPv6, UDP, ESP and No Next Header are classified, not walked",
     // ICMPv4's protocol number over IPv6 is not ICMP.
     CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(1).payload(8).build()) == Verdict::other_l4);
 
-    p = test::parse_bytes(FrameBuilder().ipv6().ipv6_ext(dstopts).udp({.sport = 546, .dport = 547}).build());
+    p = test::parse_bytes(FrameBuilder().ipv6().ipv6_ext(kDstopts).udp({.sport = 546, .dport = 547}).build());
     CHECK(p.verdict == Verdict::udp);
     CHECK(p.sport == 546);
 
     CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(59).build()) == Verdict::other_l4);
-    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(hbh).next_protocol(59).build()) == Verdict::other_l4);
+    CHECK(test::verdict_of(FrameBuilder().ipv6().ipv6_ext(kHbh).next_protocol(59).build()) == Verdict::other_l4);
     p = test::parse_bytes(FrameBuilder().ipv6().next_protocol(50).payload(16).build());
     CHECK(p.verdict == Verdict::other_l4);
     CHECK(p.l4_proto == 50);
@@ -212,7 +212,7 @@ TEST_CASE("IPv6 payload length 0 takes the length from the frame only for TCP ov
     auto p = test::parse_bytes(FrameBuilder().ipv6({.payload_length = 0}).tcp().payload(70000).build());
     CHECK(p.verdict == Verdict::tcp);
     CHECK(p.l4_payload_len == 70000);
-    p = test::parse_bytes(FrameBuilder().ipv6({.payload_length = 0}).ipv6_ext(hbh).tcp().payload(70000).build());
+    p = test::parse_bytes(FrameBuilder().ipv6({.payload_length = 0}).ipv6_ext(kHbh).tcp().payload(70000).build());
     CHECK(p.verdict == Verdict::tcp);
     CHECK(p.l4_payload_len == 70000);
     CHECK(test::verdict_of(FrameBuilder().ipv6({.payload_length = 0}).udp().payload(70000).build()) ==

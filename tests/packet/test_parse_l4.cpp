@@ -26,7 +26,7 @@ TEST_CASE("TCP seq, ack, window, ports and flags are extracted in host order", "
                                                 .dport = 0x0102,
                                                 .seq = 0xdeadbeef,
                                                 .ack = 0x01020304,
-                                                .flags = packet::tcp_syn | packet::tcp_ack,
+                                                .flags = packet::kTcpSyn | packet::kTcpAck,
                                                 .window = 0xa1b2})
                                              .build());
         CHECK(p.verdict == Verdict::tcp);
@@ -51,8 +51,8 @@ TEST_CASE("every TCP flag bit reaches tcp_flags unchanged", "[packet][tcp]")
         CHECK(test::parse_bytes(FrameBuilder().ipv4().tcp({.flags = flags}).build()).tcp_flags == flags);
     }
     CHECK(test::parse_bytes(FrameBuilder().ipv4().tcp({.flags = 0xff}).build()).tcp_flags == 0xff);
-    CHECK(packet::tcp_fin == 0x01);
-    CHECK(packet::tcp_cwr == 0x80);
+    CHECK(packet::kTcpFin == 0x01);
+    CHECK(packet::kTcpCwr == 0x80);
 }
 
 // Payload = IP payload - TCP header, with options; never the frame's padding.

@@ -24,7 +24,7 @@ namespace {
 struct Replay {
     unsigned frames = 0;
     unsigned truncated_capture = 0; // caplen < wire length
-    unsigned verdicts[packet::verdict_count] = {};
+    unsigned verdicts[packet::kVerdictCount] = {};
     std::set<std::string> tcp_keys; // distinct FlowKey bytes of tcp frames
     unsigned tcp_syn = 0;           // SYN without ACK
     uint64_t tcp_frame_bytes = 0;
@@ -34,7 +34,7 @@ struct Replay {
     unsigned malformed() const
     {
         unsigned n = 0;
-        for (unsigned i = 0; i < packet::verdict_count; ++i)
+        for (unsigned i = 0; i < packet::kVerdictCount; ++i)
             n += packet::is_malformed(static_cast<Verdict>(i)) ? verdicts[i] : 0;
         return n;
     }
@@ -54,19 +54,19 @@ Replay replay(const std::string& path)
     test::PcapReader r;
     INFO(path);
     REQUIRE(r.open(path));
-    REQUIRE(r.linktype() == test::PcapReader::linktype_ethernet);
+    REQUIRE(r.linktype() == test::PcapReader::kLinktypeEthernet);
     Replay out;
     test::PcapRecord rec;
     while (r.next(rec)) {
         ++out.frames;
         out.truncated_capture += rec.data.size() < rec.orig_len;
         const auto p = test::parse_bytes(rec.data);
-        if (static_cast<unsigned>(p.verdict) >= packet::verdict_count) // no per-frame assertion: TAP prints each
+        if (static_cast<unsigned>(p.verdict) >= packet::kVerdictCount) // no per-frame assertion: TAP prints each
             FAIL("frame " << out.frames << " of " << path << " got no verdict");
         ++out.verdicts[static_cast<unsigned>(p.verdict)];
         if (p.verdict == Verdict::tcp) {
             out.tcp_keys.insert(std::string(reinterpret_cast<const char*>(&p.key), sizeof p.key));
-            out.tcp_syn += (p.tcp_flags & (packet::tcp_syn | packet::tcp_ack)) == packet::tcp_syn;
+            out.tcp_syn += (p.tcp_flags & (packet::kTcpSyn | packet::kTcpAck)) == packet::kTcpSyn;
             out.tcp_frame_bytes += p.frame_len;
             out.tcp_payload_bytes += p.l4_payload_len;
         }
@@ -97,7 +97,7 @@ struct Clean {
     const char* file;
     unsigned frames, tcp, keys, syn;
 };
-constexpr Clean clean_captures[] = {
+constexpr Clean kCleanCaptures[] = {
     {"tcpreplay_test_mixed_lan.pcap", 179, 116, 7, 6},
     {"suricata_dcerpc_zerologon_53conns_9min.pcap", 1012, 1012, 53, 53},
     {"suricata_ftp_data_ipv4_ipv6_80conns.pcap", 1350, 755, 80, 80},
@@ -126,7 +126,7 @@ constexpr Clean clean_captures[] = {
 TEST_CASE("clean captures give tshark's TCP frame, VLAN-aware flow and SYN counts", "[packet][pcap]")
 {
     REQUIRE_CAPTURES(dir);
-    for (const Clean& c : clean_captures) {
+    for (const Clean& c : kCleanCaptures) {
         const Replay r = replay(dir + "/" + c.file);
         INFO(c.file);
         CHECK(r.frames == c.frames);
@@ -260,7 +260,7 @@ TEST_CASE("dump verdict histograms of all captures", "[.][packet][pcap][dump]")
         const Replay r = replay(dir + "/" + name);
         std::printf("%s frames=%u trunc=%u keys=%zu syn=%u:", name, r.frames, r.truncated_capture, r.tcp_keys.size(),
                     r.tcp_syn);
-        for (unsigned i = 0; i < packet::verdict_count; ++i)
+        for (unsigned i = 0; i < packet::kVerdictCount; ++i)
             if (r.verdicts[i])
                 std::printf(" %s=%u", packet::verdict_name(static_cast<Verdict>(i)), r.verdicts[i]);
         std::printf("\n");

@@ -19,9 +19,10 @@ using flowcop::tcpstate::Outcome;
 using flowcop::tcpstate::State;
 using flowcop::tcpstate::Tracker;
 
-constexpr uint8_t FIN = 0x01, SYN = 0x02, RST = 0x04, PSH = 0x08, ACK = 0x10, URG = 0x20, ECE = 0x40, CWR = 0x80;
-constexpr uint8_t SYNACK = SYN | ACK, FINACK = FIN | ACK, RSTACK = RST | ACK, DATA = PSH | ACK;
-constexpr Dir O = Dir::orig, R = Dir::reply;
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10, kUrg = 0x20, kEce = 0x40,
+                  kCwr = 0x80;
+constexpr uint8_t kSynack = kSyn | kAck, kFinack = kFin | kAck, kRstack = kRst | kAck, kData = kPsh | kAck;
+constexpr Dir kO = Dir::orig, kR = Dir::reply;
 
 // One captured segment: which endpoint sent it ('c' client, 's' server) and its flags byte.
 using Seg = std::pair<char, uint8_t>;
@@ -41,30 +42,30 @@ inline Tracker stepped(Tracker t, Dir d, uint8_t flags)
 // private bits are what real traffic leaves behind. FIN_WAIT/CLOSE_WAIT/LAST_ACK follow an orig FIN.
 inline Tracker reach(State s)
 {
-    Tracker t{flowcop::tcpstate::initial_state(SYN, false)};
+    Tracker t{flowcop::tcpstate::initial_state(kSyn, false)};
     switch (s) {
     case State::syn_sent: return t;
-    case State::syn_sent2: return stepped(t, R, SYN);
+    case State::syn_sent2: return stepped(t, kR, kSyn);
     default: break;
     }
-    t = stepped(t, R, SYNACK);
+    t = stepped(t, kR, kSynack);
     if (s == State::syn_recv)
         return t;
-    t = stepped(t, O, ACK);
+    t = stepped(t, kO, kAck);
     if (s == State::established)
         return t;
     if (s == State::close)
-        return stepped(t, O, RST);
-    t = stepped(t, O, FINACK);
+        return stepped(t, kO, kRst);
+    t = stepped(t, kO, kFinack);
     if (s == State::fin_wait)
         return t;
-    t = stepped(t, R, ACK);
+    t = stepped(t, kR, kAck);
     if (s == State::close_wait)
         return t;
-    t = stepped(t, R, FINACK);
+    t = stepped(t, kR, kFinack);
     if (s == State::last_ack)
         return t;
-    return stepped(t, O, ACK); // time_wait
+    return stepped(t, kO, kAck); // time_wait
 }
 
 // Drives one 5-tuple the way the flow table does (lifecycle in tcp_state.h). Endpoints are 'c' and

@@ -29,8 +29,8 @@ std::vector<Event> drive(FlowDriver& f, const std::vector<Seg>& segs)
 TEST_CASE("A SYN-ACK captured before its SYN still yields a tracked flow that closes by FIN", "[tcpstate][capture]")
 {
     const std::vector<Seg> reorder = {
-        {'s', SYNACK}, {'c', SYN},  {'c', ACK}, {'c', DATA}, {'s', ACK},    {'s', ACK},    {'s', ACK},
-        {'s', ACK},    {'s', DATA}, {'c', ACK}, {'c', ACK},  {'c', FINACK}, {'s', FINACK}, {'c', ACK},
+        {'s', kSynack}, {'c', kSyn},  {'c', kAck}, {'c', kData}, {'s', kAck},    {'s', kAck},    {'s', kAck},
+        {'s', kAck},    {'s', kData}, {'c', kAck}, {'c', kAck},  {'c', kFinack}, {'s', kFinack}, {'c', kAck},
     };
     SECTION("loose pickup")
     {
@@ -63,9 +63,9 @@ TEST_CASE("A SYN-ACK captured before its SYN still yields a tracked flow that cl
 TEST_CASE("A capture that starts at the SYN-ACK is tracked from it to TIME_WAIT", "[tcpstate][capture]")
 {
     const std::vector<Seg> missing_syn = {
-        {'s', SYNACK}, {'c', ACK},  {'c', DATA}, {'s', ACK},    {'s', ACK}, {'c', ACK},    {'c', ACK},
-        {'s', ACK},    {'s', ACK},  {'s', ACK},  {'s', ACK},    {'c', ACK}, {'c', ACK},    {'c', ACK},
-        {'c', ACK},    {'s', DATA}, {'c', ACK},  {'c', FINACK}, {'s', ACK}, {'s', FINACK}, {'c', ACK},
+        {'s', kSynack}, {'c', kAck},  {'c', kData}, {'s', kAck},    {'s', kAck}, {'c', kAck},    {'c', kAck},
+        {'s', kAck},    {'s', kAck},  {'s', kAck},  {'s', kAck},    {'c', kAck}, {'c', kAck},    {'c', kAck},
+        {'c', kAck},    {'s', kData}, {'c', kAck},  {'c', kFinack}, {'s', kAck}, {'s', kFinack}, {'c', kAck},
     };
     FlowDriver f(true);
     const auto ev = drive(f, missing_syn);
@@ -77,11 +77,11 @@ TEST_CASE("A capture that starts at the SYN-ACK is tracked from it to TIME_WAIT"
 
     // The states along the way: SYN_RECV until the client's ACK, then the close path.
     FlowDriver g(true);
-    g.feed('s', SYNACK);
+    g.feed('s', kSynack);
     CHECK(g.state() == State::syn_recv);
-    g.feed('c', ACK);
+    g.feed('c', kAck);
     CHECK(g.state() == State::established);
-    const Seg tail[] = {{'c', FINACK}, {'s', ACK}, {'s', FINACK}, {'c', ACK}};
+    const Seg tail[] = {{'c', kFinack}, {'s', kAck}, {'s', kFinack}, {'c', kAck}};
     const State expect[] = {State::fin_wait, State::close_wait, State::last_ack, State::time_wait};
     for (size_t i = 0; i < 4; ++i) {
         g.feed(tail[i].first, tail[i].second);
@@ -96,19 +96,19 @@ TEST_CASE("A capture that starts at the SYN-ACK is tracked from it to TIME_WAIT"
 TEST_CASE("Retransmitted data and duplicate FINs do not move the state", "[tcpstate][capture]")
 {
     FlowDriver f(false);
-    drive(f, {{'c', SYN}, {'s', SYNACK}, {'c', ACK}});
+    drive(f, {{'c', kSyn}, {'s', kSynack}, {'c', kAck}});
     REQUIRE(f.state() == State::established);
     for (int round = 0; round < 40; ++round) { // frames 4-363: data and its copies both ways
-        drive(f, {{'c', DATA}, {'c', DATA}, {'c', DATA}, {'s', ACK}, {'s', DATA}, {'s', DATA}, {'c', ACK}});
+        drive(f, {{'c', kData}, {'c', kData}, {'c', kData}, {'s', kAck}, {'s', kData}, {'s', kData}, {'c', kAck}});
         REQUIRE(f.state() == State::established);
     }
-    drive(f, {{'c', FINACK}, {'c', FINACK}, {'c', FINACK}}); // 364-366
+    drive(f, {{'c', kFinack}, {'c', kFinack}, {'c', kFinack}}); // 364-366
     CHECK(f.state() == State::fin_wait);
-    drive(f, {{'s', ACK}, {'s', ACK}, {'s', ACK}, {'s', ACK}}); // 367-370
+    drive(f, {{'s', kAck}, {'s', kAck}, {'s', kAck}, {'s', kAck}}); // 367-370
     CHECK(f.state() == State::close_wait);
-    drive(f, {{'s', FINACK}, {'s', FINACK}, {'s', FINACK}}); // 371-373
+    drive(f, {{'s', kFinack}, {'s', kFinack}, {'s', kFinack}}); // 371-373
     CHECK(f.state() == State::last_ack);
-    drive(f, {{'c', ACK}, {'c', ACK}, {'c', ACK}, {'c', ACK}}); // 374-377
+    drive(f, {{'c', kAck}, {'c', kAck}, {'c', kAck}, {'c', kAck}}); // 374-377
     CHECK(f.state() == State::time_wait);
     CHECK(f.ignored == 0);
     CHECK(f.created == 1);

@@ -11,7 +11,7 @@ using flowcop::tcpstate::step;
 namespace {
 Dir other(Dir d)
 {
-    return d == O ? R : O;
+    return d == kO ? kR : kO;
 }
 } // namespace
 
@@ -20,17 +20,17 @@ Dir other(Dir d)
 // Either side may close first; the path is the same.
 TEST_CASE("A FIN from either side closes through FIN_WAIT, CLOSE_WAIT, LAST_ACK and TIME_WAIT", "[tcpstate][close]")
 {
-    const Dir closer = GENERATE(O, R);
+    const Dir closer = GENERATE(kO, kR);
     Tracker t = reach(State::established);
-    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(step(t, closer, kFinack) == Outcome::ok);
     CHECK(t.state == State::fin_wait);
-    CHECK(step(t, other(closer), ACK) == Outcome::ok);
+    CHECK(step(t, other(closer), kAck) == Outcome::ok);
     CHECK(t.state == State::close_wait);
-    CHECK(step(t, other(closer), DATA) == Outcome::ok); // the half-open side may keep sending
+    CHECK(step(t, other(closer), kData) == Outcome::ok); // the half-open side may keep sending
     CHECK(t.state == State::close_wait);
-    CHECK(step(t, other(closer), FINACK) == Outcome::ok);
+    CHECK(step(t, other(closer), kFinack) == Outcome::ok);
     CHECK(t.state == State::last_ack);
-    CHECK(step(t, closer, ACK) == Outcome::ok);
+    CHECK(step(t, closer, kAck) == Outcome::ok);
     CHECK(t.state == State::time_wait);
     CHECK(expiry_is_closed(t.state));
     CHECK(t.assured());
@@ -39,12 +39,12 @@ TEST_CASE("A FIN from either side closes through FIN_WAIT, CLOSE_WAIT, LAST_ACK 
 // The peer often acknowledges the FIN and sends its own in one FIN-ACK segment, skipping CLOSE_WAIT.
 TEST_CASE("A FIN answered by the peer's FIN goes from FIN_WAIT straight to LAST_ACK", "[tcpstate][close]")
 {
-    const Dir closer = GENERATE(O, R);
+    const Dir closer = GENERATE(kO, kR);
     Tracker t = reach(State::established);
-    CHECK(step(t, closer, FINACK) == Outcome::ok);
-    CHECK(step(t, other(closer), FINACK | PSH) == Outcome::ok);
+    CHECK(step(t, closer, kFinack) == Outcome::ok);
+    CHECK(step(t, other(closer), kFinack | kPsh) == Outcome::ok);
     CHECK(t.state == State::last_ack);
-    CHECK(step(t, closer, ACK) == Outcome::ok);
+    CHECK(step(t, closer, kAck) == Outcome::ok);
     CHECK(t.state == State::time_wait);
 }
 
@@ -53,17 +53,17 @@ TEST_CASE("A FIN answered by the peer's FIN goes from FIN_WAIT straight to LAST_
 // from the side that already sent a FIN is a retransmission and must leave the state where it is.
 TEST_CASE("A FIN repeated by the side that sent it does not advance FIN_WAIT or CLOSE_WAIT", "[tcpstate][close]")
 {
-    const Dir closer = GENERATE(O, R);
+    const Dir closer = GENERATE(kO, kR);
     Tracker t = reach(State::established);
-    CHECK(step(t, closer, FINACK) == Outcome::ok);
-    CHECK(step(t, closer, FINACK) == Outcome::ok);
-    CHECK(step(t, closer, FINACK | PSH) == Outcome::ok);
+    CHECK(step(t, closer, kFinack) == Outcome::ok);
+    CHECK(step(t, closer, kFinack) == Outcome::ok);
+    CHECK(step(t, closer, kFinack | kPsh) == Outcome::ok);
     CHECK(t.state == State::fin_wait);
-    CHECK(step(t, other(closer), ACK) == Outcome::ok);
+    CHECK(step(t, other(closer), kAck) == Outcome::ok);
     CHECK(t.state == State::close_wait);
-    CHECK(step(t, closer, FINACK) == Outcome::ok);
+    CHECK(step(t, closer, kFinack) == Outcome::ok);
     CHECK(t.state == State::close_wait);
-    CHECK(step(t, other(closer), FINACK) == Outcome::ok);
+    CHECK(step(t, other(closer), kFinack) == Outcome::ok);
     CHECK(t.state == State::last_ack);
 }
 
@@ -71,10 +71,10 @@ TEST_CASE("A FIN repeated by the side that sent it does not advance FIN_WAIT or 
 TEST_CASE("Repeated FINs in LAST_ACK and TIME_WAIT leave the state unchanged", "[tcpstate][close]")
 {
     for (const State s : {State::last_ack, State::time_wait}) {
-        for (const Dir d : {O, R}) {
+        for (const Dir d : {kO, kR}) {
             Tracker t = reach(s);
-            CHECK(step(t, d, FINACK) == Outcome::ok);
-            CHECK(step(t, d, FINACK) == Outcome::ok);
+            CHECK(step(t, d, kFinack) == Outcome::ok);
+            CHECK(step(t, d, kFinack) == Outcome::ok);
             CHECK(t.state == s);
         }
     }
@@ -85,9 +85,9 @@ TEST_CASE("Repeated FINs in LAST_ACK and TIME_WAIT leave the state unchanged", "
 TEST_CASE("A RST in every state moves the flow to CLOSE with Outcome::reset", "[tcpstate][close]")
 {
     for (const State s : kFlowStates) {
-        for (const Dir d : {O, R}) {
-            for (const uint8_t rst : {uint8_t(RST), uint8_t(RSTACK), uint8_t(RSTACK | PSH)}) {
-                CAPTURE(s, d == O ? "orig" : "reply", int(rst));
+        for (const Dir d : {kO, kR}) {
+            for (const uint8_t rst : {uint8_t(kRst), uint8_t(kRstack), uint8_t(kRstack | kPsh)}) {
+                CAPTURE(s, d == kO ? "orig" : "reply", int(rst));
                 Tracker t = reach(s);
                 CHECK(step(t, d, rst) == Outcome::reset);
                 CHECK(t.state == State::close);
@@ -102,27 +102,27 @@ TEST_CASE("A RST in every state moves the flow to CLOSE with Outcome::reset", "[
 TEST_CASE("Packets after a RST keep the flow in CLOSE until it is reaped", "[tcpstate][close]")
 {
     Tracker t = reach(State::established);
-    REQUIRE(step(t, R, RSTACK) == Outcome::reset);
-    CHECK(step(t, O, DATA) == Outcome::ok);
-    CHECK(step(t, R, ACK) == Outcome::ok);
-    CHECK(step(t, O, FINACK) == Outcome::ok);
+    REQUIRE(step(t, kR, kRstack) == Outcome::reset);
+    CHECK(step(t, kO, kData) == Outcome::ok);
+    CHECK(step(t, kR, kAck) == Outcome::ok);
+    CHECK(step(t, kO, kFinack) == Outcome::ok);
     CHECK(t.state == State::close);
-    CHECK(step(t, R, SYNACK) == Outcome::ignored);
-    CHECK(step(t, O, RST) == Outcome::reset);
+    CHECK(step(t, kR, kSynack) == Outcome::ignored);
+    CHECK(step(t, kO, kRst) == Outcome::reset);
     CHECK(t.state == State::close);
     CHECK(expiry_is_closed(t.state));
 
     // The driver reaps on the tick; a late packet afterwards is a new (loose) pickup, as in netfilter.
     FlowDriver f(true);
-    f.feed('c', SYN);
-    f.feed('s', SYNACK);
-    f.feed('c', ACK);
-    CHECK(f.feed('s', RSTACK) == FlowDriver::Event::reset);
-    CHECK(f.feed('c', DATA) == FlowDriver::Event::ok);
+    f.feed('c', kSyn);
+    f.feed('s', kSynack);
+    f.feed('c', kAck);
+    CHECK(f.feed('s', kRstack) == FlowDriver::Event::reset);
+    CHECK(f.feed('c', kData) == FlowDriver::Event::ok);
     CHECK(f.state() == State::close);
     f.tick();
     CHECK_FALSE(f.tracked());
-    CHECK(f.feed('c', DATA) == FlowDriver::Event::created);
+    CHECK(f.feed('c', kData) == FlowDriver::Event::created);
     CHECK(f.state() == State::established);
 }
 
@@ -132,24 +132,24 @@ TEST_CASE("Packets after a RST keep the flow in CLOSE until it is reaped", "[tcp
 TEST_CASE("A SYN from either side on a TIME_WAIT or CLOSE flow asks for a reopen", "[tcpstate][close]")
 {
     for (const State s : {State::time_wait, State::close}) {
-        for (const Dir d : {O, R}) {
+        for (const Dir d : {kO, kR}) {
             Tracker t = reach(s);
             const Tracker before = t;
-            CHECK(step(t, d, SYN) == Outcome::reopen);
+            CHECK(step(t, d, kSyn) == Outcome::reopen);
             CHECK(t.state == before.state);
             CHECK(t.flags == before.flags);
         }
     }
     FlowDriver f(false);
-    const Seg close[] = {{'c', SYN}, {'s', SYNACK}, {'c', ACK}, {'c', FINACK}, {'s', FINACK}, {'c', ACK}};
+    const Seg close[] = {{'c', kSyn}, {'s', kSynack}, {'c', kAck}, {'c', kFinack}, {'s', kFinack}, {'c', kAck}};
     for (const auto& [from, flags] : close)
         f.feed(from, flags);
     REQUIRE(f.state() == State::time_wait);
-    CHECK(f.feed('s', SYN) == FlowDriver::Event::reopened);
+    CHECK(f.feed('s', kSyn) == FlowDriver::Event::reopened);
     CHECK(f.state() == State::syn_sent);
     CHECK(f.orig() == 's');
     CHECK_FALSE(f.tracker().assured());
-    CHECK(f.feed('c', SYNACK) == FlowDriver::Event::ok);
+    CHECK(f.feed('c', kSynack) == FlowDriver::Event::ok);
     CHECK(f.state() == State::syn_recv);
 }
 
@@ -158,10 +158,10 @@ TEST_CASE("A SYN from either side on a TIME_WAIT or CLOSE flow asks for a reopen
 TEST_CASE("A SYN on an open connection is ignored", "[tcpstate][close]")
 {
     for (const State s : {State::syn_recv, State::established, State::fin_wait, State::close_wait, State::last_ack}) {
-        for (const Dir d : {O, R}) {
-            CAPTURE(s, d == O ? "orig" : "reply");
+        for (const Dir d : {kO, kR}) {
+            CAPTURE(s, d == kO ? "orig" : "reply");
             Tracker t = reach(s);
-            CHECK(step(t, d, SYN) == Outcome::ignored);
+            CHECK(step(t, d, kSyn) == Outcome::ignored);
             CHECK(t.state == s);
         }
     }

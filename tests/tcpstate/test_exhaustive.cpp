@@ -43,7 +43,7 @@ bool valid_flow_state(State s)
 
 bool syn_class(uint8_t f)
 {
-    return (f & (FIN | SYN | RST | ACK)) == SYN;
+    return (f & (kFin | kSyn | kRst | kAck)) == kSyn;
 }
 
 // Collects violations instead of asserting each of millions of steps (Catch2 assertions are costly);
@@ -73,30 +73,32 @@ std::string describe(State s, uint8_t tflags, int dir, uint8_t f)
 // code or the document must be made to both, deliberately.
 TEST_CASE("The transition matrix is the one documented in lib/tcpstate/tcp-tracking.md", "[tcpstate][exhaustive]")
 {
-    constexpr int IG = -1, RO = -2;
-    constexpr int SS = 1, SR = 2, ES = 3, FW = 4, CW = 5, LA = 6, TW = 7, CL = 8, S2 = 9;
+    constexpr int kIg = -1, kRo = -2;
+    constexpr int kSs = 1, kSr = 2, kEs = 3, kFw = 4, kCw = 5, kLa = 6, kTw = 7, kCl = 8, kS2 = 9;
     struct Row {
         const char* name;
         Tracker t;
         int next[2][5]; // [orig, reply][SYN, SYN-ACK, FIN, ACK, RST]
     };
-    Tracker simopen = stepped(stepped(reach(State::syn_sent), R, SYN), O, SYNACK);
+    Tracker simopen = stepped(stepped(reach(State::syn_sent), kR, kSyn), kO, kSynack);
     const Row rows[] = {
-        {"SYN_SENT", reach(State::syn_sent), {{SS, IG, IG, IG, CL}, {S2, SR, IG, IG, CL}}},
-        {"SYN_RECV", reach(State::syn_recv), {{IG, SR, FW, ES, CL}, {IG, IG, FW, SR, CL}}},
-        {"SYN_RECV (simultaneous open)", simopen, {{IG, SR, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
+        {"SYN_SENT", reach(State::syn_sent), {{kSs, kIg, kIg, kIg, kCl}, {kS2, kSr, kIg, kIg, kCl}}},
+        {"SYN_RECV", reach(State::syn_recv), {{kIg, kSr, kFw, kEs, kCl}, {kIg, kIg, kFw, kSr, kCl}}},
+        {"SYN_RECV (simultaneous open)", simopen, {{kIg, kSr, kFw, kEs, kCl}, {kIg, kIg, kFw, kEs, kCl}}},
         {"SYN_RECV (picked up at SYN-ACK)",
-         Tracker{initial_state(SYNACK, true)},
-         {{IG, SR, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
-        {"ESTABLISHED", reach(State::established), {{IG, IG, FW, ES, CL}, {IG, IG, FW, ES, CL}}},
-        {"FIN_WAIT (orig sent FIN)", reach(State::fin_wait), {{IG, IG, FW, CW, CL}, {IG, IG, LA, CW, CL}}},
-        {"CLOSE_WAIT (orig sent FIN)", reach(State::close_wait), {{IG, IG, CW, CW, CL}, {IG, IG, LA, CW, CL}}},
-        {"LAST_ACK", reach(State::last_ack), {{IG, IG, LA, TW, CL}, {IG, IG, LA, TW, CL}}},
-        {"TIME_WAIT", reach(State::time_wait), {{RO, IG, TW, TW, CL}, {RO, IG, TW, TW, CL}}},
-        {"CLOSE", reach(State::close), {{RO, IG, CL, CL, CL}, {RO, IG, CL, CL, CL}}},
-        {"SYN_SENT2", reach(State::syn_sent2), {{S2, SR, IG, IG, CL}, {S2, SR, IG, IG, CL}}},
+         Tracker{initial_state(kSynack, true)},
+         {{kIg, kSr, kFw, kEs, kCl}, {kIg, kIg, kFw, kEs, kCl}}},
+        {"ESTABLISHED", reach(State::established), {{kIg, kIg, kFw, kEs, kCl}, {kIg, kIg, kFw, kEs, kCl}}},
+        {"FIN_WAIT (orig sent FIN)", reach(State::fin_wait), {{kIg, kIg, kFw, kCw, kCl}, {kIg, kIg, kLa, kCw, kCl}}},
+        {"CLOSE_WAIT (orig sent FIN)",
+         reach(State::close_wait),
+         {{kIg, kIg, kCw, kCw, kCl}, {kIg, kIg, kLa, kCw, kCl}}},
+        {"LAST_ACK", reach(State::last_ack), {{kIg, kIg, kLa, kTw, kCl}, {kIg, kIg, kLa, kTw, kCl}}},
+        {"TIME_WAIT", reach(State::time_wait), {{kRo, kIg, kTw, kTw, kCl}, {kRo, kIg, kTw, kTw, kCl}}},
+        {"CLOSE", reach(State::close), {{kRo, kIg, kCl, kCl, kCl}, {kRo, kIg, kCl, kCl, kCl}}},
+        {"SYN_SENT2", reach(State::syn_sent2), {{kS2, kSr, kIg, kIg, kCl}, {kS2, kSr, kIg, kIg, kCl}}},
     };
-    const uint8_t klass[5] = {SYN, SYNACK, FINACK, ACK, RST};
+    const uint8_t klass[5] = {kSyn, kSynack, kFinack, kAck, kRst};
     const char* const kname[5] = {"SYN", "SYN-ACK", "FIN", "ACK", "RST"};
     for (const Row& row : rows) {
         for (int d = 0; d < 2; ++d) {
@@ -105,10 +107,10 @@ TEST_CASE("The transition matrix is the one documented in lib/tcpstate/tcp-track
                 Tracker t = row.t;
                 const Outcome out = step(t, static_cast<Dir>(d), klass[k]);
                 const int want = row.next[d][k];
-                if (want == IG) {
+                if (want == kIg) {
                     CHECK(out == Outcome::ignored);
                     CHECK(t.state == row.t.state);
-                } else if (want == RO) {
+                } else if (want == kRo) {
                     CHECK(out == Outcome::reopen);
                     CHECK(t.state == row.t.state);
                 } else {
@@ -237,7 +239,7 @@ TEST_CASE("Random flag sequences only move a flow forward, except by starting a 
 {
     constexpr uint32_t kSeed = 20240611;
     std::mt19937 rng(kSeed);
-    const uint8_t common[] = {SYN, SYNACK, ACK, DATA, DATA, ACK, FINACK, FINACK | PSH, RST, RSTACK};
+    const uint8_t common[] = {kSyn, kSynack, kAck, kData, kData, kAck, kFinack, kFinack | kPsh, kRst, kRstack};
 
     Violations v;
     bool visited[kStateCount] = {};

@@ -11,21 +11,21 @@ using flowcop::tcpstate::step;
 // the flow may be a spoofed or unanswered SYN that the table should be free to early-drop.
 TEST_CASE("A SYN, SYN-ACK, ACK handshake reaches ESTABLISHED and is assured at the final ACK", "[tcpstate][handshake]")
 {
-    Tracker t{initial_state(SYN, false)};
+    Tracker t{initial_state(kSyn, false)};
     CHECK(t.state == State::syn_sent);
     CHECK_FALSE(t.seen_reply());
 
-    CHECK(step(t, R, SYNACK) == Outcome::ok);
+    CHECK(step(t, kR, kSynack) == Outcome::ok);
     CHECK(t.state == State::syn_recv);
     CHECK(t.seen_reply());
     CHECK_FALSE(t.assured());
 
-    CHECK(step(t, O, ACK) == Outcome::ok);
+    CHECK(step(t, kO, kAck) == Outcome::ok);
     CHECK(t.state == State::established);
     CHECK(t.assured());
 
-    CHECK(step(t, O, DATA) == Outcome::ok);
-    CHECK(step(t, R, DATA) == Outcome::ok);
+    CHECK(step(t, kO, kData) == Outcome::ok);
+    CHECK(step(t, kR, kData) == Outcome::ok);
     CHECK(t.state == State::established);
     CHECK(t.assured());
 }
@@ -38,10 +38,10 @@ TEST_CASE("The handshake is tracked the same whichever endpoint sends the SYN", 
     for (const char opener : {'c', 's'}) {
         const char other = opener == 'c' ? 's' : 'c';
         FlowDriver f(false);
-        CHECK(f.feed(opener, SYN) == FlowDriver::Event::created);
+        CHECK(f.feed(opener, kSyn) == FlowDriver::Event::created);
         CHECK(f.orig() == opener);
-        CHECK(f.feed(other, SYNACK) == FlowDriver::Event::ok);
-        CHECK(f.feed(opener, ACK) == FlowDriver::Event::ok);
+        CHECK(f.feed(other, kSynack) == FlowDriver::Event::ok);
+        CHECK(f.feed(opener, kAck) == FlowDriver::Event::ok);
         CHECK(f.state() == State::established);
         CHECK(f.tracker().assured());
     }
@@ -51,13 +51,13 @@ TEST_CASE("The handshake is tracked the same whichever endpoint sends the SYN", 
 // connection attempt, so it must neither reset nor reopen the flow.
 TEST_CASE("A retransmitted SYN is accepted and leaves the flow in SYN_SENT", "[tcpstate][handshake]")
 {
-    Tracker t{initial_state(SYN, false)};
+    Tracker t{initial_state(kSyn, false)};
     for (int i = 0; i < 5; ++i) {
-        CHECK(step(t, O, SYN) == Outcome::ok);
+        CHECK(step(t, kO, kSyn) == Outcome::ok);
         CHECK(t.state == State::syn_sent);
     }
-    CHECK(step(t, R, SYNACK) == Outcome::ok);
-    CHECK(step(t, O, ACK) == Outcome::ok);
+    CHECK(step(t, kR, kSynack) == Outcome::ok);
+    CHECK(step(t, kO, kAck) == Outcome::ok);
     CHECK(t.state == State::established);
 }
 
@@ -68,7 +68,7 @@ TEST_CASE("A retransmitted SYN-ACK is ignored in SYN_RECV and ESTABLISHED and ch
     for (const State s : {State::syn_recv, State::established}) {
         Tracker t = reach(s);
         const Tracker before = t;
-        CHECK(step(t, R, SYNACK) == Outcome::ignored);
+        CHECK(step(t, kR, kSynack) == Outcome::ignored);
         CHECK(t.state == before.state);
         CHECK(t.flags == before.flags);
     }
@@ -78,22 +78,22 @@ TEST_CASE("A retransmitted SYN-ACK is ignored in SYN_RECV and ESTABLISHED and ch
 // (PROVENANCE gaps), so both orders of the two SYN-ACKs and both final ACKs are driven here.
 TEST_CASE("A simultaneous open goes SYN_SENT, SYN_SENT2, SYN_RECV, ESTABLISHED", "[tcpstate][handshake]")
 {
-    const Dir first_synack = GENERATE(O, R);
-    const Dir final_ack = GENERATE(O, R);
-    Tracker t{initial_state(SYN, false)};
-    CHECK(step(t, R, SYN) == Outcome::ok);
+    const Dir first_synack = GENERATE(kO, kR);
+    const Dir final_ack = GENERATE(kO, kR);
+    Tracker t{initial_state(kSyn, false)};
+    CHECK(step(t, kR, kSyn) == Outcome::ok);
     CHECK(t.state == State::syn_sent2);
-    CHECK(step(t, O, SYN) == Outcome::ok); // a late retransmission of orig's SYN
+    CHECK(step(t, kO, kSyn) == Outcome::ok); // a late retransmission of orig's SYN
     CHECK(t.state == State::syn_sent2);
 
-    CHECK(step(t, first_synack, SYNACK) == Outcome::ok);
+    CHECK(step(t, first_synack, kSynack) == Outcome::ok);
     CHECK(t.state == State::syn_recv);
-    const Dir second_synack = first_synack == O ? R : O;
-    step(t, second_synack, SYNACK); // accepted from orig, ignored from reply: either way no change
+    const Dir second_synack = first_synack == kO ? kR : kO;
+    step(t, second_synack, kSynack); // accepted from orig, ignored from reply: either way no change
     CHECK(t.state == State::syn_recv);
     CHECK_FALSE(t.assured());
 
-    CHECK(step(t, final_ack, ACK) == Outcome::ok);
+    CHECK(step(t, final_ack, kAck) == Outcome::ok);
     CHECK(t.state == State::established);
     CHECK(t.assured());
 }
@@ -102,25 +102,25 @@ TEST_CASE("A simultaneous open goes SYN_SENT, SYN_SENT2, SYN_RECV, ESTABLISHED",
 // CWR on it; the tracker sees only flags, and PSH/ECE/CWR must not turn a SYN into something else.
 TEST_CASE("Data in a SYN (TCP Fast Open) and ECN bits do not change how the SYN is tracked", "[tcpstate][handshake]")
 {
-    for (const uint8_t syn : {uint8_t(SYN), uint8_t(SYN | PSH), uint8_t(SYN | ECE | CWR), uint8_t(SYN | URG)}) {
+    for (const uint8_t syn : {uint8_t(kSyn), uint8_t(kSyn | kPsh), uint8_t(kSyn | kEce | kCwr), uint8_t(kSyn | kUrg)}) {
         CAPTURE(int(syn));
         CHECK(initial_state(syn, false) == State::syn_sent);
         CHECK(initial_state(syn, true) == State::syn_sent);
     }
-    Tracker t{initial_state(SYN | ECE | CWR, false)};
-    CHECK(step(t, R, SYNACK | ECE) == Outcome::ok);
+    Tracker t{initial_state(kSyn | kEce | kCwr, false)};
+    CHECK(step(t, kR, kSynack | kEce) == Outcome::ok);
     CHECK(t.state == State::syn_recv);
 
     // zeek_tcp_fast_open_syn_data.pcap, conn 2 (frames 8, 10-16): SYN with data, then a FIN close.
     FlowDriver f(false);
-    CHECK(f.feed('c', SYN) == FlowDriver::Event::created);
-    CHECK(f.feed('s', SYNACK) == FlowDriver::Event::ok);
-    CHECK(f.feed('c', ACK) == FlowDriver::Event::ok);
-    CHECK(f.feed('s', DATA) == FlowDriver::Event::ok);
-    CHECK(f.feed('c', ACK) == FlowDriver::Event::ok);
-    CHECK(f.feed('s', FINACK) == FlowDriver::Event::ok);
-    CHECK(f.feed('c', FINACK) == FlowDriver::Event::ok);
-    CHECK(f.feed('s', ACK) == FlowDriver::Event::ok);
+    CHECK(f.feed('c', kSyn) == FlowDriver::Event::created);
+    CHECK(f.feed('s', kSynack) == FlowDriver::Event::ok);
+    CHECK(f.feed('c', kAck) == FlowDriver::Event::ok);
+    CHECK(f.feed('s', kData) == FlowDriver::Event::ok);
+    CHECK(f.feed('c', kAck) == FlowDriver::Event::ok);
+    CHECK(f.feed('s', kFinack) == FlowDriver::Event::ok);
+    CHECK(f.feed('c', kFinack) == FlowDriver::Event::ok);
+    CHECK(f.feed('s', kAck) == FlowDriver::Event::ok);
     CHECK(f.state() == State::time_wait);
     CHECK(f.ignored == 0);
 }
@@ -129,11 +129,11 @@ TEST_CASE("Data in a SYN (TCP Fast Open) and ECN bits do not change how the SYN 
 // reply ACK may be a half-open peer's challenge ACK (sIG): neither may complete the handshake.
 TEST_CASE("ACKs in SYN_SENT are ignored from either side", "[tcpstate][handshake]")
 {
-    for (const Dir d : {O, R}) {
-        Tracker t{initial_state(SYN, false)};
-        CHECK(step(t, d, ACK) == Outcome::ignored);
-        CHECK(step(t, d, DATA) == Outcome::ignored);
-        CHECK(step(t, d, FINACK) == Outcome::ignored);
+    for (const Dir d : {kO, kR}) {
+        Tracker t{initial_state(kSyn, false)};
+        CHECK(step(t, d, kAck) == Outcome::ignored);
+        CHECK(step(t, d, kData) == Outcome::ignored);
+        CHECK(step(t, d, kFinack) == Outcome::ignored);
         CHECK(t.state == State::syn_sent);
         CHECK_FALSE(t.seen_reply());
     }
@@ -143,15 +143,15 @@ TEST_CASE("ACKs in SYN_SENT are ignored from either side", "[tcpstate][handshake
 // must neither create a flow nor move one, in any state, or a scan could close real connections.
 TEST_CASE("Invalid flag combinations are ignored in every state and create no flow", "[tcpstate][handshake]")
 {
-    const uint8_t invalid[] = {0,   SYN | FIN,       SYN | RST, SYN | FIN | ACK, SYN | RST | ACK,
-                               FIN, FIN | PSH | URG, RST | FIN, RST | FIN | ACK, URG,
-                               PSH, SYN | ACK | URG, ECE | CWR};
+    const uint8_t invalid[] = {0,    kSyn | kFin,        kSyn | kRst, kSyn | kFin | kAck, kSyn | kRst | kAck,
+                               kFin, kFin | kPsh | kUrg, kRst | kFin, kRst | kFin | kAck, kUrg,
+                               kPsh, kSyn | kAck | kUrg, kEce | kCwr};
     for (const uint8_t f : invalid) {
         CAPTURE(int(f));
         CHECK(initial_state(f, false) == State::none);
         CHECK(initial_state(f, true) == State::none);
         for (const State s : kFlowStates) {
-            for (const Dir d : {O, R}) {
+            for (const Dir d : {kO, kR}) {
                 Tracker t = reach(s);
                 const Tracker before = t;
                 CHECK(step(t, d, f) == Outcome::ignored);

@@ -9,8 +9,8 @@ using flowcop::tcpstate::step;
 namespace {
 bool is_syn_class(unsigned f)
 {
-    const unsigned m = f & (FIN | SYN | RST | ACK | URG);
-    return m == SYN || m == (SYN | URG);
+    const unsigned m = f & (kFin | kSyn | kRst | kAck | kUrg);
+    return m == kSyn || m == (kSyn | kUrg);
 }
 } // namespace
 
@@ -30,7 +30,7 @@ TEST_CASE("Without loose pickup only a SYN creates a flow", "[tcpstate][pickup]"
 // a spoofer or an asymmetric route, and such a flow must stay early-droppable.
 TEST_CASE("With loose pickup an ACK creates an ESTABLISHED flow that is not assured", "[tcpstate][pickup]")
 {
-    for (const uint8_t f : {uint8_t(ACK), uint8_t(DATA), uint8_t(ACK | URG), uint8_t(DATA | ECE)}) {
+    for (const uint8_t f : {uint8_t(kAck), uint8_t(kData), uint8_t(kAck | kUrg), uint8_t(kData | kEce)}) {
         CAPTURE(int(f));
         CHECK(initial_state(f, true) == State::established);
         const Tracker t{initial_state(f, true)};
@@ -44,12 +44,12 @@ TEST_CASE("With loose pickup an ACK creates an ESTABLISHED flow that is not assu
 // itself counts, so "both directions seen" and "assured" coincide.
 TEST_CASE("A picked-up flow becomes assured at the first packet from the other side", "[tcpstate][pickup]")
 {
-    Tracker t{initial_state(DATA, true)};
+    Tracker t{initial_state(kData, true)};
     for (int i = 0; i < 4; ++i) {
-        CHECK(step(t, O, DATA) == Outcome::ok);
+        CHECK(step(t, kO, kData) == Outcome::ok);
         CHECK_FALSE(t.assured());
     }
-    CHECK(step(t, R, ACK) == Outcome::ok);
+    CHECK(step(t, kR, kAck) == Outcome::ok);
     CHECK(t.state == State::established);
     CHECK(t.seen_reply());
     CHECK(t.assured());
@@ -59,14 +59,14 @@ TEST_CASE("A picked-up flow becomes assured at the first packet from the other s
 // SYN-ACK (zeek missing-syn) or see the close of an old connection are still tracked to TIME_WAIT.
 TEST_CASE("With loose pickup a SYN-ACK creates SYN_RECV and a FIN creates FIN_WAIT", "[tcpstate][pickup]")
 {
-    CHECK(initial_state(SYNACK, true) == State::syn_recv);
-    CHECK(initial_state(SYNACK | ECE, true) == State::syn_recv);
-    CHECK(initial_state(FINACK, true) == State::fin_wait);
-    CHECK(initial_state(FINACK | PSH, true) == State::fin_wait);
-    CHECK(initial_state(SYNACK, false) == State::none);
-    CHECK(initial_state(FINACK, false) == State::none);
-    CHECK_FALSE(Tracker{initial_state(SYNACK, true)}.assured());
-    CHECK_FALSE(Tracker{initial_state(FINACK, true)}.assured());
+    CHECK(initial_state(kSynack, true) == State::syn_recv);
+    CHECK(initial_state(kSynack | kEce, true) == State::syn_recv);
+    CHECK(initial_state(kFinack, true) == State::fin_wait);
+    CHECK(initial_state(kFinack | kPsh, true) == State::fin_wait);
+    CHECK(initial_state(kSynack, false) == State::none);
+    CHECK(initial_state(kFinack, false) == State::none);
+    CHECK_FALSE(Tracker{initial_state(kSynack, true)}.assured());
+    CHECK_FALSE(Tracker{initial_state(kFinack, true)}.assured());
 }
 
 // A RST for an unknown flow ends something we never tracked; creating a CLOSE flow would only make
@@ -74,7 +74,7 @@ TEST_CASE("With loose pickup a SYN-ACK creates SYN_RECV and a FIN creates FIN_WA
 TEST_CASE("A RST never creates a flow", "[tcpstate][pickup]")
 {
     for (const bool loose : {false, true})
-        for (const uint8_t f : {uint8_t(RST), uint8_t(RSTACK), uint8_t(RSTACK | PSH)})
+        for (const uint8_t f : {uint8_t(kRst), uint8_t(kRstack), uint8_t(kRstack | kPsh)})
             CHECK(initial_state(f, loose) == State::none);
 }
 
@@ -82,14 +82,14 @@ TEST_CASE("A RST never creates a flow", "[tcpstate][pickup]")
 // peer's FIN, and the rest of the close must still reach TIME_WAIT.
 TEST_CASE("A flow picked up at a FIN closes normally when orig repeats the FIN", "[tcpstate][pickup]")
 {
-    Tracker t{initial_state(FINACK, true)};
-    CHECK(step(t, O, FINACK) == Outcome::ok);
+    Tracker t{initial_state(kFinack, true)};
+    CHECK(step(t, kO, kFinack) == Outcome::ok);
     CHECK(t.state == State::fin_wait);
-    CHECK(step(t, R, ACK) == Outcome::ok);
+    CHECK(step(t, kR, kAck) == Outcome::ok);
     CHECK(t.state == State::close_wait);
-    CHECK(step(t, R, FINACK) == Outcome::ok);
+    CHECK(step(t, kR, kFinack) == Outcome::ok);
     CHECK(t.state == State::last_ack);
-    CHECK(step(t, O, ACK) == Outcome::ok);
+    CHECK(step(t, kO, kAck) == Outcome::ok);
     CHECK(t.state == State::time_wait);
 }
 
@@ -97,15 +97,15 @@ TEST_CASE("A flow picked up at a FIN closes normally when orig repeats the FIN",
 // that completes the handshake; and, as for every flow, an ignored packet leaves the tracker alone.
 TEST_CASE("A flow picked up at the SYN-ACK is completed by the other side's ACK", "[tcpstate][pickup]")
 {
-    Tracker t{initial_state(SYNACK, true)};
+    Tracker t{initial_state(kSynack, true)};
     const Tracker fresh = t;
-    CHECK(step(t, R, SYN) == Outcome::ignored); // the client's SYN, seen late
+    CHECK(step(t, kR, kSyn) == Outcome::ignored); // the client's SYN, seen late
     CHECK(t.state == fresh.state);
     CHECK(t.flags == fresh.flags);
     CHECK_FALSE(t.seen_reply());
-    CHECK(step(t, O, SYNACK) == Outcome::ok); // the server retransmits
+    CHECK(step(t, kO, kSynack) == Outcome::ok); // the server retransmits
     CHECK(t.state == State::syn_recv);
-    CHECK(step(t, R, ACK) == Outcome::ok);
+    CHECK(step(t, kR, kAck) == Outcome::ok);
     CHECK(t.state == State::established);
     CHECK(t.assured());
 }
@@ -116,17 +116,17 @@ TEST_CASE("A flow picked up at the SYN-ACK is completed by the other side's ACK"
 TEST_CASE("Assured is set only on entering ESTABLISHED and is never cleared", "[tcpstate][pickup]")
 {
     Tracker early = reach(State::syn_recv);
-    CHECK(step(early, O, FINACK) == Outcome::ok);
+    CHECK(step(early, kO, kFinack) == Outcome::ok);
     CHECK(early.state == State::fin_wait);
     CHECK_FALSE(early.assured());
 
     Tracker t = reach(State::established);
     REQUIRE(t.assured());
-    for (const auto& [d, f] : {std::pair{O, FINACK}, std::pair{R, FINACK}, std::pair{O, ACK}}) {
+    for (const auto& [d, f] : {std::pair{kO, kFinack}, std::pair{kR, kFinack}, std::pair{kO, kAck}}) {
         step(t, d, f);
         CHECK(t.assured());
     }
     CHECK(t.state == State::time_wait);
-    CHECK(step(t, R, RST) == Outcome::reset);
+    CHECK(step(t, kR, kRst) == Outcome::reset);
     CHECK(t.assured());
 }

@@ -23,12 +23,12 @@ bool in(uint64_t v, uint64_t lo, uint64_t hi)
 
 std::string check_config(const Config& c)
 {
-    if (!in(c.flows, 1, max_flows))
-        return out_of_range("flows", c.flows, 1, max_flows);
-    if (c.new_flow_rate != 0 && !in(c.new_flow_rate, 1, max_new_flow_rate))
-        return out_of_range("new_flow_rate", c.new_flow_rate, 1, max_new_flow_rate);
-    if (!in(c.lifetime_ms, min_lifetime_ms, max_lifetime_ms))
-        return out_of_range("lifetime (ms)", c.lifetime_ms, min_lifetime_ms, max_lifetime_ms);
+    if (!in(c.flows, 1, kMaxFlows))
+        return out_of_range("flows", c.flows, 1, kMaxFlows);
+    if (c.new_flow_rate != 0 && !in(c.new_flow_rate, 1, kMaxNewFlowRate))
+        return out_of_range("new_flow_rate", c.new_flow_rate, 1, kMaxNewFlowRate);
+    if (!in(c.lifetime_ms, kMinLifetimeMs, kMaxLifetimeMs))
+        return out_of_range("lifetime (ms)", c.lifetime_ms, kMinLifetimeMs, kMaxLifetimeMs);
     if (c.lifetime_dist != LifetimeDist::fixed && c.lifetime_dist != LifetimeDist::exp)
         return "flowgen: lifetime_dist: not one of fixed, exp";
     if (c.idle_pct > 100)
@@ -38,22 +38,22 @@ std::string check_config(const Config& c)
     if (c.idle_pct + c.rst_pct > 100)
         return "flowgen: idle_pct + rst_pct is " + std::to_string(c.idle_pct + c.rst_pct) +
                ", more than 100 (the rest close by FIN)";
-    if (!in(c.pkt_size, min_pkt_size, max_pkt_size))
-        return out_of_range("pkt_size", c.pkt_size, min_pkt_size, max_pkt_size);
+    if (!in(c.pkt_size, kMinPktSize, kMaxPktSize))
+        return out_of_range("pkt_size", c.pkt_size, kMinPktSize, kMaxPktSize);
     if (c.ipv6_pct > 100)
         return out_of_range("ipv6_pct", c.ipv6_pct, 0, 100);
-    if (!in(c.pps, 1, max_pps))
-        return out_of_range("pps", c.pps, 1, max_pps);
-    if (c.duration_ms > max_duration_ms)
-        return out_of_range("duration (ms)", c.duration_ms, 0, max_duration_ms);
-    if (c.start_s > max_start_s)
-        return out_of_range("start", c.start_s, 0, max_start_s);
+    if (!in(c.pps, 1, kMaxPps))
+        return out_of_range("pps", c.pps, 1, kMaxPps);
+    if (c.duration_ms > kMaxDurationMs)
+        return out_of_range("duration (ms)", c.duration_ms, 0, kMaxDurationMs);
+    if (c.start_s > kMaxStartS)
+        return out_of_range("start", c.start_s, 0, kMaxStartS);
     if (c.vlan && !in(*c.vlan, 1, 4094))
         return out_of_range("vlan", *c.vlan, 1, 4094);
-    if (!in(c.ring, min_ring, max_ring))
-        return out_of_range("ring", c.ring, min_ring, max_ring);
-    if (!in(c.burst, 1, max_burst))
-        return out_of_range("burst", c.burst, 1, max_burst);
+    if (!in(c.ring, kMinRing, kMaxRing))
+        return out_of_range("ring", c.ring, kMinRing, kMaxRing);
+    if (!in(c.burst, 1, kMaxBurst))
+        return out_of_range("burst", c.burst, 1, kMaxBurst);
     if (c.burst > c.ring)
         return "flowgen: burst: " + std::to_string(c.burst) + " is larger than ring (" + std::to_string(c.ring) + ")";
     // A flow needs at least 9 segments (3 handshake, one data each way, up to 4 to close); 10 slots per
@@ -68,8 +68,8 @@ std::string check_config(const Config& c)
                ": raise pps or lifetime, or lower flows";
     if (c.wave) {
         const Wave& w = *c.wave;
-        if (w.at_s > max_wave_second)
-            return out_of_range("wave second", w.at_s, 0, max_wave_second);
+        if (w.at_s > kMaxWaveSecond)
+            return out_of_range("wave second", w.at_s, 0, kMaxWaveSecond);
         if (!in(w.flows, 1, c.flows))
             return "flowgen: wave: " + std::to_string(w.flows) + " flows is not in 1..flows (" +
                    std::to_string(c.flows) + ")";

@@ -52,14 +52,14 @@ int on_uint(const char* key, const char* value, void* opaque)
 
 int on_lifetime(const char* key, const char* value, void* opaque)
 {
-    if (!parse_seconds_ms(value, min_lifetime_ms, max_lifetime_ms, cfg_of(opaque).lifetime_ms))
+    if (!parse_seconds_ms(value, kMinLifetimeMs, kMaxLifetimeMs, cfg_of(opaque).lifetime_ms))
         return fail(opaque, key, value, "a number of seconds in 0.001..1000000 (at most 3 decimals)");
     return 0;
 }
 
 int on_duration(const char* key, const char* value, void* opaque)
 {
-    if (!parse_seconds_ms(value, 0, max_duration_ms, cfg_of(opaque).duration_ms))
+    if (!parse_seconds_ms(value, 0, kMaxDurationMs, cfg_of(opaque).duration_ms))
         return fail(opaque, key, value, "a number of seconds in 0..1000000000 (at most 3 decimals; 0: unlimited)");
     return 0;
 }
@@ -77,14 +77,14 @@ int on_lifetime_dist(const char* key, const char* value, void* opaque)
 
 int on_wave(const char* key, const char* value, void* opaque)
 {
-    static constexpr const char* expected = "T:N (virtual second T in 0..1000000000, flows N in 1..10000000)";
+    static constexpr const char* kExpected = "T:N (virtual second T in 0..1000000000, flows N in 1..10000000)";
     const char* colon = value != nullptr ? std::strchr(value, ':') : nullptr;
     if (colon == nullptr || colon - value > 20)
-        return fail(opaque, key, value, expected);
+        return fail(opaque, key, value, kExpected);
     const std::string t(value, colon);
     Wave w;
-    if (!parse_uint(t.c_str(), 0, max_wave_second, w.at_s) || !parse_uint(colon + 1, 1, max_flows, w.flows))
-        return fail(opaque, key, value, expected);
+    if (!parse_uint(t.c_str(), 0, kMaxWaveSecond, w.at_s) || !parse_uint(colon + 1, 1, kMaxFlows, w.flows))
+        return fail(opaque, key, value, kExpected);
     cfg_of(opaque).wave = w;
     return 0;
 }
@@ -113,30 +113,30 @@ struct Key {
 };
 
 // Order is the order of help() and of the "valid:" list.
-constexpr Key keys[] = {
-    {"flows", on_uint<uint64_t, &Config::flows, 1, max_flows>},
-    {"new_flow_rate", on_uint<uint64_t, &Config::new_flow_rate, 1, max_new_flow_rate>},
+constexpr Key kKeys[] = {
+    {"flows", on_uint<uint64_t, &Config::flows, 1, kMaxFlows>},
+    {"new_flow_rate", on_uint<uint64_t, &Config::new_flow_rate, 1, kMaxNewFlowRate>},
     {"lifetime", on_lifetime},
     {"lifetime_dist", on_lifetime_dist},
     {"idle_pct", on_uint<uint32_t, &Config::idle_pct, 0, 100>},
     {"rst_pct", on_uint<uint32_t, &Config::rst_pct, 0, 100>},
-    {"pkt_size", on_uint<uint32_t, &Config::pkt_size, min_pkt_size, max_pkt_size>},
+    {"pkt_size", on_uint<uint32_t, &Config::pkt_size, kMinPktSize, kMaxPktSize>},
     {"ipv6_pct", on_uint<uint32_t, &Config::ipv6_pct, 0, 100>},
-    {"pps", on_uint<uint64_t, &Config::pps, 1, max_pps>},
+    {"pps", on_uint<uint64_t, &Config::pps, 1, kMaxPps>},
     {"wave", on_wave},
     {"packets", on_uint<uint64_t, &Config::packets, 0, UINT64_MAX>},
     {"duration", on_duration},
     {"seed", on_uint<uint64_t, &Config::seed, 0, UINT64_MAX>},
-    {"start", on_uint<uint64_t, &Config::start_s, 0, max_start_s>},
+    {"start", on_uint<uint64_t, &Config::start_s, 0, kMaxStartS>},
     {"realtime", on_realtime},
     {"vlan", on_vlan},
-    {"ring", on_uint<uint32_t, &Config::ring, min_ring, max_ring>},
-    {"burst", on_uint<uint32_t, &Config::burst, 1, max_burst>},
+    {"ring", on_uint<uint32_t, &Config::ring, kMinRing, kMaxRing>},
+    {"burst", on_uint<uint32_t, &Config::burst, 1, kMaxBurst>},
 };
 
 const Key* find_key(const char* name)
 {
-    for (const Key& k : keys)
+    for (const Key& k : kKeys)
         if (std::strcmp(k.name, name) == 0)
             return &k;
     return nullptr;
@@ -145,7 +145,7 @@ const Key* find_key(const char* name)
 std::string valid_list()
 {
     std::string s;
-    for (const Key& k : keys)
+    for (const Key& k : kKeys)
         s += (s.empty() ? "" : ", ") + std::string(k.name);
     return s;
 }
@@ -164,7 +164,7 @@ void apply(const rte_kvargs& kv, Ctx& ctx)
             return;
         }
     }
-    for (const Key& k : keys)
+    for (const Key& k : kKeys)
         if (rte_kvargs_process(&kv, k.name, k.handler, &ctx) < 0)
             return;
     ctx.error = check_config(ctx.cfg);

@@ -34,16 +34,16 @@ struct Wave {
 // Ranges enforced by check_config(). flows is capped at 10^7 because the generator keeps ~34 bytes per
 // concurrent flow (340 MB at the cap). pps is capped at 10^9: the virtual clock counts slots of
 // 1/pps s in 64 bits, and no single port is faster. Lifetimes and durations are held in milliseconds.
-inline constexpr uint64_t max_flows = 10'000'000;
-inline constexpr uint64_t max_pps = 1'000'000'000;
-inline constexpr uint64_t max_new_flow_rate = 100'000'000;
-inline constexpr uint64_t min_lifetime_ms = 1, max_lifetime_ms = 1'000'000'000; // 1 ms .. 10^6 s
-inline constexpr uint64_t max_duration_ms = 1'000'000'000'000;                  // 10^9 s
-inline constexpr uint64_t max_wave_second = 1'000'000'000;
-inline constexpr uint32_t min_pkt_size = 64, max_pkt_size = 9000;
-inline constexpr uint64_t max_start_s = 4'102'444'800; // 2100-01-01
-inline constexpr uint32_t min_ring = 64, max_ring = 1u << 20;
-inline constexpr uint32_t max_burst = 1024;
+inline constexpr uint64_t kMaxFlows = 10'000'000;
+inline constexpr uint64_t kMaxPps = 1'000'000'000;
+inline constexpr uint64_t kMaxNewFlowRate = 100'000'000;
+inline constexpr uint64_t kMinLifetimeMs = 1, kMaxLifetimeMs = 1'000'000'000; // 1 ms .. 10^6 s
+inline constexpr uint64_t kMaxDurationMs = 1'000'000'000'000;                 // 10^9 s
+inline constexpr uint64_t kMaxWaveSecond = 1'000'000'000;
+inline constexpr uint32_t kMinPktSize = 64, kMaxPktSize = 9000;
+inline constexpr uint64_t kMaxStartS = 4'102'444'800; // 2100-01-01
+inline constexpr uint32_t kMinRing = 64, kMaxRing = 1u << 20;
+inline constexpr uint32_t kMaxBurst = 1024;
 
 struct Config {
     uint64_t flows = 1000;         // concurrent flows

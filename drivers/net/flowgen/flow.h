@@ -19,10 +19,10 @@ namespace flowcop::flowgen::detail {
 enum class Fate : uint8_t { fin = 0, rst = 1, idle = 2 };
 
 // Bits of Flow::bits.
-inline constexpr uint8_t fate_mask = 0x03;
-inline constexpr uint8_t bit_server_closes = 0x04; // the server sends the FIN first / the RST
-inline constexpr uint8_t bit_ipv6 = 0x08;
-inline constexpr uint8_t bit_server_data = 0x10; // the next data segment goes server -> client
+inline constexpr uint8_t kFateMask = 0x03;
+inline constexpr uint8_t kBitServerCloses = 0x04; // the server sends the FIN first / the RST
+inline constexpr uint8_t kBitIpv6 = 0x08;
+inline constexpr uint8_t kBitServerData = 0x10; // the next data segment goes server -> client
 
 struct Flow {
     uint64_t end_slot;                 // the slot at which the planned lifetime is over
@@ -34,22 +34,22 @@ struct Flow {
     uint8_t step;                      // position in the handshake / close sequence (schedule.cpp)
     uint8_t unused;
 
-    Fate fate() const noexcept { return static_cast<Fate>(bits & fate_mask); }
-    bool ipv6() const noexcept { return (bits & bit_ipv6) != 0; }
-    bool server_closes() const noexcept { return (bits & bit_server_closes) != 0; }
+    Fate fate() const noexcept { return static_cast<Fate>(bits & kFateMask); }
+    bool ipv6() const noexcept { return (bits & kBitIpv6) != 0; }
+    bool server_closes() const noexcept { return (bits & kBitServerCloses) != 0; }
 };
 static_assert(sizeof(Flow) == 32, "the per-flow memory figure in help() assumes 32 bytes");
 
-inline constexpr unsigned tuple_bits = 39;
-inline constexpr uint64_t tuple_mask = (uint64_t{1} << tuple_bits) - 1;
+inline constexpr unsigned kTupleBits = 39;
+inline constexpr uint64_t kTupleMask = (uint64_t{1} << kTupleBits) - 1;
 
 // A bijection on [0, 2^39): xor with a key, odd multiplies mod 2^39 and xor-shifts are each invertible.
 inline uint64_t permute39(uint64_t n, uint64_t key) noexcept
 {
-    uint64_t x = (n ^ key) & tuple_mask;
-    x = (x * 0x9e3779b97f4a7c15ULL) & tuple_mask;
+    uint64_t x = (n ^ key) & kTupleMask;
+    x = (x * 0x9e3779b97f4a7c15ULL) & kTupleMask;
     x ^= x >> 19;
-    x = (x * 0xbf58476d1ce4e5b9ULL) & tuple_mask;
+    x = (x * 0xbf58476d1ce4e5b9ULL) & kTupleMask;
     x ^= x >> 21;
     return x;
 }
@@ -57,13 +57,13 @@ inline uint64_t permute39(uint64_t n, uint64_t key) noexcept
 // Fills the address fields of f from serial n.
 inline void assign_tuple(Flow& f, uint64_t n, uint64_t key) noexcept
 {
-    static constexpr uint16_t service_ports[8] = {443, 443, 443, 443, 80, 80, 8080, 22};
+    static constexpr uint16_t kServicePorts[8] = {443, 443, 443, 443, 80, 80, 8080, 22};
     const uint64_t x = permute39(n, key);
     f.client_port = static_cast<uint16_t>(32768 + (x & 0x7fff));
     f.client_ip = 0x0a000000u | static_cast<uint32_t>(x >> 15); // 10.0.0.0/8
     const uint64_t h = mix64(n ^ ~key);
     f.server_ip = 0xac100000u | static_cast<uint32_t>(h & 0xfffff); // 172.16.0.0/12
-    f.server_port = service_ports[(h >> 20) & 7];
+    f.server_port = kServicePorts[(h >> 20) & 7];
 }
 
 } // namespace flowcop::flowgen::detail

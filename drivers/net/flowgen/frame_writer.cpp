@@ -7,11 +7,11 @@
 namespace flowcop::flowgen::detail {
 namespace {
 
-constexpr uint8_t client_mac[6] = {0x02, 0x66, 0x67, 0x00, 0x00, 0x01};
-constexpr uint8_t server_mac[6] = {0x02, 0x66, 0x67, 0x00, 0x00, 0x02};
-constexpr uint8_t v6_client_prefix[12] = {0xfd, 0x66, 0x6c, 0x6f, 0x77, 0x67, 0x65, 0x6e, 0, 0, 0, 0};
-constexpr uint8_t v6_server_prefix[12] = {0xfd, 0x66, 0x6c, 0x6f, 0x77, 0x67, 0x65, 0x6e, 0, 1, 0, 0};
-constexpr uint32_t ipv4_hdr = 20, ipv6_hdr = 40, tcp_hdr = 20;
+constexpr uint8_t kClientMac[6] = {0x02, 0x66, 0x67, 0x00, 0x00, 0x01};
+constexpr uint8_t kServerMac[6] = {0x02, 0x66, 0x67, 0x00, 0x00, 0x02};
+constexpr uint8_t kV6ClientPrefix[12] = {0xfd, 0x66, 0x6c, 0x6f, 0x77, 0x67, 0x65, 0x6e, 0, 0, 0, 0};
+constexpr uint8_t kV6ServerPrefix[12] = {0xfd, 0x66, 0x6c, 0x6f, 0x77, 0x67, 0x65, 0x6e, 0, 1, 0, 0};
+constexpr uint32_t kIpv4Hdr = 20, kIpv6Hdr = 40, kTcpHdr = 20;
 
 inline void put16(uint8_t* p, uint32_t v) noexcept
 {
@@ -48,8 +48,8 @@ uint32_t sum_bytes(const uint8_t* p, unsigned n) noexcept
 // Ethernet (+ tag) header; returns its length.
 uint32_t put_l2(uint8_t* p, bool from_client, const Config& cfg, uint16_t ethertype) noexcept
 {
-    std::memcpy(p, from_client ? server_mac : client_mac, 6);
-    std::memcpy(p + 6, from_client ? client_mac : server_mac, 6);
+    std::memcpy(p, from_client ? kServerMac : kClientMac, 6);
+    std::memcpy(p + 6, from_client ? kClientMac : kServerMac, 6);
     uint32_t off = 12;
     if (cfg.vlan) {
         put16(p + off, 0x8100);
@@ -73,7 +73,7 @@ FrameWriter::FrameWriter(const Config& cfg) noexcept
         put16(ip + 6, 0x4000); // DF
         ip[8] = 64;            // TTL
         ip[9] = 6;             // TCP
-        ip[ipv4_hdr + 12] = 0x50;
+        ip[kIpv4Hdr + 12] = 0x50;
 
         uint8_t* t6 = _tmpl[2 + from_client];
         put_l2(t6, from_client != 0, cfg, 0x86dd);
@@ -81,27 +81,27 @@ FrameWriter::FrameWriter(const Config& cfg) noexcept
         ip[0] = 0x60;
         ip[6] = 6;  // next header TCP
         ip[7] = 64; // hop limit
-        std::memcpy(ip + 8, from_client ? v6_client_prefix : v6_server_prefix, 12);
-        std::memcpy(ip + 24, from_client ? v6_server_prefix : v6_client_prefix, 12);
-        ip[ipv6_hdr + 12] = 0x50;
+        std::memcpy(ip + 8, from_client ? kV6ClientPrefix : kV6ServerPrefix, 12);
+        std::memcpy(ip + 24, from_client ? kV6ServerPrefix : kV6ClientPrefix, 12);
+        ip[kIpv6Hdr + 12] = 0x50;
     }
-    _v6_prefix_sum = sum_bytes(v6_client_prefix, 12) + sum_bytes(v6_server_prefix, 12);
+    _v6_prefix_sum = sum_bytes(kV6ClientPrefix, 12) + sum_bytes(kV6ServerPrefix, 12);
 
-    const uint32_t hdr4 = _l2_len + ipv4_hdr + tcp_hdr, hdr6 = _l2_len + ipv6_hdr + tcp_hdr;
+    const uint32_t hdr4 = _l2_len + kIpv4Hdr + kTcpHdr, hdr6 = _l2_len + kIpv6Hdr + kTcpHdr;
     _data_payload[0] = static_cast<uint16_t>(cfg.pkt_size > hdr4 ? cfg.pkt_size - hdr4 : 1);
     _data_payload[1] = static_cast<uint16_t>(cfg.pkt_size > hdr6 ? cfg.pkt_size - hdr6 : 1);
-    _max_frame_len = std::max({template_bytes, hdr4 + _data_payload[0], hdr6 + _data_payload[1]});
+    _max_frame_len = std::max({kTemplateBytes, hdr4 + _data_payload[0], hdr6 + _data_payload[1]});
 }
 
 uint32_t FrameWriter::write(const Segment& s, uint8_t* buf) noexcept
 {
-    std::memcpy(buf, _tmpl[(s.ipv6 ? 2 : 0) + (s.from_client ? 1 : 0)], template_bytes);
+    std::memcpy(buf, _tmpl[(s.ipv6 ? 2 : 0) + (s.from_client ? 1 : 0)], kTemplateBytes);
     uint8_t* ip = buf + _l2_len;
-    const uint32_t tcp_len = tcp_hdr + s.payload;
+    const uint32_t tcp_len = kTcpHdr + s.payload;
     uint32_t sum = halves(s.src_ip) + halves(s.dst_ip) + 6 + tcp_len; // pseudo-header
     uint8_t* tcp;
     if (!s.ipv6) {
-        const uint32_t total = ipv4_hdr + tcp_len;
+        const uint32_t total = kIpv4Hdr + tcp_len;
         const uint16_t id = _ip_id++;
         put16(ip + 2, total);
         put16(ip + 4, id);
@@ -109,13 +109,13 @@ uint32_t FrameWriter::write(const Segment& s, uint8_t* buf) noexcept
         put32(ip + 16, s.dst_ip);
         const uint32_t ip_sum = 0x4500 + 0x4000 + 0x4006 + total + id + halves(s.src_ip) + halves(s.dst_ip);
         put16(ip + 10, fold(ip_sum));
-        tcp = ip + ipv4_hdr;
+        tcp = ip + kIpv4Hdr;
     } else {
         put16(ip + 4, tcp_len);
         put32(ip + 20, s.src_ip);
         put32(ip + 36, s.dst_ip);
         sum += _v6_prefix_sum;
-        tcp = ip + ipv6_hdr;
+        tcp = ip + kIpv6Hdr;
     }
     put16(tcp, s.sport);
     put16(tcp + 2, s.dport);
@@ -126,11 +126,11 @@ uint32_t FrameWriter::write(const Segment& s, uint8_t* buf) noexcept
     sum += s.sport + s.dport + halves(s.seq) + halves(s.ack) + (0x5000u | s.flags) + s.window;
     put16(tcp + 16, fold(sum));
 
-    const uint32_t hdr = static_cast<uint32_t>(tcp - buf) + tcp_hdr;
-    const uint32_t len = std::max(hdr + s.payload, min_frame);
+    const uint32_t hdr = static_cast<uint32_t>(tcp - buf) + kTcpHdr;
+    const uint32_t len = std::max(hdr + s.payload, kMinFrame);
     // The template copy already zeroed [hdr, template_bytes).
-    if (len > template_bytes)
-        std::memset(buf + template_bytes, 0, len - template_bytes);
+    if (len > kTemplateBytes)
+        std::memset(buf + kTemplateBytes, 0, len - kTemplateBytes);
     return len;
 }
 

@@ -27,11 +27,11 @@ struct Segment {
     bool from_client;
 };
 
-inline constexpr uint8_t tcp_fin = 0x01, tcp_syn = 0x02, tcp_rst = 0x04, tcp_psh = 0x08, tcp_ack = 0x10;
+inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
 
 // Bytes write() may touch even for short frames: it copies whole templates.
-inline constexpr uint32_t template_bytes = 80;
-inline constexpr uint32_t min_frame = 60;
+inline constexpr uint32_t kTemplateBytes = 80;
+inline constexpr uint32_t kMinFrame = 60;
 
 class FrameWriter {
 public:
@@ -47,7 +47,7 @@ public:
     uint32_t max_frame_len() const noexcept { return _max_frame_len; }
 
 private:
-    alignas(64) uint8_t _tmpl[4][template_bytes]; // [ipv6 * 2 + from_client]
+    alignas(64) uint8_t _tmpl[4][kTemplateBytes]; // [ipv6 * 2 + from_client]
     uint32_t _l2_len;                             // 14, or 18 with a VLAN tag
     uint32_t _v6_prefix_sum;                      // pseudo-header sum of both address prefixes
     uint16_t _data_payload[2];

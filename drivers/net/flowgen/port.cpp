@@ -18,12 +18,12 @@ namespace {
 std::atomic<unsigned> port_counter{0};
 
 // Frames consumed from the tx ring per turn: the size of a typical tx burst, twice.
-constexpr unsigned tx_drain_batch = 64;
+constexpr unsigned kTxDrainBatch = 64;
 // Empty turns spent yielding before sleeping: ~a microsecond each, so a consumer that is briefly
 // behind is served without a sleep's latency, and a stalled one costs no CPU.
-constexpr unsigned yield_turns = 32;
-constexpr auto busy_sleep = std::chrono::microseconds(20);
-constexpr auto finished_sleep = std::chrono::milliseconds(1);
+constexpr unsigned kYieldTurns = 32;
+constexpr auto kBusySleep = std::chrono::microseconds(20);
+constexpr auto kFinishedSleep = std::chrono::milliseconds(1);
 
 int64_t wall_ns()
 {
@@ -40,9 +40,9 @@ void drain_and_free(rte_ring* r)
 {
     if (r == nullptr)
         return;
-    void* objs[tx_drain_batch];
+    void* objs[kTxDrainBatch];
     unsigned n;
-    while ((n = rte_ring_dequeue_burst(r, objs, tx_drain_batch, nullptr)) != 0)
+    while ((n = rte_ring_dequeue_burst(r, objs, kTxDrainBatch, nullptr)) != 0)
         rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), n);
 }
 
@@ -122,11 +122,11 @@ void Port::stop()
 
 void Port::run()
 {
-    rte_mbuf* txb[tx_drain_batch];
+    rte_mbuf* txb[kTxDrainBatch];
     unsigned empty_turns = 0;
     while (!_stop.load(std::memory_order_relaxed)) {
         bool worked = false;
-        const unsigned freed = rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), tx_drain_batch, nullptr);
+        const unsigned freed = rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), kTxDrainBatch, nullptr);
         if (freed != 0) {
             rte_pktmbuf_free_bulk(txb, freed);
             _tx_freed += freed;
@@ -149,12 +149,12 @@ void Port::run()
         publish();
         if (worked) {
             empty_turns = 0;
-        } else if (++empty_turns < yield_turns) {
+        } else if (++empty_turns < kYieldTurns) {
             std::this_thread::yield();
         } else if (_gen.finished() && _pend_n == 0) {
-            std::this_thread::sleep_for(finished_sleep); // only the tx ring can still need us
+            std::this_thread::sleep_for(kFinishedSleep); // only the tx ring can still need us
         } else {
-            std::this_thread::sleep_for(busy_sleep);
+            std::this_thread::sleep_for(kBusySleep);
         }
     }
     publish();
@@ -175,17 +175,17 @@ void Port::publish() noexcept
     s.packets = _enqueued;
     s.tx_freed = _tx_freed;
     s.finished = s.finished && _pend_n == 0;
-    const uint64_t v[published_fields] = {s.packets,      s.flows_started,    s.flows_fin,      s.flows_rst,
+    const uint64_t v[kPublishedFields] = {s.packets,      s.flows_started,    s.flows_fin,      s.flows_rst,
                                           s.flows_idle,   s.wave_flows,       s.virtual_now_us, s.finished,
                                           s.active_flows, s.arrivals_dropped, s.alloc_failures, s.tx_freed};
-    for (unsigned i = 0; i < published_fields; ++i)
+    for (unsigned i = 0; i < kPublishedFields; ++i)
         _published[i].store(v[i], std::memory_order_relaxed);
 }
 
 Stats Port::stats() const noexcept
 {
-    uint64_t v[published_fields];
-    for (unsigned i = 0; i < published_fields; ++i)
+    uint64_t v[kPublishedFields];
+    for (unsigned i = 0; i < kPublishedFields; ++i)
         v[i] = _published[i].load(std::memory_order_relaxed);
     Stats s;
     s.packets = v[0];

@@ -88,8 +88,8 @@ private:
     uint64_t _anchor_virtual_us = 0;
 
     // Published by the thread after each burst, read by stats().
-    static constexpr unsigned published_fields = 12;
-    alignas(64) std::array<std::atomic<uint64_t>, published_fields> _published{};
+    static constexpr unsigned kPublishedFields = 12;
+    alignas(64) std::array<std::atomic<uint64_t>, kPublishedFields> _published{};
 };
 
 } // namespace flowcop::flowgen

@@ -7,12 +7,12 @@ namespace flowcop::flowgen::detail {
 namespace {
 
 // Flow::step values. 0 is "established" (in the round robin); the rest name the segment due next.
-constexpr uint8_t step_established = 0;
-constexpr uint8_t step_syn_ack = 1, step_handshake_ack = 2; // server SYN-ACK, client ACK
-constexpr uint8_t step_fin_ack = 3, step_fin2 = 4, step_last_ack = 5;
+constexpr uint8_t kStepEstablished = 0;
+constexpr uint8_t kStepSynAck = 1, kStepHandshakeAck = 2; // server SYN-ACK, client ACK
+constexpr uint8_t kStepFinAck = 3, kStepFin2 = 4, kStepLastAck = 5;
 
-constexpr uint16_t window = 64240; // Linux's initial receive window with a 1460-byte MSS
-constexpr uint64_t max_life_slots = uint64_t{1} << 62;
+constexpr uint16_t kWindow = 64240; // Linux's initial receive window with a 1460-byte MSS
+constexpr uint64_t kMaxLifeSlots = uint64_t{1} << 62;
 
 uint64_t slots_of_ms(uint64_t ms, uint64_t pps)
 {
@@ -38,7 +38,7 @@ Schedule::Schedule(const Config& cfg, uint16_t payload_v4, uint16_t payload_v6)
       _ipv6_pct(cfg.ipv6_pct), _payload{payload_v4, payload_v6}, _prefill(cfg.flows), _next_arrival(0),
       // 1/16 slack over `flows`: exponential lifetimes make concurrency Poisson (sd sqrt(flows)), and
       // flows outlive `lifetime` by up to one round-robin cycle before their closing turn.
-      _cap(cfg.flows + cfg.flows / 16 + 64), _rtt(std::max<uint64_t>(1, cfg.pps * rtt_us / 1'000'000)),
+      _cap(cfg.flows + cfg.flows / 16 + 64), _rtt(std::max<uint64_t>(1, cfg.pps * kRttUs / 1'000'000)),
       _wave_armed(cfg.wave.has_value())
 {
     // Arrival interval pps/rate slots, as the exact fraction num/den.
@@ -140,18 +140,18 @@ void Schedule::arrive(Segment& seg) noexcept
     const Fate fate = p < _idle_pct ? Fate::idle : p < _idle_pct + _rst_pct ? Fate::rst : Fate::fin;
     const bool server_closes = (_rng.next() & 1) != 0;
     const bool ipv6 = _rng.percent() < _ipv6_pct;
-    f.bits = static_cast<uint8_t>(static_cast<uint8_t>(fate) | (server_closes ? bit_server_closes : 0) |
-                                  (ipv6 ? bit_ipv6 : 0));
+    f.bits = static_cast<uint8_t>(static_cast<uint8_t>(fate) | (server_closes ? kBitServerCloses : 0) |
+                                  (ipv6 ? kBitIpv6 : 0));
     double life = _lifetime_slots;
     if (_exp)
         life = _rng.exponential(_lifetime_slots); // memoryless: residual life of a running flow too
     else if (initial)
         life = _rng.unit() * _lifetime_slots; // residual life of a flow already running
-    f.end_slot = _slot + (life >= static_cast<double>(max_life_slots) ? max_life_slots : static_cast<uint64_t>(life));
+    f.end_slot = _slot + (life >= static_cast<double>(kMaxLifeSlots) ? kMaxLifeSlots : static_cast<uint64_t>(life));
     f.data_sent = 0;
-    f.step = step_syn_ack;
+    f.step = kStepSynAck;
     f.unused = 0;
-    segment(f, true, tcp_syn, 0, seg);
+    segment(f, true, kTcpSyn, 0, seg);
     push(f);
     ++_stats.flows_started;
     ++_stats.active_flows;
@@ -166,28 +166,28 @@ bool Schedule::fast_lane(Segment& seg) noexcept
     --_fifo_size;
     const bool closer_is_client = !f.server_closes();
     switch (f.step) {
-    case step_syn_ack:
-        segment(f, false, tcp_syn | tcp_ack, 0, seg);
-        f.step = step_handshake_ack;
+    case kStepSynAck:
+        segment(f, false, kTcpSyn | kTcpAck, 0, seg);
+        f.step = kStepHandshakeAck;
         push(f);
         break;
-    case step_handshake_ack:
-        segment(f, true, tcp_ack, 0, seg);
-        f.step = step_established;
+    case kStepHandshakeAck:
+        segment(f, true, kTcpAck, 0, seg);
+        f.step = kStepEstablished;
         _rr[_rr_size++] = f; // _rr_size <= active_flows <= _cap
         break;
-    case step_fin_ack:
-        segment(f, !closer_is_client, tcp_ack, 0, seg);
-        f.step = step_fin2;
+    case kStepFinAck:
+        segment(f, !closer_is_client, kTcpAck, 0, seg);
+        f.step = kStepFin2;
         push(f);
         break;
-    case step_fin2:
-        segment(f, !closer_is_client, tcp_fin | tcp_ack, 0, seg);
-        f.step = step_last_ack;
+    case kStepFin2:
+        segment(f, !closer_is_client, kTcpFin | kTcpAck, 0, seg);
+        f.step = kStepLastAck;
         push(f);
         break;
     default: // step_last_ack
-        segment(f, closer_is_client, tcp_ack, 0, seg);
+        segment(f, closer_is_client, kTcpAck, 0, seg);
         ++_stats.flows_fin;
         --_stats.active_flows;
         break;
@@ -201,9 +201,9 @@ bool Schedule::data_turn(Segment& seg) noexcept
         if (_cursor >= _rr_size)
             _cursor = 0;
         Flow& f = _rr[_cursor];
-        const bool from_client = (f.bits & bit_server_data) == 0;
+        const bool from_client = (f.bits & kBitServerData) == 0;
         if (_wave_left != 0) {
-            segment(f, from_client, tcp_psh | tcp_ack, _payload[f.ipv6() ? 1 : 0], seg);
+            segment(f, from_client, kTcpPsh | kTcpAck, _payload[f.ipv6() ? 1 : 0], seg);
             remove_turn();
             --_wave_left;
             ++_stats.wave_flows;
@@ -218,21 +218,21 @@ bool Schedule::data_turn(Segment& seg) noexcept
                 --_stats.active_flows;
                 continue; // silent: this slot goes to the next flow
             case Fate::rst:
-                segment(f, !f.server_closes(), tcp_rst | tcp_ack, 0, seg);
+                segment(f, !f.server_closes(), kTcpRst | kTcpAck, 0, seg);
                 remove_turn();
                 ++_stats.flows_rst;
                 --_stats.active_flows;
                 return true;
             case Fate::fin:
-                segment(f, !f.server_closes(), tcp_fin | tcp_ack, 0, seg);
-                f.step = step_fin_ack;
+                segment(f, !f.server_closes(), kTcpFin | kTcpAck, 0, seg);
+                f.step = kStepFinAck;
                 push(f);
                 remove_turn();
                 return true;
             }
         }
-        segment(f, from_client, tcp_psh | tcp_ack, _payload[f.ipv6() ? 1 : 0], seg);
-        f.bits ^= bit_server_data;
+        segment(f, from_client, kTcpPsh | kTcpAck, _payload[f.ipv6() ? 1 : 0], seg);
+        f.bits ^= kBitServerData;
         if (f.data_sent < 255)
             ++f.data_sent;
         ++_cursor;
@@ -263,13 +263,13 @@ void Schedule::segment(Flow& f, bool from_client, uint8_t flags, uint16_t payloa
     seg.sport = from_client ? f.client_port : f.server_port;
     seg.dport = from_client ? f.server_port : f.client_port;
     seg.seq = own_next;
-    seg.ack = (flags & tcp_ack) != 0 ? (from_client ? f.server_next : f.client_next) : 0;
+    seg.ack = (flags & kTcpAck) != 0 ? (from_client ? f.server_next : f.client_next) : 0;
     seg.payload = payload;
-    seg.window = (flags & tcp_rst) != 0 ? 0 : window;
+    seg.window = (flags & kTcpRst) != 0 ? 0 : kWindow;
     seg.flags = flags;
     seg.ipv6 = f.ipv6();
     seg.from_client = from_client;
-    own_next += payload + ((flags & (tcp_syn | tcp_fin)) != 0 ? 1u : 0u);
+    own_next += payload + ((flags & (kTcpSyn | kTcpFin)) != 0 ? 1u : 0u);
 }
 
 } // namespace flowcop::flowgen::detail

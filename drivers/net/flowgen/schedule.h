@@ -32,7 +32,7 @@ namespace flowcop::flowgen::detail {
 // Virtual RTT between a flow's handshake (and close) segments: far below any tracker's SYN or FIN
 // timeout, yet long enough at the default pps (100 slots) that handshakes of different flows
 // interleave as on a real link.
-inline constexpr uint64_t rtt_us = 100;
+inline constexpr uint64_t kRttUs = 100;
 
 class Schedule {
 public:
