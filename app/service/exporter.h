@@ -5,7 +5,7 @@
 // lcore="N", port values port="N",name="<device>". Names follow the Prometheus
 // conventions (base units, _total counters; prometheus-cpp 1.0 appends no
 // suffix, the names here are final) and pass `promtool check metrics`
-// (tests/metrics). app/operations.md says what each one means.
+// (tests/app/test_metrics_scrape.py). app/operations.md says what each one means.
 //
 // Threading and cost. Collect() runs on one of the Exposer's kHttpThreads HTTP threads,
 // never on a worker lcore, and costs the data plane nothing per packet. A scrape

@@ -11,7 +11,7 @@
 // Family is used by one thread (the scraping one) and then moved out by take().
 //
 // Names are emitted exactly as given: prometheus-cpp 1.0's TextSerializer
-// appends nothing (no "_total" on counters; checked by tests/metrics), so a
+// appends nothing (no "_total" on counters; checked by tests/metrics/test_families.cpp), so a
 // counter's name must already end in "_total" and a histogram's in its unit.
 //
 // What prometheus-cpp 1.0 does not guard, this does, so one odd value can never

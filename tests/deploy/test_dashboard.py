@@ -36,6 +36,9 @@ signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Skip, check, run  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest.exposition import fetch  # noqa: E402
+
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 GRAFANA = os.path.join(REPO, "deploy", "grafana")
 PROM = os.path.join(REPO, "deploy", "prometheus")
@@ -209,8 +212,7 @@ class Flowcop:
 
     def scrape(self):
         check(self.proc.poll() is None, f"flowcop exited with {self.proc.returncode}:\n{open(self.log).read()}")
-        with urllib.request.urlopen(self.url, timeout=5) as r:
-            return r.read().decode()
+        return fetch(self.url)
 
     def stop(self):
         if self.proc.poll() is None:

@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 # meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop and Prometheus.
@@ -35,6 +34,9 @@ signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fakehost import FakeHost  # noqa: E402
 from tap import Skip, check, run  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest.exposition import fetch as scrape  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SD = os.path.join(REPO, "deploy", "systemd")
@@ -192,11 +194,6 @@ def test_host_setup_accepts_its_options_and_prints_the_eal_line_of_the_env_file(
         check(fake.calls() == [], f"the dry run called {fake.calls()}")
     finally:
         shutil.rmtree(tmp, True)
-
-
-def scrape(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return r.read().decode()
 
 
 def config_info(text):

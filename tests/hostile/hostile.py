@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What the hostile-traffic, fault and exposure tests share on top of tests/integration.
+"""What the hostile-traffic, fault and exposure tests share on top of flowcoptest.harness.
 
 finish() runs every end-of-run invariant (harness.check_invariants, which includes
 check_event_accounting and check_deadlines). Veth is a veth pair in the root network namespace
@@ -18,9 +18,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 
-import harness  # noqa: E402,F401
+from flowcoptest import harness  # noqa: E402,F401
 
 
 def finish(tap, res, label):

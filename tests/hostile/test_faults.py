@@ -22,7 +22,7 @@ Usage: test_faults.py FLOWCOP_EXE TMPDIR REPO_ROOT
      with every invariant.
 The metrics port already taken and the events path in a missing directory are exit-2 errors
 tested in tests/integration/test_bad_flags.py; malformed telemetry commands are tested in
-tests/telemetry/test_commands.py.
+tests/app/test_telemetry_commands.py.
 """
 
 import json
@@ -34,10 +34,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402
-import pcaplib  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
 
 FAST = ["--clock", "packet"]
 HTTP_THREADS, REQUEST_TIMEOUT_S = 4, 2.0   # app/service/exporter.h

@@ -29,11 +29,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402
-import pcaplib  # noqa: E402
-from pcaplib import ACK, FIN, PSH, RST, SYN, URG  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.pcaplib import ACK, FIN, PSH, RST, SYN, URG  # noqa: E402
 
 N_EST, N_WARM, N_FLOOD, N_RST, N_FIN = 800, 20_000, 40_000, 10_000, 10_000
 CAPACITY = 1024

@@ -28,12 +28,15 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+# The crafted-replay test's scenarios are reused here.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402
-import pcaplib  # noqa: E402
-from pcaplib import ACK, FIN, PSH, RST, SYN, URG  # noqa: E402
-from scenario import Packet, Scenario, ms  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.pcaplib import ACK, FIN, PSH, RST, SYN, URG  # noqa: E402
+from flowcoptest.scenario import Packet, Scenario, ms  # noqa: E402
 import test_replay_crafted as crafted  # noqa: E402
 
 FAST = ["--clock", "packet", "--tick-ms", "1", "--check-interval-ms", "1"]

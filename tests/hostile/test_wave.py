@@ -24,11 +24,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402
-import pcaplib  # noqa: E402
-from pcaplib import ACK, PSH, SYN  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.pcaplib import ACK, PSH, SYN  # noqa: E402
 
 T0 = 1_700_000_000 * 1_000_000
 N_WAVE, BUDGET, INTERVAL_MS, TIMEOUT_S = 4000, 8, 100, 2

@@ -17,8 +17,8 @@ the unordered address/port pair) it keeps the TCP frames in capture order, and d
 
 from collections import defaultdict
 
-import pcaplib
-from pcaplib import ACK, FIN, RST, SYN, URG
+from flowcoptest import pcaplib
+from flowcoptest.pcaplib import ACK, FIN, RST, SYN, URG
 
 # The shortest state timeout a non-established flow can be in (CLOSE, 10 s); a gap longer than
 # this may end a flow early, so it counts as a possible restart.

@@ -20,8 +20,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
-import harness  # noqa: E402
+from flowcoptest import harness  # noqa: E402
 
 LIVE = re.compile(r"\r\x1b\[K(\d+) pps \| (\d+) flows \| (\d+) expiries/s \| (\d+) cop visits/s \| budget hits (\d+)")
 FLOWGEN = "flows=200,lifetime=1,pps=20000,realtime=1,seed=7"

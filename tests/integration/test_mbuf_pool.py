@@ -23,10 +23,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
-import harness  # noqa: E402
-import pcaplib  # noqa: E402
-from pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
+from flowcoptest import harness  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
 
 LOOP_FLOWS = 6000        # 2 packets each: 12,000 packets, more than the default pool of 8191
 T0_US = 1_700_000_000 * 1_000_000

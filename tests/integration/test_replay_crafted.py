@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Replays crafted captures through the real flowcop binary in packet-clock mode and checks every
 flow's lifetime exactly: originator, counts and bytes per direction, first/last seen, end reason,
-end time and final state, plus the per-verdict packet counts and the run invariants (harness.py).
+end time and final state, plus the per-verdict packet counts and the run invariants (flowcoptest/harness.py).
 
 Usage: test_replay_crafted.py FLOWCOP_EXE TMPDIR
 
-The captures are generated here, deterministically (scenario.py). Timeouts are shortened with
+The captures are generated here, deterministically (flowcoptest/scenario.py). Timeouts are shortened with
 flags and the wheel runs with 1 ms ticks and a 1 ms cop interval, so a deadline on a whole
 millisecond fires at the first RX burst at or after it, which the scenario places on purpose:
   - FIN close: closed when the TIME_WAIT timeout ends, moved there by a later frame;
@@ -32,11 +32,12 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
-import harness  # noqa: E402
-import pcaplib  # noqa: E402
-from pcaplib import ACK, FIN, PSH, RST, SYN  # noqa: E402
-from scenario import Scenario, ms  # noqa: E402
+from flowcoptest import harness  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.pcaplib import ACK, FIN, PSH, RST, SYN  # noqa: E402
+from flowcoptest.scenario import Scenario, ms  # noqa: E402
 
 FAST = ["--clock", "packet", "--tick-ms", "1", "--check-interval-ms", "1"]
 

@@ -45,11 +45,11 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hostile"))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
-import harness  # noqa: E402
+from flowcoptest import harness  # noqa: E402
 import hostile  # noqa: E402
 
 

@@ -21,6 +21,8 @@ missing name. The capture has, in this order (one packet every 10 us from T0):
 """
 import struct
 
+from . import pcaplib
+
 T0 = 1_700_000_000  # seconds, Unix time of the first packet
 
 ESTABLISHED_V4 = 6
@@ -33,8 +35,8 @@ NO_FLAGS = 1
 
 MAC_A = bytes.fromhex("020000000001")
 MAC_B = bytes.fromhex("020000000002")
-ETH_IPV4, ETH_IPV6, ETH_ARP, ETH_VLAN = 0x0800, 0x86DD, 0x0806, 0x8100
-FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+ETH_IPV4, ETH_IPV6, ETH_ARP, ETH_VLAN = pcaplib.ETH_IPV4, pcaplib.ETH_IPV6, pcaplib.ETH_ARP, pcaplib.TPID_8021Q
+FIN, SYN, RST, PSH, ACK = pcaplib.FIN, pcaplib.SYN, pcaplib.RST, pcaplib.PSH, pcaplib.ACK
 
 V4_CLIENT, V4_SERVER = "10.0.0.1", "10.0.1.1"
 V6_CLIENT, V6_SERVER = "2001:db8:1111:2222:3333:4444:5555:1", "2001:db8:1111:2222:3333:4444:5555:2"
@@ -50,53 +52,32 @@ def v6_tuple(i):
     return V6_CLIENT, 41000 + i, V6_SERVER, 443
 
 
-def _csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def _ip4(addr):
-    return bytes(int(x) for x in addr.split("."))
-
-
-def _ip6(addr):
-    import ipaddress
-    return ipaddress.IPv6Address(addr).packed
-
-
+# The frames are pcaplib's, with this capture's fixed choices: every tag 802.1Q, no DF bit,
+# sequence 1000 and acknowledgement 2000, no padding to 60 bytes.
 def eth(payload, ethertype, vlans=()):
-    hdr = MAC_A + MAC_B
-    for v in vlans:
-        hdr += struct.pack("!HH", ETH_VLAN, v)
-    return hdr + struct.pack("!H", ethertype) + payload
+    return pcaplib.ether(payload, ethertype, vlans, src=MAC_B, dst=MAC_A, tpids=[ETH_VLAN] * len(vlans))
 
 
 def ipv4(src, dst, proto, payload, frag=0, total=None, ver_ihl=0x45):
-    length = 20 + len(payload) if total is None else total
-    hdr = struct.pack("!BBHHHBBH4s4s", ver_ihl, 0, length, 1, frag, 64, proto, 0, _ip4(src), _ip4(dst))
-    hdr = hdr[:10] + struct.pack("!H", _csum(hdr)) + hdr[12:]
-    return hdr + payload
+    return pcaplib.ipv4(src, dst, proto, payload, total_length=total, ihl=ver_ihl & 0xF, flags_frag=frag,
+                        version=ver_ihl >> 4)
 
 
 def ipv6(src, dst, nh, payload, plen=None):
-    length = len(payload) if plen is None else plen
-    return struct.pack("!IHBB16s16s", 6 << 28, length, nh, 64, _ip6(src), _ip6(dst)) + payload
+    return pcaplib.ipv6(src, dst, nh, payload, payload_length=plen)
 
 
-def tcp(sport, dport, flags, data=b"", offset_words=5):
-    return struct.pack("!HHIIBBHHH", sport, dport, 1000, 2000, offset_words << 4, flags, 65535, 0, 0) + data
+def tcp(src, dst, sport, dport, flags, data=b"", offset_words=5):
+    return pcaplib.tcp_segment(src, dst, sport, dport, flags, seq=1000, ack=2000, payload=data,
+                               data_offset=offset_words)
 
 
 def tcp4(src, sport, dst, dport, flags, data=b""):
-    return eth(ipv4(src, dst, 6, tcp(sport, dport, flags, data)), ETH_IPV4)
+    return eth(ipv4(src, dst, 6, tcp(src, dst, sport, dport, flags, data)), ETH_IPV4)
 
 
 def tcp6(src, sport, dst, dport, flags, data=b""):
-    return eth(ipv6(src, dst, 6, tcp(sport, dport, flags, data)), ETH_IPV6, vlans=(VLAN,))
+    return eth(ipv6(src, dst, 6, tcp(src, dst, sport, dport, flags, data)), ETH_IPV6, vlans=(VLAN,))
 
 
 def udp4(src, dst, sport=5353, dport=53):
@@ -109,7 +90,7 @@ def _handshake(mk, c, cp, s, sp):
 
 def _malformed():
     """One frame per malformed verdict, keyed by the verdict's exported name."""
-    ok_tcp = tcp(1, 2, ACK)
+    ok_tcp = tcp("10.9.0.1", "10.9.0.2", 1, 2, ACK)
     v6 = (V6_CLIENT, V6_SERVER)
     ext = lambda nh: bytes([nh, 0]) + b"\0" * 6  # an 8-byte destination-options header
     chain = b"".join(ext(60) for _ in range(8)) + ext(6) + ok_tcp  # 9 extension headers
@@ -122,7 +103,7 @@ def _malformed():
         "ip_bad_total_length": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp, total=1000), ETH_IPV4),
         "ipv6_ext_truncated": eth(ipv6(*v6, 0, b"\0" * 4), ETH_IPV6),
         "ipv6_ext_too_long": eth(ipv6(*v6, 60, chain), ETH_IPV6),
-        "tcp_bad_data_offset": eth(ipv4("10.9.0.1", "10.9.0.2", 6, tcp(1, 2, ACK, offset_words=4)), ETH_IPV4),
+        "tcp_bad_data_offset": eth(ipv4("10.9.0.1", "10.9.0.2", 6, tcp("10.9.0.1", "10.9.0.2", 1, 2, ACK, offset_words=4)), ETH_IPV4),
         "vlan_too_deep": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp), ETH_IPV4, vlans=(1, 2, 3, 4, 5)),
     }
 
@@ -196,14 +177,10 @@ EXPECTED = {
 def write(path):
     """Writes the capture (classic pcap, microsecond timestamps, Ethernet) and returns its packet count."""
     recs = frames()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for us, frame in recs:
-            f.write(struct.pack("<IIII", us // 1_000_000, us % 1_000_000, len(frame), len(frame)))
-            f.write(frame)
+    pcaplib.write_pcap(path, recs, snaplen=65535)
     return len(recs)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # cd tests/common && python3 -m flowcoptest.pcapgen FILE.pcap
     import sys
     print(write(sys.argv[1]), "packets")

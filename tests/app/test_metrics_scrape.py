@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """/metrics from the running binary: names, types, labels and values after a replay.
 
-usage: test_scrape.py build/app/flowcop
+usage: test_metrics_scrape.py build/app/flowcop
 
-The synthetic capture (pcapgen.py) is replayed with --clock packet, so every
+The synthetic capture (tests/common/flowcoptest/pcapgen.py) is replayed with --clock packet, so every
 count is known in advance; the demo capture checks the same invariants on real
 traffic. promtool (Debian's prometheus package) lints a real scrape.
 """
@@ -13,9 +13,11 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pcapgen  # noqa: E402
-from harness import DEMO_PCAP, Flowcop, Scrape, check, run_tests, temp_dir, wait_until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest import pcapgen  # noqa: E402
+from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
+from flowcoptest.exposition import Scrape  # noqa: E402
+from flowcoptest.process import DEMO_PCAP, Flowcop, temp_dir  # noqa: E402
 
 EXE = sys.argv[1]
 TMP = temp_dir(prefix="flowcop-metrics-")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A real Prometheus server (Debian's prometheus package) scrapes flowcop every second.
 
-usage: test_prometheus.py build/app/flowcop
+usage: test_metrics_prometheus.py build/app/flowcop
 
 Prometheus listens on a free loopback port with a temporary configuration and
 storage directory, and is killed in every exit path. The test queries its HTTP
@@ -19,9 +19,11 @@ import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pcapgen  # noqa: E402
-from harness import Flowcop, Scrape, check, free_port, run_tests, wait_until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest import pcapgen  # noqa: E402
+from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
+from flowcoptest.exposition import Scrape  # noqa: E402
+from flowcoptest.process import Flowcop, free_port  # noqa: E402
 
 EXE = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="flowcop-prom-")

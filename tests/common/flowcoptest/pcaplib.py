@@ -79,9 +79,10 @@ def tcp_segment(src_ip, dst_ip, sport, dport, flags, seq=0, ack=0, payload=b"", 
     return seg[:16] + struct.pack("!H", c) + seg[18:]
 
 
-def ipv4(src, dst, proto, payload, total_length=None, ihl=5, ident=1, flags_frag=0x4000, ttl=64):
+def ipv4(src, dst, proto, payload, total_length=None, ihl=5, ident=1, flags_frag=0x4000, ttl=64, version=4):
+    """version and ihl other than 4 and 5 make the malformed headers a parser must count."""
     tl = 20 + len(payload) if total_length is None else total_length
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | (ihl & 0xF), 0, tl, ident, flags_frag, ttl, proto, 0,
+    hdr = struct.pack("!BBHHHBBH4s4s", (version & 0xF) << 4 | (ihl & 0xF), 0, tl, ident, flags_frag, ttl, proto, 0,
                       ipaddress.IPv4Address(src).packed, ipaddress.IPv4Address(dst).packed)
     hdr = hdr[:10] + struct.pack("!H", _csum(hdr)) + hdr[12:]
     return hdr + payload

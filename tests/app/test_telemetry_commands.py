@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Every /flowcop/* telemetry command through the real DPDK telemetry socket.
 
-usage: test_commands.py build/app/flowcop
+usage: test_telemetry_commands.py build/app/flowcop
 
-flowcop replays the synthetic capture (tests/metrics/pcapgen.py) under
+flowcop replays the synthetic capture (tests/common/flowcoptest/pcapgen.py) under
 --clock tsc, so its established flows stay open (5-day timeout) while the test
 runs; the cop runs on wall time once a second. Each good command is checked for
 its reply shape and its effect (in telemetry and in /metrics); each bad input
@@ -17,9 +17,12 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "metrics"))
-import pcapgen  # noqa: E402
-from harness import Flowcop, Scrape, check, run_tests, telemetry, telemetry_connect, temp_dir, wait_until  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest import pcapgen  # noqa: E402
+from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
+from flowcoptest.exposition import Scrape  # noqa: E402
+from flowcoptest.process import Flowcop, temp_dir  # noqa: E402
+from flowcoptest.telemetry import telemetry, telemetry_connect  # noqa: E402
 
 EXE = sys.argv[1]
 PCAP = os.path.join(temp_dir(prefix="flowcop-tel-"), "synthetic.pcap")

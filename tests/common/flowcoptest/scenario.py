@@ -17,8 +17,8 @@ change the outcome.
 
 import ipaddress
 
-import pcaplib
-from pcaplib import ACK, FIN, PSH, RST, SYN
+from . import pcaplib
+from .pcaplib import ACK, FIN, PSH, RST, SYN
 
 BURST = 32
 T0_US = 1_700_000_000 * 1_000_000  # a whole second, so millisecond offsets stay exact
