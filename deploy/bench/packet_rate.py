@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Packet rate of flowcop (monitor mode) against dpdk-testpmd rxonly and io on the same input.
+"""Packet rate of flowcop (monitor mode) against dpdk-testpmd rxonly and io, and OVS, on the same input.
 
 For each flow count N: one pcap of N established flows (flows_pcap.py: 60-byte PSH|ACK segments,
 `passes` rounds in fresh random orders, no handshakes, so flowcop picks flows up loosely), replayed
@@ -7,7 +7,10 @@ by DPDK's pcap vdev with infinite_rx=1. Three programs read it, one at a time, e
 lcore on the same CPU and the same mbuf geometry:
   flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
   rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
-  io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue).
+  io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue);
+  ovs         Open vSwitch's userspace conntrack with DPDK, one PMD thread on CPU, every IP packet
+              through ct(commit) as in a stateful firewall (ovs_peer.py: a private OVS started and
+              stopped by the run; needs Debian's openvswitch-switch-dpdk).
 Each run: start the program, wait until its port has delivered one whole loop of the capture (so
 every flow exists and the infinite_rx preload and start-up are over) and one more second, raise its
 priority (--nice, for the window only: the machine is shared), then read the port's rx counter and
@@ -43,10 +46,11 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dpdk_probe  # noqa: E402
 import flows_pcap  # noqa: E402
+import ovs_peer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TOOLS = ("flowcop", "rxonly", "io")
+TOOLS = ("flowcop", "rxonly", "io", "ovs")
 FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
 TABLE_BYTES_PER_FLOW = 160   # flow_table.h says 128 per flow at a power-of-two capacity; margin for the rest
 
@@ -86,6 +90,8 @@ def flows_capacity(flows):
 
 
 def memory_mb(tool, packets, flows, data_room):
+    if tool == "ovs":
+        return ovs_peer.memory_mb(packets, data_room)
     pool = packets + (FLOWCOP_POOL if tool == "flowcop" else 0) + 8192
     # mbufs, the pool's ring (a power of two of 8-byte slots), 3% for the mempool's page-boundary
     # padding (20M mbufs did not fit in the bare sum), and EAL's own needs
@@ -113,6 +119,20 @@ def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     return ["dpdk-testpmd"] + eal + ["-l", "%d,%d" % (main_cpu, a.cpu), "--",
             "--forward-mode=" + tool, "--total-num-mbufs=%d" % (packets + 8192),
             "--mbuf-size=%d" % a.data_room, "--burst=32", "--rxq=1", "--txq=1", "--stats-period=3600"]
+
+
+def memory_shortfall(tool, a, packets, flows):
+    """Why `tool` cannot run `flows` here (EAL memory, heap, the capture in the page cache), or None."""
+    eal_need = memory_mb(tool, packets, flows, a.data_room) * 2**20
+    other = packets * 80 + (ovs_peer.heap_bytes(flows) if tool == "ovs" else 0)
+    avail = dpdk_probe.mem_available_bytes()
+    if a.huge_dir and eal_need > dpdk_probe.free_hugepage_bytes():
+        return "needs %.1f GB of hugepages, %.1f GB free (reserve more: dpdk-hugepages.py)" % (
+            eal_need / 2**30, dpdk_probe.free_hugepage_bytes() / 2**30)
+    need = other if a.huge_dir else eal_need + other
+    if need + a.mem_margin_gb * 2**30 > avail:
+        return "needs %.1f GB (+%.0f GB margin), %.1f GB available" % (need / 2**30, a.mem_margin_gb, avail / 2**30)
+    return None
 
 
 def scrape(port):
@@ -234,7 +254,7 @@ def summarise(runs, flows_list):
             row[t]["min"] = min((r["mpps"] for r in rs), default=float("nan"))
             row[t]["max"] = max((r["mpps"] for r in rs), default=float("nan"))
             row[t]["n"] = len(rs)
-        for t in ("rxonly", "io"):
+        for t in ("rxonly", "io", "ovs"):
             row["ratio_" + t] = row["flowcop"]["mpps"] / row[t]["mpps"] if row[t]["mpps"] else float("nan")
             row["ratio_cpu_" + t] = (row["flowcop"]["mpps_per_cpu"] / row[t]["mpps_per_cpu"]
                                      if row[t]["mpps_per_cpu"] else float("nan"))
@@ -246,6 +266,8 @@ def summarise(runs, flows_list):
             if f and x:
                 pairs.append(f[0]["mpps"] / x[0]["mpps"])
         row["paired_ratio_rxonly"] = pairs
+        row["ovs_cycles_per_packet"] = median([r["ovs"]["cycles_per_packet"] for r in runs
+                                               if r["flows"] == n and r["tool"] == "ovs" and "mpps" in r])
         if row["flowcop"]["n"]:
             rows.append(row)
     return rows
@@ -253,18 +275,22 @@ def summarise(runs, flows_list):
 
 def table(rows):
     out = ["| flows | flowcop Mpps | testpmd rxonly Mpps | testpmd io Mpps | flowcop / rxonly | flowcop / io |"
-           " per-CPU-s ratio to rxonly | paired ratios to rxonly (min-max) | CPU share f/r/i |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           " per-CPU-s ratio to rxonly | paired ratios to rxonly (min-max) | CPU share f/r/i |"
+           " OVS Mpps | flowcop / OVS | per-CPU-s ratio to OVS | OVS cycles per packet |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p = r["paired_ratio_rxonly"]
-        out.append("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.0f%% | %.0f%% | %.0f%% | %s | %.2f/%.2f/%.2f |" % (
+        out.append(("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.0f%% | %.0f%% | %.0f%% | %s | %.2f/%.2f/%.2f"
+                    " | %.2f (%.2f-%.2f) | %.2fx | %.2fx | %.0f |") % (
             "{:,}".format(r["flows"]),
             r["flowcop"]["mpps"], r["flowcop"]["min"], r["flowcop"]["max"],
             r["rxonly"]["mpps"], r["rxonly"]["min"], r["rxonly"]["max"],
             r["io"]["mpps"], r["io"]["min"], r["io"]["max"],
             100 * r["ratio_rxonly"], 100 * r["ratio_io"], 100 * r["ratio_cpu_rxonly"],
             ("%.0f-%.0f%%" % (100 * min(p), 100 * max(p))) if p else "-",
-            r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"], r["io"]["cpu_share"]))
+            r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"], r["io"]["cpu_share"],
+            r["ovs"]["mpps"], r["ovs"]["min"], r["ovs"]["max"], r["ratio_ovs"], r["ratio_cpu_ovs"],
+            r["ovs_cycles_per_packet"]))
     return "\n".join(out)
 
 
@@ -280,7 +306,7 @@ def main(argv):
     ap.add_argument("--data-room", type=int, default=192, help="mbuf data room, bytes (default 192)")
     ap.add_argument("--nice", type=int, default=-20,
                     help="nice of the program during its measured window only (default -20; 0: never raised)")
-    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of flowcop,rxonly,io")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
     ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
     ap.add_argument("--plot-dir", default=os.path.join(REPO, "tests", "plots"), help="where the PNG goes")
     ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
@@ -289,12 +315,18 @@ def main(argv):
                          "dpdk-hugepages.py -p 2M --setup 12G); default: --no-huge (4 KiB pages)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the runs already in WORKDIR/results.json and do only the missing ones")
+    ovs_peer.add_arguments(ap)
     a = ap.parse_args(argv)
     a.build = os.path.abspath(a.build)
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
     os.makedirs(workdir, exist_ok=True)
     flows_list = [int(x) for x in a.flows.split(",")]
     tools = [t for t in a.tools.split(",") if t]
+    unknown = [t for t in tools if t not in TOOLS]
+    if unknown:
+        ap.error("unknown --tools %s (known: %s)" % (",".join(unknown), ",".join(TOOLS)))
+    if "ovs" in tools:
+        ovs_peer.check_installed(a.ovs_vswitchd)
     prov = provenance(a.build)
     prov["load_at_start"] = dpdk_probe.load_average()
     print("== packet rate: flowcop monitor vs dpdk-testpmd rxonly/io, pcap infinite_rx, EAL memory in %s =="
@@ -315,18 +347,12 @@ def main(argv):
                                            "huge_dir")}
     for n in flows_list:
         packets = n * a.passes
-        eal_need = max(memory_mb(t, packets, n, a.data_room) for t in tools) * 2**20
-        need = eal_need + packets * 80
-        avail = dpdk_probe.mem_available_bytes()
-        huge = dpdk_probe.free_hugepage_bytes() if a.huge_dir else None
-        if a.huge_dir and eal_need > huge:
-            skipped[n] = "needs %.1f GB of hugepages, %.1f GB free (reserve more: dpdk-hugepages.py)" % (
-                eal_need / 2**30, huge / 2**30)
-        elif (need - eal_need if a.huge_dir else need) + a.mem_margin_gb * 2**30 > avail:
-            skipped[n] = "needs %.1f GB (+%.0f GB margin), %.1f GB available" % (
-                need / 2**30, a.mem_margin_gb, avail / 2**30)
-        if n in skipped:
+        # Each program runs alone: one that does not fit is skipped at this size, the others run.
+        short = {t: memory_shortfall(t, a, packets, n) for t in tools}
+        if any(short.values()):
+            skipped[n] = "; ".join("%s %s" % (t, why) for t, why in short.items() if why)
             print("flows %d: skipped: %s" % (n, skipped[n]), flush=True)
+        if all(short.values()):
             continue
         pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))
         if not os.path.exists(pcap):
@@ -335,9 +361,12 @@ def main(argv):
         for rep in range(a.repeats):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]  # rotate: no tool always runs first
             for t in order:
-                if (t, n, rep) in done:
+                if (t, n, rep) in done or short[t]:
                     continue
-                r = run_one(t, a, pcap, packets, n, rep, workdir)
+                if t == "ovs":
+                    r = ovs_peer.run_one(a, pcap, packets, n, rep, workdir, ovs_peer.build_shim(workdir))
+                else:
+                    r = run_one(t, a, pcap, packets, n, rep, workdir)
                 runs.append(r)
                 with open(results_path, "w") as f:  # after every run: an interrupted sweep can --resume
                     json.dump({"provenance": prov, "settings": settings, "runs": runs, "rows": [],
@@ -346,8 +375,10 @@ def main(argv):
                     print("flows %9d rep %d %-7s FAILED: %s (log %s)" % (n, rep, t, r.get("error"), r["log"]),
                           flush=True)
                     continue
-                print("flows %9d rep %d %-7s %6.3f Mpps  cpu share %.2f  %6.3f Mpps/CPU-s  steal %.1f%%  load %.1f%s"
+                print("flows %9d rep %d %-7s %6.3f Mpps  cpu share %.2f  %6.3f Mpps/CPU-s  steal %.1f%%  load %.1f%s%s"
                       % (n, rep, t, r["mpps"], r["cpu_share"], r["mpps_per_cpu"], 100 * r["steal"], r["load1"],
+                         ("  %.0f cycles/packet, EMC hits %.0f%%"
+                          % (r["ovs"]["cycles_per_packet"], 100 * r["ovs"]["emc_hit_share"])) if t == "ovs" else "",
                          ("  PROBLEMS: " + "; ".join(r["problems"])) if r.get("problems") else ""), flush=True)
     prov["load_at_end"] = dpdk_probe.load_average()
     rows = summarise(runs, flows_list)
@@ -361,7 +392,7 @@ def main(argv):
     for n, why in skipped.items():
         print("flows %d skipped: %s" % (n, why))
     print("load at end %s" % " ".join("%.2f" % x for x in prov["load_at_end"]))
-    if rows and all(t in tools for t in TOOLS):
+    if rows and all(t in tools for t in ("flowcop", "rxonly", "io")):  # OVS is drawn when it ran
         try:
             import plot_packet_rate
         except ImportError:

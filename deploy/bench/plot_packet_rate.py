@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Plots packet_rate.py's results: Mpps against concurrent flows, flowcop vs testpmd rxonly and io.
+"""Plots packet_rate.py's results: Mpps against concurrent flows, flowcop vs testpmd rxonly and io, and OVS.
 
-Top: median Mpps per polling lcore, with the min-max of the repeats as error bars. Bottom: flowcop's
+Top: median Mpps per polling lcore, with the min-max of the repeats as error bars. Middle: flowcop's
 rate as a share of testpmd rxonly (wall-clock Mpps, and per CPU-second of the polling thread, which
-removes most of the shared machine's noise), with the 70% target. Run alone to re-plot a results file:
+removes most of the shared machine's noise), with the 70% target. Bottom (when the results have OVS
+runs): flowcop's rate per core over Open vSwitch's userspace conntrack's. Run alone to re-plot a results file:
     /usr/bin/python3 deploy/bench/plot_packet_rate.py RESULTS.json OUT.png
 """
 
@@ -16,18 +17,31 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 STYLE = {"flowcop": ("flowcop monitor", "o", "C3"), "rxonly": ("testpmd rxonly", "s", "C0"),
-         "io": ("testpmd io", "^", "C2")}
+         "io": ("testpmd io", "^", "C2"), "ovs": ("OVS-DPDK conntrack, ct(commit)", "D", "C4")}
+
+
+def has_runs(rows, tool):
+    return any(r.get(tool, {}).get("n") for r in rows)
 
 
 def plot(res, out):
     rows = res["rows"]
     p = res["provenance"]
     x = [r["flows"] for r in rows]
-    fig, (top, bot) = plt.subplots(2, 1, figsize=(8, 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    ovs = has_runs(rows, "ovs")
+    ratios = [3, 2, 1.5] if ovs else [3, 2]
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(8, 7.5 + 2 * ovs), sharex=True,
+                             gridspec_kw={"height_ratios": ratios})
+    top, bot = axes[0], axes[1]
     for tool, (label, marker, color) in STYLE.items():
+        if not has_runs(rows, tool):
+            continue
         med = [r[tool]["mpps"] for r in rows]
         err = [[m - r[tool]["min"] for m, r in zip(med, rows)], [r[tool]["max"] - m for m, r in zip(med, rows)]]
         top.errorbar(x, med, yerr=err, marker=marker, color=color, label=label, capsize=3)
+        if tool == "ovs":  # a few Mpps against tens: the values, where the curve hugs the axis
+            for xi, m in zip(x, med):
+                top.annotate("%.2f" % m, (xi, m), textcoords="offset points", xytext=(4, 5), fontsize=7, color=color)
     top.set_xscale("log")
     top.set_ylabel("Mpps per polling lcore (median)")
     top.set_ylim(bottom=0)
@@ -43,9 +57,19 @@ def plot(res, out):
     bot.axhline(70, color="k", linestyle=":", label="target 70% of rxonly")
     bot.set_ylim(0, 110)
     bot.set_ylabel("% of testpmd")
-    bot.set_xlabel("concurrent flows (one flow table, one lcore)")
     bot.grid(True, which="both", alpha=0.3)
     bot.legend(loc="lower left", fontsize=8)
+    if ovs:
+        peer = axes[2]
+        peer.plot(x, [r["ratio_ovs"] for r in rows], marker="D", color="C4", label="flowcop / OVS (Mpps)")
+        peer.plot(x, [r["ratio_cpu_ovs"] for r in rows], marker="D", color="C5", linestyle="--",
+                  label="flowcop / OVS (per CPU-second)")
+        peer.axhline(1, color="k", linestyle=":")
+        peer.set_ylim(bottom=0)
+        peer.set_ylabel("flowcop / OVS per core")
+        peer.grid(True, which="both", alpha=0.3)
+        peer.legend(loc="lower left", fontsize=8)
+    axes[-1].set_xlabel("concurrent flows (one flow table, one lcore)")
     first = p
     while first.get("resumed_from"):  # an interrupted sweep finished by --resume: say where it began
         first = first["resumed_from"]
