@@ -46,7 +46,7 @@ def plot(res, out):
     top.set_ylabel("Mpps per polling lcore (median)")
     top.set_ylim(bottom=0)
     top.grid(True, which="both", alpha=0.3)
-    top.legend(loc="lower left")
+    top.legend(loc="upper right" if ovs else "lower left")  # OVS's curve runs along the bottom
     pages = "hugepages" if res.get("settings", {}).get("huge_dir") else "4 KiB pages"
     top.set_title("Established-flow packet rate, pcap infinite_rx, 60-byte frames, burst 32, EAL memory in "
                   + pages, fontsize=10)
