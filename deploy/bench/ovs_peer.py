@@ -65,6 +65,9 @@ def add_arguments(ap):
     ap.add_argument("--ovs-forward", action="store_true",
                     help="OVS sends each packet back out of the pcap port (dropped by its tx queue, as testpmd "
                          "io's) instead of dropping it after conntrack (as flowcop monitor frees it)")
+    ap.add_argument("--ovs-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="one more Open_vSwitch other_config setting for the OVS runs, e.g. smc-enable=true or "
+                         "emc-insert-inv-prob=0 (repeatable; default: OVS's defaults)")
 
 
 def check_installed(vswitchd):
@@ -184,8 +187,12 @@ def configure(ovs, a, pcap, packets, flows, prefix, shim):
     """Database, daemon, bridge, rules and port; returns what was configured (for the results)."""
     extra = " ".join(eal_args(a, packets, prefix))
     ovs.start_db()
+    for kv in a.ovs_config:
+        if "=" not in kv or kv.split("=")[0] in ("dpdk-init", "pmd-cpu-mask", "dpdk-extra"):
+            raise ValueError("--ovs-config %s: want KEY=VALUE, KEY not one the benchmark sets itself" % kv)
     ovs.vsctl("set", "Open_vSwitch", ".", "other_config:dpdk-init=true",
-              "other_config:pmd-cpu-mask=%#x" % (1 << a.cpu), "other_config:dpdk-extra=" + extra, wait=False)
+              "other_config:pmd-cpu-mask=%#x" % (1 << a.cpu), "other_config:dpdk-extra=" + extra,
+              *["other_config:" + kv for kv in a.ovs_config], wait=False)
     ovs.start_vswitchd({"LD_PRELOAD": shim, "FLOWCOP_OVS_MBUFS": str(pool_mbufs(packets)),
                         "FLOWCOP_OVS_DATA_ROOM": str(a.data_room)})
     br = ovs_private.BRIDGE
@@ -203,7 +210,7 @@ def configure(ovs, a, pcap, packets, flows, prefix, shim):
               "ofport_request=1", wait=False)
     return {"dpdk_extra": extra, "pmd_cpu_mask": "%#x" % (1 << a.cpu), "main_cpu": ovs.main_cpu,
             "devargs": devargs, "rules": rules.splitlines(), "maxconns": maxconns,
-            "pool_mbufs": pool_mbufs(packets), "data_room": a.data_room,
+            "pool_mbufs": pool_mbufs(packets), "data_room": a.data_room, "other_config": a.ovs_config,
             "version": ovs.appctl("version").strip().splitlines()[0]}
 
 
@@ -322,15 +329,15 @@ def run_one(a, pcap, packets, flows, rep, workdir, shim):
 def main(argv):
     import flows_pcap
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flows", type=int, default=10000)
-    ap.add_argument("--passes", type=int, default=2)
-    ap.add_argument("--window", type=float, default=4.0)
-    ap.add_argument("--warm", type=float, default=1.0)
-    ap.add_argument("--cpu", type=int, default=1)
-    ap.add_argument("--data-room", type=int, default=192)
-    ap.add_argument("--nice", type=int, default=-20)
-    ap.add_argument("--huge-dir", default=None)
-    ap.add_argument("--workdir", default="/tmp/flowcop-ovs-peer")
+    ap.add_argument("--flows", type=int, default=10000, help="concurrent flows in the capture (default 10000)")
+    ap.add_argument("--passes", type=int, default=2, help="rounds over all flows per capture loop (default 2)")
+    ap.add_argument("--window", type=float, default=4.0, help="measured seconds (default 4)")
+    ap.add_argument("--warm", type=float, default=1.0, help="seconds after the first loop before measuring")
+    ap.add_argument("--cpu", type=int, default=1, help="CPU of the PMD thread (default 1; OVS's others: 1 - CPU)")
+    ap.add_argument("--data-room", type=int, default=192, help="mbuf data room, bytes (default 192)")
+    ap.add_argument("--nice", type=int, default=-20, help="nice of ovs-vswitchd during the window only")
+    ap.add_argument("--huge-dir", default=None, help="EAL memory from this hugetlbfs mount (default --no-huge)")
+    ap.add_argument("--workdir", default="/tmp/flowcop-ovs-peer", help="capture, shim, logs (default %(default)s)")
     add_arguments(ap)
     a = ap.parse_args(argv)
     check_installed(a.ovs_vswitchd)
