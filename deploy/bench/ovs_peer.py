@@ -312,8 +312,9 @@ def run_one(a, pcap, packets, flows, rep, workdir, shim):
     main_cpu = 1 - a.cpu if a.cpu in (0, 1) else 0
     log_prefix = os.path.join(workdir, "ovs-%d-%d" % (flows, rep))
     result = {"tool": "ovs", "flows": flows, "rep": rep, "log": log_prefix + "-ovs-vswitchd.log"}
+    ovs = ovs_private.PrivateOvs(log_prefix, main_cpu, a.ovs_vswitchd)
     try:
-        with ovs_private.PrivateOvs(log_prefix, main_cpu, a.ovs_vswitchd) as ovs:
+        with ovs:
             result["ovs_config"] = configure(ovs, a, pcap, packets, flows, prefix, shim)
             result["cmd"] = "%s with dpdk-extra '%s', devargs %s" % (a.ovs_vswitchd, result["ovs_config"]["dpdk_extra"],
                                                                      result["ovs_config"]["devargs"])
@@ -322,7 +323,8 @@ def run_one(a, pcap, packets, flows, rep, workdir, shim):
         result["error"] = "%s: %s" % (type(e).__name__, e)
     finally:
         shutil.rmtree("/var/run/dpdk/" + prefix, ignore_errors=True)
-    result["exit"] = 0 if "error" not in result else 1
+    # ovs-vswitchd's exit status (-15: ended by the SIGTERM of stop(), as it should be)
+    result["exit"] = ovs.vswitchd.returncode if ovs.vswitchd else None
     return result
 
 
