@@ -108,7 +108,9 @@ def heap_bytes(flows):
 
 def eal_args(a, packets, prefix):
     huge_dir = getattr(a, "huge_dir", None)
-    # --legacy-mem without hugepages: ovs-vswitchd otherwise adds options EAL refuses with --no-huge.
+    # ovs-vswitchd appends --in-memory unless it sees --legacy-mem (checked in its log's "EAL ARGS"):
+    # with hugepages EAL then maps them without files in huge_dir; --no-huge refuses --in-memory, so
+    # there --legacy-mem keeps it out.
     pages = ["--huge-dir", huge_dir, "--huge-unlink"] if huge_dir else ["--no-huge", "--legacy-mem"]
     return pages + ["-m", str(memory_mb(packets, a.data_room)), "--no-pci", "--file-prefix=" + prefix]
 
