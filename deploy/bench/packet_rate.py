@@ -3,7 +3,7 @@
 
 For each flow count N: one pcap of N established flows (flows_pcap.py: 60-byte PSH|ACK segments,
 `passes` rounds in fresh random orders, no handshakes, so flowcop picks flows up loosely), replayed
-by DPDK's pcap vdev with infinite_rx=1. Three programs read it, one at a time, each with its polling
+by DPDK's pcap vdev with infinite_rx=1. Four programs read it, one at a time, each with its polling
 lcore on the same CPU and the same mbuf geometry:
   flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
   rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
@@ -344,7 +344,7 @@ def main(argv):
         print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
     done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
     settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice",
-                                           "huge_dir")}
+                                           "huge_dir", "ovs_forward", "ovs_config")}
     for n in flows_list:
         packets = n * a.passes
         # Each program runs alone: one that does not fit is skipped at this size, the others run.
