@@ -5,7 +5,8 @@ One run: a private OVS (ovs_private.py: own database, run directory and network 
   other_config  dpdk-init=true, pmd-cpu-mask = the polling CPU only (one PMD thread: per-core),
                 dpdk-extra = the EAL memory options packet_rate.py gives flowcop and testpmd
                 (hugepages or --no-huge, -m, --no-pci, --file-prefix), everything else OVS's default
-                (EMC, SMC off, 10 s max-idle, conntrack timeouts: TCP established 24 h);
+                (EMC on, SMC off, 10 s max-idle, conntrack timeouts: TCP established 24 h) unless
+                --ovs-config KEY=VALUE adds settings;
   a netdev bridge br0 (fail-mode secure) with one port p0 of type dpdk whose dpdk-devargs are the
   very vdev the others read: net_pcap0,rx_pcap=CAPTURE,infinite_rx=1;
   the OpenFlow rules of a stateful firewall, every IP packet through conntrack:
@@ -30,7 +31,7 @@ EMC and megaflow hits, processing cycles per packet) and the OpenFlow rules' pac
 has a problem (reported, never hidden) unless conntrack holds exactly N connections, every packet of
 the window hit the +est rule (none +new, +inv or other) and the PMD received what the port delivered.
 
-Standalone, one size, e.g. a check at small scale (the sweep: packet_rate.py --tools ...,ovs):
+Standalone, one size, e.g. a check at small scale (the sweep: packet_rate.py, where ovs is a default tool):
     /usr/bin/python3 deploy/bench/ovs_peer.py --flows 10000 --window 2
 Needs root and Debian's openvswitch-switch-dpdk (apt-get install openvswitch-switch-dpdk; its
 postinst tries to start the system service, which this never uses) and a C++ compiler.
