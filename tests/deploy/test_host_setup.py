@@ -56,6 +56,15 @@ class Host:
         return open(p).read().splitlines() if os.path.exists(p) else None
 
 
+def readable_copy(path, tmp):
+    """A copy of path in tmp that every user can read (and tmp, made by mkdtemp as 0700, enterable)."""
+    os.chmod(tmp, 0o755)
+    copy = os.path.join(tmp, os.path.basename(path))
+    shutil.copy(path, copy)
+    os.chmod(copy, 0o755)
+    return copy
+
+
 def would(out):
     return [l[len("would run: "):] for l in out.splitlines() if l.startswith("would run: ")]
 
@@ -98,9 +107,12 @@ def test_real_run_needs_root():
     if os.geteuid() != 0 or not setpriv:
         raise Skip("needs root and setpriv to run the script as another user")
     with Host() as h:
-        p = subprocess.run([setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", SCRIPT,
+        # nobody runs a copy: a root user's checkout lives in root's home (mode 0700), which nobody
+        # cannot enter, and the copy is the same script.
+        script = readable_copy(SCRIPT, h.tmp)
+        p = subprocess.run([setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", script,
                             "--nic", A, "--lcores", "8", "--state-dir", h.fake.state_dir],
-                           env=h.fake.env(), capture_output=True, text=True, timeout=30)
+                           env=h.fake.env(), capture_output=True, text=True, timeout=30, cwd="/")
         check(p.returncode == 1 and "must run as root" in p.stderr and "--dry-run" in p.stderr, p.stderr)
         check(h.fake.calls() == [], f"tools ran: {h.fake.calls()}")
 

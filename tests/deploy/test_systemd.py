@@ -219,13 +219,20 @@ def test_the_binary_runs_the_env_file_options_as_the_unit_would():
     url = f"http://127.0.0.1:{port}/metrics"
     runtime = os.path.join(tmp, "run")
     os.mkdir(runtime, 0o750)
-    cmd = [EXE, "--no-huge", "-m", "512", "--no-pci", "-l", "0", f"--file-prefix={prefix}",
-           f"--vdev=net_pcap0,rx_pcap={PCAP}"] + eal + ["--"] + opts + ["--metrics-addr", f"127.0.0.1:{port}"]
     setpriv = shutil.which("setpriv")
     as_unit = os.geteuid() == 0 and setpriv is not None
+    exe, pcap = EXE, PCAP
     if as_unit:
         os.chown(runtime, 65534, 65534)
         os.chmod(tmp, 0o755)
+        # The unprivileged user gets copies of the binary and the capture: a root user's checkout lives
+        # in root's home (mode 0700), which that user cannot enter (nor does the installed unit read it).
+        exe, pcap = shutil.copy(EXE, tmp), shutil.copy(PCAP, tmp)
+        for path in (exe, pcap):
+            os.chmod(path, 0o755)
+    cmd = [exe, "--no-huge", "-m", "512", "--no-pci", "-l", "0", f"--file-prefix={prefix}",
+           f"--vdev=net_pcap0,rx_pcap={pcap}"] + eal + ["--"] + opts + ["--metrics-addr", f"127.0.0.1:{port}"]
+    if as_unit:
         cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs", "--bounding-set=-all",
                "--inh-caps=-all"] + cmd
     log = os.path.join(tmp, "stderr")
