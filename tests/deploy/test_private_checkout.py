@@ -32,7 +32,7 @@ EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 # ({exe}, {repo} and {build} stand for the copy's binary, source root and build directory) and its
 # meson timeout in seconds (tests/deploy/meson.build gives this test their sum and a margin).
 PRIVILEGE_DROPPING = {
-    "tests/deploy/test_host_setup.py": (["{repo}"], 60),
+    "tests/deploy/test_host_setup.py": (["{repo}"], 240),
     "tests/deploy/test_systemd.py": (["{exe}", "{repo}"], 90),
     "tests/hostile/test_exposure.py": (["{exe}", "{build}/tests/hostile/tmp/exposure", "{repo}"], 60),
 }
