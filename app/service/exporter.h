@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The Prometheus exporter: prometheus-cpp's pull Exposer serving /metrics at
 // --metrics-addr (loopback by default), with one custom Collectable that reads
-// flowcop's plain per-lcore counters at scrape time. Per-lcore values carry
-// lcore="N", port values port="N",name="<device>". Names follow the Prometheus
+// flowcop's plain per-lcore counters at scrape time: every stats row with a
+// Prometheus name (stats_rows.h) over the stats view, in row order, then
+// flowcop_config_info and flowcop_up from the Control interface. Per-lcore values
+// carry lcore="N", port values port="N",name="<device>". Names follow the Prometheus
 // conventions (base units, _total counters; prometheus-cpp 1.0 appends no
 // suffix, the names here are final) and pass `promtool check metrics`
 // (tests/app/test_metrics_scrape.py). app/operations.md says what each one means.
@@ -11,12 +13,12 @@
 // never on a worker lcore, and costs the data plane nothing per packet. A scrape
 // never takes a lock the data plane waits on:
 //   - flow-table and worker counters and histograms are single-writer fields read
-//     with relaxed loads (conntrack/relaxed.h): no lock, no fence, no shard lock;
+//     with relaxed loads (stats/relaxed.h): no lock, no fence, no shard lock;
 //   - event-writer statistics are relaxed atomic loads;
 //   - port counters come from rte_eth_stats_get(), which reads the PMD's per-queue
 //     counters (pcap, ring, af_packet, null) or device registers, never a lock taken
 //     by rx/tx bursts;
-//   - flowcop_config_info reads Service::current_options(), whose mutex only the
+//   - flowcop_config_info reads Control::current_options(), whose mutex only the
 //     control plane (this exporter and /flowcop/set) ever takes;
 //   - prometheus-cpp's own collectables mutex is taken only by its HTTP threads.
 // Values read in one scrape are not a single snapshot: a flow created and
@@ -24,11 +26,12 @@
 // so created == sum(expired) + active holds exactly only while the lcore is idle
 // (flows_active is clamped at 0 rather than wrapping).
 //
-// Lifetime: the Exporter must be destroyed before the Service's workers and
-// ports (Service's destructor does so); until then it keeps serving, and
-// flowcop_up reports 0 once the data plane has stopped.
+// Lifetime: the Exporter must be destroyed before the view's workers and ports
+// and the Control (Service's destructor does so); until then it keeps serving,
+// and flowcop_up reports 0 once the data plane has stopped.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,8 +41,9 @@ class Exposer;
 
 namespace flowcop::app {
 
-class Service;
+class Control;
 class Collector;
+struct StatsView;
 
 class Exporter {
 public:
@@ -48,11 +52,12 @@ public:
     // served while fewer than kHttpThreads such connections are open.
     static constexpr unsigned kHttpThreads = 4;
     static constexpr unsigned kRequestTimeoutMs = 2000;
-    // Binds and starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
-    static std::unique_ptr<Exporter> start(const Service& s, std::string& error);
+    // Binds host:port (host an IPv4 or IPv6 literal without brackets; port 0 = any free one) and
+    // starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
+    static std::unique_ptr<Exporter> start(const StatsView& view, const Control& control, const std::string& host,
+                                           uint16_t port, std::string& error);
     ~Exporter();
-    // "http://HOST:PORT/metrics" with the port actually bound, or "" if no exporter runs.
-    static std::string where(const Service& s);
+    // "http://HOST:PORT/metrics" with the port actually bound.
     const std::string& url() const noexcept { return _url; }
 
 private:

@@ -7,6 +7,7 @@
 #include "telemetry.h"
 
 #include <flowgen/flowgen.h>
+#include <stats/relaxed.h>
 #include <tcpstate/tcp_state.h>
 
 #include <rte_ethdev.h>
@@ -51,10 +52,53 @@ Options Service::current_options() const
     return _current;
 }
 
-void Service::update_options(const Options& o)
+int Service::kill(const packet::FlowKey& key)
 {
+    Command c;
+    c.type = Command::Type::kill;
+    c.key = key;
+    return broadcast(c);
+}
+
+bool Service::apply(const Options& o)
+{
+    Command budgets;
+    budgets.type = Command::Type::set_budgets;
+    budgets.fire_budget = o.timeout_budget;
+    budgets.visit_budget_factor = o.visit_budget_factor;
+    Command timeouts;
+    timeouts.type = Command::Type::set_timeouts;
+    timeouts.timeouts = timeouts_from(o);
+    timeouts.active_timeout_s = o.active_timeout_s;
+    if (broadcast(budgets) < 0 || broadcast(timeouts) < 0)
+        return false;
     std::lock_guard<std::mutex> g(_current_mu);
     _current = o;
+    return true;
+}
+
+size_t Service::snapshot(size_t worker, const conntrack::SnapshotFilter& filter, conntrack::FlowSnapshot* out,
+                         size_t max) const
+{
+    return worker < _tables.size() ? _tables[worker]->snapshot(filter, out, max) : 0;
+}
+
+void Service::build_stats_view()
+{
+    for (size_t w = 0; w < _workers.size(); ++w) {
+        LcoreView v;
+        v.lcore = _workers[w]->lcore();
+        v.table = &_tables[w]->counters();
+        v.worker = &_workers[w]->stats();
+        v.capacity = _tables[w]->capacity();
+        v.memory_bytes = _tables[w]->memory_bytes();
+        v.events = _events.get();
+        v.events_producer = unsigned(w);
+        _view.lcores.push_back(v);
+    }
+    uint16_t p;
+    RTE_ETH_FOREACH_DEV(p)
+    _view.ports.push_back({p, _plan.port_name(p)});
 }
 
 Service::~Service()
@@ -150,12 +194,13 @@ StartError Service::start()
         _workers.push_back(std::move(worker));
     }
 
+    build_stats_view();
     if (_opt.metrics_enabled) {
-        _exporter = Exporter::start(*this, error);
+        _exporter = Exporter::start(_view, *this, _opt.metrics_host, _opt.metrics_port, error);
         if (!_exporter)
             return {2, format_flag_error("--metrics-addr", error)};
     }
-    _telemetry = std::make_unique<Telemetry>(*this);
+    _telemetry = std::make_unique<Telemetry>(_view, *this);
     return {};
 }
 
@@ -206,7 +251,7 @@ int Service::run()
     if (_flowgen)
         _flowgen->start();
     if (!_opt.quiet)
-        print_startup(*this);
+        print_startup(_opt, _plan, _pool, _exporter ? _exporter->url() : std::string());
     _running.store(true, std::memory_order_release);
     const auto t0 = std::chrono::steady_clock::now();
 
@@ -229,13 +274,13 @@ int Service::run()
         _events->stop_and_flush();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!_opt.quiet)
-        print_summary(secs);
+        print_summary(_view, _opt.mode, secs);
     return 0;
 }
 
 void Service::housekeeping()
 {
-    StatusLine status(*this, !_opt.quiet);
+    StatusLine status(_view, !_opt.quiet);
     const uint64_t idle_cycles = _clock.cycles_from_ns(uint64_t(_opt.stop_when_idle_ms) * 1'000'000);
     const uint64_t started = rte_rdtsc();
     while (!_quit.load(std::memory_order_relaxed)) {
@@ -245,16 +290,11 @@ void Service::housekeeping()
             continue;
         uint64_t last = started;
         for (auto& w : _workers)
-            last = std::max(last, conntrack::load_relaxed(w->stats().last_rx_tsc));
+            last = std::max(last, stats::load_relaxed(w->stats().last_rx_tsc));
         if (rte_rdtsc() - last >= idle_cycles)
             _quit.store(true, std::memory_order_relaxed);
     }
     status.finish();
-}
-
-void Service::print_summary(double seconds) const
-{
-    app::print_summary(*this, seconds);
 }
 
 } // namespace flowcop::app

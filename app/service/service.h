@@ -3,9 +3,11 @@
 //
 // start() builds the data plane in dependency order — mbuf pool, the synthetic
 // port if asked, ports and the lcore plan, the event writer, one flow table and
-// one worker per polling lcore, the exporter and the telemetry commands — and
-// fails with one clear sentence (exit code 2 for configuration errors, 1 for
-// runtime failures) before any packet is read. run() launches the workers (the
+// one worker per polling lcore, the stats view over them (stats_view.h), the
+// exporter and the telemetry commands — and fails with one clear sentence (exit
+// code 2 for configuration errors, 1 for runtime failures) before any packet is
+// read. The exporter, telemetry and the status line get the stats view and the
+// Control interface the service implements (control.h), never the Service. run() launches the workers (the
 // main lcore is worker 0) and a housekeeping thread (live status line, idle
 // stop), and returns once a signal, --stop-when-idle-ms or a failure stopped
 // them. Stopping is orderly: RX stops, every open flow is reported destroyed
@@ -14,8 +16,10 @@
 #pragma once
 
 #include "clock.h"
+#include "control.h"
 #include "options.h"
 #include "ports.h"
+#include "stats_view.h"
 #include "worker.h"
 
 #include <conntrack/flow_table.h>
@@ -47,34 +51,32 @@ struct StartError {
     std::string message;
 };
 
-class Service {
+class Service final : public Control {
 public:
     explicit Service(const Options& opt);
-    ~Service();
+    ~Service() override;
     StartError start();
     int run();
     void request_stop() noexcept { _quit.store(true, std::memory_order_relaxed); }
 
-    // Read-only views for the exporter and telemetry (any thread).
-    const Options& options() const noexcept { return _opt; }
-    const std::vector<std::unique_ptr<Worker>>& workers() const noexcept { return _workers; }
-    const events::Writer* events() const noexcept { return _events.get(); }
-    const PortPlan& plan() const noexcept { return _plan; }
-    const TscClock& clock() const noexcept { return _clock; }
-    // The packet mbuf pool (nullptr before start() created it).
-    rte_mempool* pool() const noexcept { return _pool; }
-    const Exporter* exporter() const noexcept { return _exporter.get(); }
-    // The configuration as changed at run time by /flowcop/set (control plane).
-    Options current_options() const;
-    void update_options(const Options& o);
-    bool running() const noexcept { return _running.load(std::memory_order_acquire); }
+    // Control (any control-plane thread).
+    bool running() const noexcept override { return _running.load(std::memory_order_acquire); }
+    Options current_options() const override;
+    uint64_t now_ns() const noexcept override { return _clock.now_ns(); }
+    int kill(const packet::FlowKey& key) override;
+    bool apply(const Options& o) override;
+    size_t snapshot(size_t worker, const conntrack::SnapshotFilter& filter, conntrack::FlowSnapshot* out,
+                    size_t max) const override;
+
+    // What every reader of the counters iterates; complete once start() has succeeded.
+    const StatsView& stats_view() const noexcept { return _view; }
+
+private:
     // Posts a command to every worker and waits for all of them (control plane only).
     // Returns the sum of the results, or -1 if some worker did not answer in time.
     int broadcast(const Command& cmd);
-
-private:
+    void build_stats_view();
     void housekeeping();
-    void print_summary(double seconds) const;
 
     Options _opt;
     mutable std::mutex _current_mu;
@@ -86,6 +88,7 @@ private:
     std::unique_ptr<events::Writer> _events;
     std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
     std::vector<std::unique_ptr<Worker>> _workers;
+    StatsView _view;
     std::unique_ptr<Exporter> _exporter;
     std::unique_ptr<Telemetry> _telemetry;
     std::atomic<bool> _quit{false};

@@ -2,37 +2,46 @@
 // What a person at the terminal sees: the startup lines, a one-line live status
 // refreshed every second (only when stderr is a TTY and not --quiet), and the
 // summary at exit. All of it goes to stderr, so `--events -` keeps stdout pure
-// JSON lines. Reads counters with relaxed loads; never touches the data plane.
+// JSON lines. Every number is a total of a stats row (stats_rows.h) over the stats
+// view, read with relaxed loads; nothing here touches the data plane or sums
+// counters of its own.
 #pragma once
+
+#include "options.h"
+#include "port_plan.h"
+#include "stats_view.h"
 
 #include <chrono>
 #include <cstdint>
+#include <span>
+#include <string>
+
+struct rte_mempool;
 
 namespace flowcop::app {
 
-class Service;
-
-struct Totals {
-    uint64_t rx_packets = 0, tx_packets = 0, tx_dropped = 0, no_timestamp = 0;
-    uint64_t flows_active = 0, flows_created = 0, flows_expired = 0;
-    uint64_t cop_passes = 0, cop_visited = 0, cop_fired = 0, cop_budget_exhausted = 0, cop_lock_failures = 0;
-};
-Totals totals(const Service& s);
-
 class StatusLine {
 public:
-    StatusLine(const Service& s, bool enabled);
+    StatusLine(const StatsView& view, bool enabled);
     void tick();   // call often; prints at most once a second
     void finish(); // ends the line so the summary starts on its own
 private:
-    const Service& _s;
+    struct Reading {
+        uint64_t rx_packets = 0, flows_active = 0, flows_expired = 0, cop_visited = 0, cop_budget_exhausted = 0;
+    };
+    Reading read() const;
+    const StatsView& _view;
     bool _enabled;
     bool _printed = false;
-    Totals _last;
+    Reading _last;
     std::chrono::steady_clock::time_point _last_at;
 };
 
-void print_startup(const Service& s);
-void print_summary(const Service& s, double seconds);
+// The stats rows (telemetry keys) the status line and the summary read: each must exist.
+std::span<const char* const> status_keys();
+
+// pool may be nullptr; metrics_url "" when no exporter runs.
+void print_startup(const Options& o, const PortPlan& plan, rte_mempool* pool, const std::string& metrics_url);
+void print_summary(const StatsView& view, Mode mode, double seconds);
 
 } // namespace flowcop::app

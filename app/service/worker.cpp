@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "worker.h"
 
-#include <conntrack/relaxed.h>
 #include <packet/packet_mbuf.h>
+#include <stats/relaxed.h>
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -12,8 +12,8 @@
 
 namespace flowcop::app {
 
-using conntrack::bump;
-using conntrack::store_relaxed;
+using stats::bump;
+using stats::store_relaxed;
 
 std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock,
                                        TimestampField ts, const WorkerSettings& settings, std::string& error)

@@ -12,13 +12,14 @@
 // later, which would delay every tick queued behind the over-full bucket.
 //
 // Nothing on this path allocates, locks a contended lock, logs or makes a
-// syscall. WorkerStats are single-writer fields read by other threads.
+// syscall. WorkerStats (worker_stats.h) are single-writer fields read by other threads.
 #pragma once
 
 #include "clock.h"
 #include "commands.h"
 #include "options.h"
 #include "ports.h"
+#include "worker_stats.h"
 
 #include <conntrack/flow_table.h>
 
@@ -42,15 +43,6 @@ struct WorkerSettings {
     uint64_t check_interval_ns = 1'000'000'000;
     uint64_t fire_budget = 128;
     uint32_t visit_budget_factor = 16;
-};
-
-struct alignas(64) WorkerStats {
-    uint64_t rx_packets = 0;
-    uint64_t tx_packets = 0;
-    uint64_t tx_dropped = 0;   // inline: the peer port's TX queue was full
-    uint64_t no_timestamp = 0; // --clock packet: packets without a timestamp (time did not move)
-    uint64_t last_rx_tsc = 0;  // TSC of the last burst that carried packets
-    uint64_t now_ns = 0;       // the lcore's clock at its last turn
 };
 
 class Worker {

@@ -11,15 +11,23 @@
 // flows, at every point the owner is between bursts.
 #pragma once
 
-#include <conntrack/histogram.h>
 #include <conntrack/reason.h>
-#include <conntrack/relaxed.h>
 #include <packet/packet.h>
+#include <stats/histogram.h>
+#include <stats/relaxed.h>
 
 #include <array>
 #include <cstdint>
 
 namespace flowcop::conntrack {
+
+// The single-writer vocabulary is lib/stats'; the table's sources use it unqualified.
+using stats::bump;
+using stats::Histogram;
+using stats::load_acquire;
+using stats::load_relaxed;
+using stats::store_relaxed;
+using stats::store_release;
 
 struct alignas(64) Counters {
     // Every packet handed to the table, by parser verdict.

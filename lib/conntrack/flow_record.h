@@ -7,7 +7,7 @@
 // the hash's key store (rte_hash_get_key_with_position recovers it).
 //
 // Ownership: the owning lcore writes every field. Fields other threads read
-// (listing, snapshot) are accessed through relaxed.h; `flags` carries kInUse,
+// (listing, snapshot) are accessed through stats/relaxed.h; `flags` carries kInUse,
 // which the owner sets with release order after the record and its key are
 // complete and clears only while holding the record's shard lock, so a reader
 // holding that lock sees either a whole flow or no flow.

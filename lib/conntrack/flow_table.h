@@ -7,7 +7,7 @@
 // accessors at any time. The synchronisation between them is one spinlock per
 // shard of kShardSize records:
 //   - updating a live flow (the per-packet path) takes no lock: the fields
-//     readers look at are single-writer relaxed atomics (relaxed.h);
+//     readers look at are single-writer relaxed atomics (stats/relaxed.h);
 //   - ending a flow's lifetime (expiry, eviction, reopen, shutdown) takes the
 //     flow's shard lock, so a reader holding that lock sees whole flows only;
 //   - the inactivity cop must not block, so it only try-locks the shard of a

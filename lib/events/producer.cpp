@@ -22,13 +22,6 @@ uint32_t next_pow2(uint32_t v) noexcept
     return p;
 }
 
-// Single-writer counter bump: the owner is the only thread that stores, so load+store (plain movs on
-// x86) is exact, and readers on other threads see a value that is at worst slightly stale.
-void bump(std::atomic<uint64_t>& c) noexcept
-{
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
 } // namespace
 
 int Producer::init(unsigned index, unsigned ring_events) noexcept
@@ -63,11 +56,11 @@ Producer::~Producer()
 
 bool Producer::emit(const Event& e) noexcept
 {
-    bump(_produced);
+    stats::bump(_produced);
     // The ring API takes a non-const pointer but only reads the object on enqueue.
     if (rte_ring_sp_enqueue_elem(_ring, const_cast<Event*>(&e), sizeof(Event)) == 0)
         return true;
-    bump(_dropped_full);
+    stats::bump(_dropped_full);
     return false;
 }
 

@@ -5,15 +5,16 @@
 // Ownership: a Writer creates and owns its Producers and their rings; a Producer lives exactly as long
 // as its Writer. Threading: only the owning lcore calls emit() on a given Producer (single producer);
 // only the writer thread dequeues (single consumer). produced() and dropped_full() may be read from any
-// thread: the owner updates them with relaxed load+store (it is the only writer, so no read-modify-write
-// atomic and no locked instruction is needed on the hot path) and readers do relaxed loads.
+// thread: they are single-writer fields (stats/relaxed.h): the owner bumps them with a relaxed
+// load+store (no read-modify-write atomic, no locked instruction on the hot path) and readers do
+// relaxed loads.
 // Degraded behaviour: emit() never blocks and never allocates; when the ring is full the event is
 // dropped and counted. Invariant: produced() == accepted + dropped_full(), and once the Writer has
 // flushed, Writer::stats() satisfies written + dropped_full + dropped_write == produced().
-#include <atomic>
 #include <cstdint>
 
 #include <events/event.h>
+#include <stats/relaxed.h>
 
 struct rte_ring;
 
@@ -30,8 +31,8 @@ public:
     // Copies `e` into the ring. @return false (and dropped_full() grows) when the ring is full.
     bool emit(const Event& e) noexcept;
 
-    uint64_t produced() const noexcept { return _produced.load(std::memory_order_relaxed); }
-    uint64_t dropped_full() const noexcept { return _dropped_full.load(std::memory_order_relaxed); }
+    uint64_t produced() const noexcept { return stats::load_relaxed(_produced); }
+    uint64_t dropped_full() const noexcept { return stats::load_relaxed(_dropped_full); }
 
 private:
     friend class Writer;
@@ -41,16 +42,16 @@ private:
 
     // Cache line written by the owning lcore.
     rte_ring* _ring = nullptr;
-    std::atomic<uint64_t> _produced{0};
-    std::atomic<uint64_t> _dropped_full{0};
+    uint64_t _produced = 0;
+    uint64_t _dropped_full = 0;
     void* _ring_mem = nullptr; // owned; freed by ~Producer
 
     // Cache line written only by the writer thread, kept apart so the lcore's line never bounces.
     struct alignas(64) Drained {
         rte_ring* ring = nullptr; // copy of _ring, read without touching the lcore's line
-        std::atomic<uint64_t> written{0};
-        std::atomic<uint64_t> dropped_write{0};
-        std::atomic<uint64_t> write_errors{0};
+        uint64_t written = 0;
+        uint64_t dropped_write = 0;
+        uint64_t write_errors = 0;
     } _drained;
 };
 

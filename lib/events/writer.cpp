@@ -24,11 +24,6 @@ constexpr unsigned kBurst = 64;
 constexpr unsigned kMaxProducers = 1u << 16;  // producer ids are stored as uint16_t in the batch
 constexpr unsigned kMaxRingEvents = 1u << 24; // 2 GB of ring per lcore: surely a unit mistake
 
-void bump(std::atomic<uint64_t>& c, uint64_t by = 1) noexcept
-{
-    c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
-}
-
 // Runs `body` on a new thread with every signal blocked, so the thread never runs a signal handler
 // and a write to a closed pipe returns EPIPE instead of raising SIGPIPE.
 template <typename F>
@@ -95,9 +90,8 @@ Producer& Writer::producer(unsigned i) noexcept
 WriterStats Writer::stats(unsigned producer) const noexcept
 {
     const Producer& p = _producers[producer];
-    return WriterStats{p._drained.written.load(std::memory_order_relaxed), p.dropped_full(),
-                       p._drained.dropped_write.load(std::memory_order_relaxed),
-                       p._drained.write_errors.load(std::memory_order_relaxed)};
+    return WriterStats{stats::load_relaxed(p._drained.written), p.dropped_full(),
+                       stats::load_relaxed(p._drained.dropped_write), stats::load_relaxed(p._drained.write_errors)};
 }
 
 void Writer::start()
@@ -156,7 +150,7 @@ bool Writer::drain(unsigned p) noexcept
                 continue;
             flush();
             if (!_batch->add(ev[i], static_cast<uint16_t>(p)))
-                bump(_producers[p]._drained.dropped_write); // unformattable even in an empty batch
+                stats::bump(_producers[p]._drained.dropped_write); // unformattable even in an empty batch
         }
         taken += n;
         if (n < kBurst)
@@ -181,16 +175,16 @@ void Writer::flush() noexcept
     const size_t n = _batch->lines();
     size_t i = 0;
     for (; i < n && _batch->line(i).end <= r.done; ++i)
-        bump(_producers[_batch->line(i).producer]._drained.written);
+        stats::bump(_producers[_batch->line(i).producer]._drained.written);
     if (i < n) {
         const uint32_t line_start = i == 0 ? 0 : _batch->line(i - 1).end;
         if (r.done > line_start)
             _partial_line = true;
         for (; i < n; ++i) {
             const uint16_t p = _batch->line(i).producer;
-            bump(_producers[p]._drained.dropped_write);
+            stats::bump(_producers[p]._drained.dropped_write);
             if (!_hit[p])
-                bump(_producers[p]._drained.write_errors);
+                stats::bump(_producers[p]._drained.write_errors);
             _hit[p] = 1;
         }
         std::fill(_hit.begin(), _hit.end(), 0);

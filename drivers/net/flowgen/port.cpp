@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <flowgen/port.h>
 
+#include <stats/relaxed.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -179,14 +181,14 @@ void Port::publish() noexcept
                                           s.flows_idle,   s.wave_flows,       s.virtual_now_us, s.finished,
                                           s.active_flows, s.arrivals_dropped, s.alloc_failures, s.tx_freed};
     for (unsigned i = 0; i < kPublishedFields; ++i)
-        _published[i].store(v[i], std::memory_order_relaxed);
+        stats::store_relaxed(_published[i], v[i]);
 }
 
 Stats Port::stats() const noexcept
 {
     uint64_t v[kPublishedFields];
     for (unsigned i = 0; i < kPublishedFields; ++i)
-        v[i] = _published[i].load(std::memory_order_relaxed);
+        v[i] = stats::load_relaxed(_published[i]);
     Stats s;
     s.packets = v[0];
     s.flows_started = v[1];

@@ -87,9 +87,10 @@ private:
     int64_t _anchor_wall_ns = 0;
     uint64_t _anchor_virtual_us = 0;
 
-    // Published by the thread after each burst, read by stats().
+    // Published by the thread after each burst, read by stats(): single-writer fields
+    // (stats/relaxed.h), the project's one vocabulary for counters other threads read.
     static constexpr unsigned kPublishedFields = 12;
-    alignas(64) std::array<std::atomic<uint64_t>, kPublishedFields> _published{};
+    alignas(64) std::array<uint64_t, kPublishedFields> _published{};
 };
 
 } // namespace flowcop::flowgen

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Single-writer fields that other threads may read.
+// Single-writer fields that other threads may read: flowcop's one vocabulary for counters.
 //
-// A flow record or counter has exactly one writer: the lcore that owns it. The
-// exporter and the control plane read it concurrently. Accessing such a field
-// through these helpers makes every access atomic (so there is no data race and
-// no torn 64-bit value) while compiling to plain loads and stores on x86: no
-// lock prefix, no fence. bump() is load+store, not an atomic read-modify-write,
-// which is correct only because there is one writer.
+// A counter, a histogram bucket or a flow record field has exactly one writer: the lcore (or the
+// thread) that owns it. The exporter, telemetry and the status line read it concurrently. Accessing
+// such a field through these helpers makes every access atomic (so there is no data race and no
+// torn 64-bit value) while compiling to plain loads and stores on x86: no lock prefix, no fence.
+// bump() is load+store, not an atomic read-modify-write, which is correct only because there is one
+// writer; a field two threads write must not use it. Plain fields, not std::atomic: the owner's
+// struct stays trivially copyable and cache-line laid out as written.
 #pragma once
 
-namespace flowcop::conntrack {
+namespace flowcop::stats {
 
 // T is an integer or a small trivially copyable struct (the TCP tracker):
 // the generic builtins are lock-free for sizes 1, 2, 4 and 8.
@@ -47,4 +48,4 @@ inline void bump(T& field, T by = 1) noexcept
     store_relaxed(field, static_cast<T>(load_relaxed(field) + by));
 }
 
-} // namespace flowcop::conntrack
+} // namespace flowcop::stats

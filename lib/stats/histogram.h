@@ -6,16 +6,17 @@
 // two relaxed stores: no allocation, no atomic read-modify-write. Readers see
 // per-bucket counts (not cumulative); the exporter turns them into Prometheus'
 // cumulative buckets. Bounds are in the unit the owner observes (nanoseconds
-// for flowcop) and are fixed at construction.
+// for every flowcop histogram: stats/family.h exports them in seconds) and are
+// fixed at construction; bounds beyond kMaxBounds are ignored.
 #pragma once
 
-#include <conntrack/relaxed.h>
+#include <stats/relaxed.h>
 
 #include <array>
 #include <cstdint>
 #include <initializer_list>
 
-namespace flowcop::conntrack {
+namespace flowcop::stats {
 
 class Histogram {
 public:
@@ -59,4 +60,4 @@ private:
     unsigned _n_bounds = 0;
 };
 
-} // namespace flowcop::conntrack
+} // namespace flowcop::stats

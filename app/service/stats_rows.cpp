@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The rows. Order is /metrics order; each read() is one relaxed load (or a sum of a few).
+#include "stats_rows.h"
+
+#include <conntrack/reason.h>
+#include <packet/verdict.h>
+#include <stats/relaxed.h>
+
+namespace flowcop::app {
+namespace {
+
+using stats::Family;
+using stats::Index;
+using stats::Kind;
+using stats::Label;
+using stats::load_relaxed;
+
+using Lcore = Family<LcoreView>;
+using Port = Family<PortSample>;
+
+// flowcop_packets_total's result label: the four outcomes of tracking a TCP packet, then every
+// other parser verdict (tcp itself is the sum of the four).
+constexpr unsigned kTcpResults = 4;
+constexpr const char* kTcpResultNames[kTcpResults] = {"tracked", "tcp_invalid_for_state", "tcp_no_flow",
+                                                      "tcp_table_full"};
+constexpr unsigned kResultCount = kTcpResults + packet::kVerdictCount - 1;
+
+packet::Verdict untracked_verdict(unsigned i) noexcept
+{
+    const unsigned v = i - kTcpResults; // the verdicts other than tcp, in enum order
+    return static_cast<packet::Verdict>(v >= unsigned(packet::Verdict::tcp) ? v + 1 : v);
+}
+
+const char* result_name(unsigned i) noexcept
+{
+    return i < kTcpResults ? kTcpResultNames[i] : packet::verdict_name(untracked_verdict(i));
+}
+
+uint64_t read_result(const LcoreView& v, Index idx) noexcept
+{
+    const conntrack::Counters& c = *v.table;
+    switch (idx[0]) {
+    case 0: return load_relaxed(c.tcp_tracked);
+    case 1: return load_relaxed(c.tcp_invalid);
+    case 2: return load_relaxed(c.tcp_no_flow);
+    case 3: return load_relaxed(c.tcp_table_full);
+    default: return load_relaxed(c.packets_by_verdict[unsigned(untracked_verdict(idx[0]))]);
+    }
+}
+
+constexpr Label kReason{"reason", conntrack::kReasonCount,
+                        [](unsigned i) noexcept { return conntrack::reason_name(conntrack::Reason(i)); }};
+constexpr Label kResult{"result", kResultCount, result_name};
+constexpr Label kVerdict{"verdict", packet::kVerdictCount,
+                         [](unsigned i) noexcept { return packet::verdict_name(packet::Verdict(i)); }};
+constexpr Label kTableFull{"reason", 1, [](unsigned) noexcept { return "table_full"; }};
+constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
+constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
+
+const Lcore kLcoreRows[] = {
+    {.prometheus = "flowcop_inactivity_cop_visited_total",
+     .telemetry = "inactivity_cop_visited",
+     .help = "Flows the inactivity cop examined (fired, re-linked or deferred); tracks flows coming due, not flows "
+             "open",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->cop_visited); },
+     .per_source = true},
+    {.prometheus = "flowcop_inactivity_cop_fired_total",
+     .telemetry = "inactivity_cop_fired",
+     .help = "Flows the inactivity cop expired",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->cop_fired); }},
+    {.prometheus = "flowcop_inactivity_cop_budget_exhausted_total",
+     .telemetry = "inactivity_cop_budget_exhausted",
+     .help = "Cop passes stopped by the fire or visit budget with due work left (timeouts firing late)",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->cop_budget_exhausted); },
+     .per_source = true},
+    {.prometheus = "flowcop_inactivity_cop_lock_acquire_failure_total",
+     .telemetry = "inactivity_cop_lock_acquire_failure",
+     .help = "Due flows the cop could not lock (a control-plane reader held the shard); retried next tick",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->cop_lock_failures); },
+     .per_source = true},
+    {.prometheus = "flowcop_inactivity_cop_passes_total",
+     .telemetry = "inactivity_cop_passes",
+     .help = "Inactivity cop passes",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->cop_passes); }},
+    {.prometheus = "flowcop_inactivity_cop_pass_duration_seconds",
+     .telemetry = "inactivity_cop_pass_duration",
+     .help = "Duration of one inactivity cop pass",
+     .kind = Kind::histogram,
+     .histogram = [](const LcoreView& v) noexcept -> const stats::Histogram& { return v.table->cop_pass_ns; }},
+    {.prometheus = "flowcop_timeout_lag_seconds",
+     .telemetry = "timeout_lag",
+     .help = "Expiry time minus the flow's true deadline",
+     .kind = Kind::histogram,
+     .histogram = [](const LcoreView& v) noexcept -> const stats::Histogram& { return v.table->timeout_lag_ns; }},
+    {.prometheus = "flowcop_flows_active",
+     .telemetry = "flows_active",
+     .help = "Flows in the table",
+     .kind = Kind::gauge,
+     .read = [](const LcoreView& v, Index) noexcept { return v.table->active(); },
+     .per_source = true},
+    {.prometheus = "flowcop_flows_capacity",
+     .telemetry = "flows_capacity",
+     .help = "Flows the table can hold (--flows-per-lcore)",
+     .kind = Kind::gauge,
+     .read = [](const LcoreView& v, Index) noexcept { return v.capacity; }},
+    {.prometheus = "flowcop_flows_created_total",
+     .telemetry = "flows_created",
+     .help = "Flows created",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->flows_created); }},
+    {.prometheus = "flowcop_flows_expired_total",
+     .telemetry = "flows_expired",
+     .help = "Flows ended, by reason",
+     .labels = {kReason},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->flows_expired[i[0]]); }},
+    {.prometheus = "flowcop_flows_dropped_total",
+     .telemetry = "flows_dropped",
+     .help = "New flows refused, by reason",
+     .labels = {kTableFull},
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->tcp_table_full); }},
+    {.prometheus = "flowcop_flows_early_drop_attempts_total",
+     .telemetry = "flows_early_drop_attempts",
+     .help = "Times a full table looked for an unassured flow to evict",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->early_drop_attempts); }},
+    {.prometheus = "flowcop_packets_total",
+     .telemetry = "packets",
+     .help = "Packets by what the tracker did with them (tracked, tcp_* outcomes, not tracked protocols, each "
+             "malformed class)",
+     .labels = {kResult},
+     .read = read_result},
+    {.prometheus = "flowcop_flow_table_memory_bytes",
+     .telemetry = "flow_table_memory_bytes",
+     .help = "Memory the flow table allocated (hash, records, wheel)",
+     .kind = Kind::gauge,
+     .read = [](const LcoreView& v, Index) noexcept { return v.memory_bytes; }},
+    {.prometheus = "flowcop_flows_rebased_total",
+     .telemetry = "flows_rebased",
+     .help = "Flows re-armed after a runtime timeout change",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->rebase_visited); }},
+    {.prometheus = "flowcop_events_written_total",
+     .telemetry = "events_written",
+     .help = "Flow events written to --events",
+     .read = [](const LcoreView& v, Index) noexcept { return v.event_stats().written; }},
+    {.prometheus = "flowcop_events_dropped_total",
+     .telemetry = "events_dropped",
+     .help = "Flow events lost: ring_full (the writer fell behind) or write_error (the output failed)",
+     .labels = {kEventDropReason},
+     .read =
+         [](const LcoreView& v, Index i) noexcept {
+             const events::WriterStats s = v.event_stats();
+             return i[0] == 0 ? s.dropped_full : s.dropped_write;
+         }},
+    {.prometheus = "flowcop_events_write_errors_total",
+     .telemetry = "events_write_errors",
+     .help = "Failed writes of the event log",
+     .read = [](const LcoreView& v, Index) noexcept { return v.event_stats().write_errors; }},
+    // Telemetry and the terminal only: the ports' own counters are the Prometheus view of these.
+    {.telemetry = "rx_packets",
+     .help = "Packets the lcore received from its RX queues",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->rx_packets); }},
+    {.telemetry = "tx_packets",
+     .help = "Packets the lcore forwarded (--mode inline)",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->tx_packets); }},
+    {.telemetry = "tx_dropped",
+     .help = "Packets inline mode could not forward: the peer port's TX queue was full (freed)",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->tx_dropped); }},
+    {.telemetry = "packets_without_timestamp",
+     .help = "Packets that carried no RX timestamp under --clock packet (time did not move for them)",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->no_timestamp); }},
+    {.telemetry = "verdict",
+     .help = "Packets by the parser's verdict (tcp is the sum of the four tcp results of packets)",
+     .labels = {kVerdict},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->packets_by_verdict[i[0]]); }},
+};
+
+template <uint64_t rte_eth_stats::*Field>
+uint64_t port_field(const PortSample& p, Index) noexcept
+{
+    return p.counters.*Field;
+}
+
+const Port kPortRows[] = {
+    {.prometheus = "flowcop_port_rx_packets_total",
+     .telemetry = "port_rx_packets",
+     .help = "Packets received by the port",
+     .read = port_field<&rte_eth_stats::ipackets>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_tx_packets_total",
+     .telemetry = "port_tx_packets",
+     .help = "Packets sent by the port",
+     .read = port_field<&rte_eth_stats::opackets>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_rx_bytes_total",
+     .telemetry = "port_rx_bytes",
+     .help = "Bytes received by the port",
+     .read = port_field<&rte_eth_stats::ibytes>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_tx_bytes_total",
+     .telemetry = "port_tx_bytes",
+     .help = "Bytes sent by the port",
+     .read = port_field<&rte_eth_stats::obytes>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_rx_missed_total",
+     .telemetry = "port_rx_missed",
+     .help = "Packets the port dropped because RX was not polled fast enough",
+     .read = port_field<&rte_eth_stats::imissed>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_rx_errors_total",
+     .telemetry = "port_rx_errors",
+     .help = "Erroneous packets received by the port",
+     .read = port_field<&rte_eth_stats::ierrors>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_rx_nombuf_total",
+     .telemetry = "port_rx_nombuf",
+     .help = "RX mbuf allocation failures",
+     .read = port_field<&rte_eth_stats::rx_nombuf>,
+     .per_source = true},
+    {.prometheus = "flowcop_port_tx_errors_total",
+     .telemetry = "port_tx_errors",
+     .help = "Failed transmissions",
+     .read = port_field<&rte_eth_stats::oerrors>,
+     .per_source = true},
+};
+
+} // namespace
+
+std::span<const stats::Family<LcoreView>> lcore_families()
+{
+    return kLcoreRows;
+}
+
+std::span<const stats::Family<PortSample>> port_families()
+{
+    return kPortRows;
+}
+
+metrics::Labels lcore_labels(const LcoreView& v)
+{
+    return {{"lcore", std::to_string(v.lcore)}};
+}
+
+metrics::Labels port_labels(const PortSample& p)
+{
+    return {{"port", std::to_string(p.port)}, {"name", *p.name}};
+}
+
+uint64_t lcore_total(const StatsView& v, const char* key, stats::Index idx, bool all_labels)
+{
+    const Lcore* f = stats::find(lcore_families(), key);
+    if (f == nullptr)
+        return 0;
+    const std::span<const LcoreView> lcores(v.lcores);
+    return all_labels ? stats::total(*f, lcores) : stats::sum(*f, lcores, idx);
+}
+
+} // namespace flowcop::app

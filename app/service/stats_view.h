@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The read-only stats view: what every reader of flowcop's counters iterates.
+//
+// The service builds it once, after start() created the workers, tables and ports, and never
+// changes it; it outlives every reader (exporter, telemetry, status line). An LcoreView points at
+// one worker lcore's single-writer counters and holds what is constant after start; a PortView
+// names one ethdev port. Readers combine the view with the descriptor rows of stats_rows.h, so
+// none of them includes service.h or walks the workers itself.
+//
+// Threading: any thread may read through the view at any time while the service lives; every
+// value is a relaxed load of a field its owner writes (stats/relaxed.h), or a port counter read by
+// `read_port` (rte_eth_stats_get by default: the PMD's per-queue counters or device registers,
+// never a lock an RX or TX burst takes).
+#pragma once
+
+#include "worker_stats.h"
+
+#include <conntrack/counters.h>
+#include <events/writer.h>
+
+#include <rte_ethdev.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flowcop::app {
+
+struct LcoreView {
+    unsigned lcore = 0;
+    const conntrack::Counters* table = nullptr; // the lcore's flow table counters
+    const WorkerStats* worker = nullptr;        // the lcore's own counters
+    uint64_t capacity = 0;                      // --flows-per-lcore
+    uint64_t memory_bytes = 0;                  // what the table allocated at start
+    const events::Writer* events = nullptr;     // nullptr without --events: every event count is 0
+    unsigned events_producer = 0;               // this lcore's producer index in `events`
+
+    events::WriterStats event_stats() const noexcept
+    {
+        return events != nullptr ? events->stats(events_producer) : events::WriterStats{};
+    }
+};
+
+struct PortView {
+    uint16_t port = 0;
+    std::string name; // the device name (net_pcap0, 0000:01:00.0, ...)
+};
+
+// One port's counters as read at one instant, with its labels.
+struct PortSample {
+    uint16_t port = 0;
+    const std::string* name = nullptr;
+    rte_eth_stats counters{};
+};
+
+struct StatsView {
+    std::vector<LcoreView> lcores; // one per worker lcore, in worker order
+    std::vector<PortView> ports;   // every ethdev port, in port id order
+    // Reads one port's counters; false if the port cannot say (it is then left out).
+    bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
+        return rte_eth_stats_get(port, &out) == 0;
+    };
+
+    // Every port's counters, read once each, for one pass of a reader.
+    std::vector<PortSample> port_samples() const
+    {
+        std::vector<PortSample> out;
+        for (const PortView& p : ports) {
+            PortSample s{p.port, &p.name, {}};
+            if (read_port(p.port, s.counters))
+                out.push_back(s);
+        }
+        return out;
+    }
+};
+
+} // namespace flowcop::app

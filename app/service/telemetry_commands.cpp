@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "telemetry_commands.h"
+
+#include "control_parse.h"
+#include "stats_rows.h"
+
+#include <packet/flow_key.h>
+#include <stats/telemetry.h>
+
+#include <rte_telemetry.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace flowcop::app {
+namespace {
+
+// Every string a reply carries goes through here (see telemetry.h: Replies).
+void add_dict_text(rte_tel_data* d, const std::string& key, const std::string& value)
+{
+    rte_tel_data_add_dict_string(d, key.c_str(), reply_text(value, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+}
+
+int reply_error(rte_tel_data* d, const std::string& msg)
+{
+    rte_tel_data_start_dict(d);
+    add_dict_text(d, "error", msg);
+    return 0;
+}
+
+void add_config(rte_tel_data* d, const Options& o)
+{
+    for (const auto& [k, v] : describe(o))
+        add_dict_text(d, k, v);
+}
+
+constexpr char kNotRunning[] = "flowcop is not running";
+
+// One array of u64 under `key`.
+template <typename Get>
+void add_u64_array(rte_tel_data* d, const char* key, size_t n, Get get)
+{
+    rte_tel_data* a = rte_tel_data_alloc();
+    if (a == nullptr)
+        return;
+    rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+    for (size_t i = 0; i < n; ++i)
+        rte_tel_data_add_array_u64(a, get(i));
+    if (rte_tel_data_add_dict_container(d, key, a, 0) != 0)
+        rte_tel_data_free(a);
+}
+
+void add_field(rte_tel_data* a, const std::string& s)
+{
+    rte_tel_data_add_array_string(a, reply_text(s, RTE_TEL_MAX_STRING_LEN - 1).c_str());
+}
+
+// One flow, conntrack -L style: an array of "key=value" strings.
+rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint64_t now)
+{
+    rte_tel_data* a = rte_tel_data_alloc();
+    if (a == nullptr)
+        return nullptr;
+    rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+    uint8_t src[16], dst[16];
+    uint16_t sport, dport;
+    packet::key_endpoints(f.key, f.orig_is_lo, src, sport, dst, dport);
+    char sa[packet::kAddrStrLen], da[packet::kAddrStrLen];
+    packet::format_addr(src, sa, sizeof(sa));
+    packet::format_addr(dst, da, sizeof(da));
+    add_field(a, "lcore=" + std::to_string(lcore));
+    add_field(a, "proto=tcp");
+    add_field(a, std::string("state=") + tcpstate::state_name(f.state));
+    add_field(a, std::string("src=") + sa);
+    add_field(a, "sport=" + std::to_string(sport));
+    add_field(a, std::string("dst=") + da);
+    add_field(a, "dport=" + std::to_string(dport));
+    if (const uint16_t v = packet::key_vlan_outer(f.key))
+        add_field(a, "vlan=" + std::to_string(v));
+    add_field(a, "packets_orig=" + std::to_string(f.packets[0]));
+    add_field(a, "bytes_orig=" + std::to_string(f.bytes[0]));
+    add_field(a, "packets_reply=" + std::to_string(f.packets[1]));
+    add_field(a, "bytes_reply=" + std::to_string(f.bytes[1]));
+    // Seconds until the deadline on the service's own clock (0 = due).
+    const uint64_t left = f.deadline_ns > now ? (f.deadline_ns - now) / 1'000'000'000ull : 0;
+    add_field(a, "timeout=" + std::to_string(left));
+    std::string flags = f.assured ? "ASSURED" : "UNREPLIED";
+    if (f.reset)
+        flags += ",RESET";
+    if (f.killed)
+        flags += ",KILLED";
+    add_field(a, "flags=" + flags);
+    return a;
+}
+
+} // namespace
+
+int telemetry_stats(const StatsView& view, const Control& control, const char* params, rte_tel_data* d)
+{
+    if (std::string e = parse_no_params(params ? params : ""); !e.empty())
+        return reply_error(d, e);
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    rte_tel_data_start_dict(d);
+    const std::span<const LcoreView> lcores(view.lcores);
+    stats::add_totals(d, lcore_families(), lcores);
+    stats::add_arrays(d, lcore_families(), lcores, "_per_lcore");
+    add_u64_array(d, "lcores", lcores.size(), [&](size_t i) { return uint64_t(lcores[i].lcore); });
+    const std::vector<PortSample> ports = view.port_samples();
+    add_u64_array(d, "ports", ports.size(), [&](size_t i) { return uint64_t(ports[i].port); });
+    stats::add_arrays(d, port_families(), std::span<const PortSample>(ports), "");
+    return 0;
+}
+
+int telemetry_config(const Control& control, const char* params, rte_tel_data* d)
+{
+    if (std::string e = parse_no_params(params ? params : ""); !e.empty())
+        return reply_error(d, e);
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    rte_tel_data_start_dict(d);
+    add_config(d, control.current_options());
+    return 0;
+}
+
+int telemetry_flows(const StatsView& view, const Control& control, const char* params, rte_tel_data* d)
+{
+    FlowQuery q;
+    if (std::string e = parse_flow_query(params ? params : "", q); !e.empty())
+        return reply_error(d, e);
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    std::vector<conntrack::FlowSnapshot> snaps(q.limit);
+    std::vector<std::pair<unsigned, conntrack::FlowSnapshot>> all;
+    for (size_t w = 0; w < view.lcores.size(); ++w) {
+        const unsigned lcore = view.lcores[w].lcore;
+        if (q.match_lcore && lcore != q.lcore)
+            continue;
+        const size_t n = control.snapshot(w, q.filter, snaps.data(), q.limit);
+        for (size_t i = 0; i < n; ++i)
+            all.emplace_back(lcore, snaps[i]);
+    }
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.second.last_seen_ns > b.second.last_seen_ns; });
+    if (all.size() > q.limit)
+        all.resize(q.limit);
+    rte_tel_data_start_array(d, RTE_TEL_CONTAINER);
+    const uint64_t now = control.now_ns();
+    for (const auto& [lcore, f] : all) {
+        rte_tel_data* a = flow_entry(lcore, f, now);
+        if (a == nullptr)
+            break;
+        if (rte_tel_data_add_array_container(d, a, 0) != 0) {
+            rte_tel_data_free(a);
+            break;
+        }
+    }
+    return 0;
+}
+
+int telemetry_kill(Control& control, const char* params, rte_tel_data* d)
+{
+    packet::FlowKey key;
+    if (std::string e = parse_flow_tuple(params ? params : "", key); !e.empty())
+        return reply_error(d, e);
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    const int found = control.kill(key);
+    if (found < 0)
+        return reply_error(d, "a worker lcore did not answer");
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "killed", uint64_t(found));
+    return 0;
+}
+
+int telemetry_set(Control& control, const char* params, rte_tel_data* d)
+{
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    Options o = control.current_options();
+    if (std::string e = apply_setting(params ? params : "", o); !e.empty()) {
+        reply_error(d, e);
+        rte_tel_data* names = rte_tel_data_alloc();
+        if (names != nullptr) {
+            rte_tel_data_start_array(names, RTE_TEL_STRING_VAL);
+            for (const std::string& n : settable_names())
+                rte_tel_data_add_array_string(names, n.c_str());
+            if (rte_tel_data_add_dict_container(d, "settable", names, 0) != 0)
+                rte_tel_data_free(names);
+        }
+        return 0;
+    }
+    if (!control.apply(o))
+        return reply_error(d, "a worker lcore did not answer");
+    rte_tel_data_start_dict(d);
+    add_config(d, o);
+    return 0;
+}
+
+} // namespace flowcop::app
