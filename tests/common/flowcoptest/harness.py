@@ -177,7 +177,8 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
     scrape_when_rx: an int (packets all ports must have received) or a callable(metrics) -> bool;
     flowcop is then run with the exporter on a free loopback port, scraped until the condition
     holds and two consecutive scrapes agree, and stopped with SIGINT. Otherwise it stops by
-    --stop-when-idle-ms (default 500) or, with stop_after_s, by SIGINT after that long.
+    --stop-when-idle-ms (default 500) or, with stop_after_s, by SIGINT that long after it started
+    running (its startup config line; at once with --quiet).
     on_started(result) runs once the exporter URL is known (inline tests drive traffic there) and
     may return a callable(metrics) -> bool used as the stop condition (result.pid is set by then).
     stop_signal: what stops a metrics or stop_after_s run (SIGINT, or SIGTERM as systemd sends)."""
@@ -203,14 +204,23 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
     res.pid = p.pid
     lines = []
     url_found = threading.Event()
+    # The startup config line comes after flowcop installed its SIGINT/SIGTERM handlers (main.cpp):
+    # a stop sent before it would kill a process still starting (slow under load) with the default
+    # action instead of stopping it. --quiet prints no such line.
+    running = threading.Event()
+    if "--quiet" in args:
+        running.set()
 
     def reader():
         for line in p.stderr:
             lines.append(line)
+            if line.startswith("flowcop: config: "):
+                running.set()
             if "metrics at " in line:
                 res.metrics_url = line.split("metrics at ", 1)[1].strip()
                 url_found.set()
         url_found.set()
+        running.set()
 
     th = threading.Thread(target=reader, daemon=True)
     th.start()
@@ -243,6 +253,7 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
             if p.poll() is None:
                 p.send_signal(stop_signal)
         elif stop_after_s is not None:
+            running.wait(max(0.0, deadline - time.monotonic()))
             end = min(deadline, time.monotonic() + stop_after_s)
             while time.monotonic() < end and p.poll() is None:
                 time.sleep(0.05)
