@@ -7,7 +7,8 @@ Grafana itself is not packaged in Debian 12, so the dashboard is checked by what
 - its JSON: unique ids and titles, a layout without overlaps, every query on the "Data source"
   variable, every variable it uses defined; the provisioning files parse and agree with the
   Prometheus configs; every panel or row an alert or a doc names exists;
-- every alert's runbook is a heading of a doc in this tree;
+- every alert's runbook_url is a heading of a doc in this tree;
+- a panel with a red line that names an alert draws exactly that alert's threshold;
 - every metric the dashboard and the rules query is served by the real binary (replaying a
   capture through two pcap ports), with every label the queries select or group by, so a rename
   cannot silently blank a panel or mute an alert;
@@ -148,6 +149,28 @@ def test_every_panel_an_alert_or_doc_names_exists():
     check(not missing, f"named but not in the dashboard: {missing}")
 
 
+def test_a_panel_naming_an_alert_draws_its_threshold():
+    """a panel with a red line that names an alert draws exactly that alert's threshold"""
+    alerts = {r["alert"]: r["expr"] for r in RULES if "alert" in r}
+    drawn = 0
+    for p in PANELS:
+        if p["type"] == "row":
+            continue
+        names = set(re.findall(r"\b(Flowcop[A-Z]\w+)", p.get("description", "")))
+        check(names <= set(alerts), f"{p['title']}: names alerts that do not exist: {sorted(names - set(alerts))}")
+        steps = p.get("fieldConfig", {}).get("defaults", {}).get("thresholds", {}).get("steps", [])
+        red = [s["value"] for s in steps if s.get("color") == "red"]
+        if not red or not names:
+            continue
+        check(len(names) == 1, f"{p['title']}: a red line and several alerts named: {sorted(names)}")
+        (alert,) = names
+        m = re.search(r">\s*([0-9.e+-]+)", alerts[alert])
+        check(m and red == [float(m.group(1))],
+              f"{p['title']}: red line {red}, {alert} fires above {m.group(1) if m else '?'} ({alerts[alert]!r})")
+        drawn += 1
+    check(drawn, "no panel draws an alert's threshold")
+
+
 def slug(heading):
     """GitHub's anchor for a Markdown heading."""
     s = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -165,12 +188,12 @@ def anchors(doc):
 
 
 def test_every_runbook_and_doc_link_resolves():
-    """every alert's runbook, and every link of the deployment docs into this tree, is a file and a heading"""
+    """every alert's runbook_url, and every link of the deployment docs into this tree, is a file and a heading"""
     for r in [r for r in RULES if "alert" in r]:
-        rb = r["annotations"].get("runbook", "")
+        rb = r["annotations"].get("runbook_url", "")
         path, _, anchor = rb.partition("#")
         doc = os.path.join(REPO, path)
-        check(anchor and os.path.exists(doc), f"{r['alert']}: runbook {rb!r} is not a doc#anchor of this tree")
+        check(anchor and os.path.exists(doc), f"{r['alert']}: runbook_url {rb!r} is not a doc#anchor of this tree")
         check(anchor in anchors(doc), f"{r['alert']}: {path} has no heading #{anchor}")
     for doc in DOCS:
         links = re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)", open(doc).read())
@@ -411,5 +434,6 @@ def test_prometheus_evaluates_every_rule_and_answers_every_panel():
 if __name__ == "__main__":
     run([test_dashboard_layout_ids_and_variables, test_provisioning_matches_the_dashboard_and_prometheus,
          test_every_panel_an_alert_or_doc_names_exists, test_every_runbook_and_doc_link_resolves,
+         test_a_panel_naming_an_alert_draws_its_threshold,
          test_every_queried_metric_and_label_is_served_by_the_binary,
          test_prometheus_evaluates_every_rule_and_answers_every_panel])
