@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The README's commands. Each installs dependencies (deploy/install-deps.sh),
 # configures and builds into build/ (binary: build/app/flowcop), then:
-#   run    runs flowcop on the embedded sample capture (no NIC, no hugepages):
-#          DPDK's pcap vdev replays it in packet-clock mode, flowcop prints the
-#          live status line, the summary, and where metrics were served; flow
-#          events go to build/quickstart-events.jsonl. Extra arguments are
-#          passed to flowcop (e.g. --quiet, --events -).
+#   run    runs flowcop on the embedded sample capture (no NIC, no hugepages)
+#          through deploy/run-sample.sh: DPDK's pcap vdev replays it in
+#          packet-clock mode, flowcop prints the live status line, the summary,
+#          and where metrics were served (127.0.0.1:9781, or a free port it
+#          prints when 9781 is taken); flow events go to
+#          build/quickstart-events.jsonl. Extra arguments are passed to flowcop
+#          and replace run-sample.sh's defaults (e.g. --quiet, --events -,
+#          --metrics-addr 127.0.0.1:9800).
 #   test   runs the whole default test suite (meson test), warnings as errors.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,12 +34,7 @@ setup() {
 case "$cmd" in
 run)
     setup build -Dwerror=true
-    sample="$here/tests/data/captures/suricata_ftp_data_ipv4_ipv6_80conns.pcap"
-    # EAL: no hugepages, no PCI scan, one lcore, the capture as a port.
-    exec "$here/build/app/flowcop" --no-huge -m 512 --no-pci -l 0 --file-prefix=flowcop-quickstart \
-        --log-level=lib.eal:error --log-level=lib.telemetry:error --vdev="net_pcap0,rx_pcap=$sample" -- \
-        --clock packet --stop-when-idle-ms 2000 --flows-per-lcore 65536 \
-        --metrics-addr 127.0.0.1:9781 --events "$here/build/quickstart-events.jsonl" "$@"
+    exec "$here/deploy/run-sample.sh" "$here/build/app/flowcop" "$@"
     ;;
 test)
     setup build -Dwerror=true

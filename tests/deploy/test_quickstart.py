@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""deploy/quickstart.sh run: the sample replay with another metrics port, a taken 9781, and overrides.
+
+usage: test_quickstart.py build/app/flowcop REPO_ROOT
+
+quickstart.sh installs dependencies and builds before it runs anything, which a test inside a
+build must not do again; its `run` hands the built binary to deploy/run-sample.sh, which this test
+runs with the build's binary exactly as quickstart.sh would (and checks that quickstart.sh does
+hand it over). Each run replays the sample capture (80 flows, about 3 s with the 2 s idle stop):
+- with 127.0.0.1:9781 held by another process: flowcop serves /metrics on a free port it prints,
+  says why, and replays the capture to the end (exit 0, 160 events);
+- with --metrics-addr 127.0.0.1:PORT: metrics there, not on 9781;
+- with --events - (the example in quickstart.sh's header): the events on stdout, exit 0.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+# meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, run  # noqa: E402
+
+EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+RUN_SAMPLE = os.path.join(REPO, "deploy", "run-sample.sh")
+QUICKSTART = os.path.join(REPO, "deploy", "quickstart.sh")
+FLOWS = 80  # the sample capture's TCP connections: one start and one end event each
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Sample:
+    """run-sample.sh EXE ARGS in the background; stderr collected line by line."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen(["bash", RUN_SAMPLE, EXE] + list(args), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines, self.out = [], ""
+        self._err = threading.Thread(target=self._read_err, daemon=True)
+        self._out = threading.Thread(target=self._read_out, daemon=True)
+        self._err.start()
+        self._out.start()
+
+    def _read_err(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def _read_out(self):
+        self.out = self.proc.stdout.read()
+
+    def metrics_url(self, timeout=30):
+        """The URL flowcop prints ("flowcop: metrics at URL"), once it has printed it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                m = re.match(r"flowcop: metrics at (\S+)", line)
+                if m:
+                    return m.group(1)
+            if self.proc.poll() is not None and not self._err.is_alive():
+                return None
+            time.sleep(0.02)
+        return None
+
+    def wait(self, timeout=60):
+        rc = self.proc.wait(timeout=timeout)
+        self._err.join(5)
+        self._out.join(5)
+        return rc, "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def scrape(url):
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.read().decode()
+
+
+def test_quickstart_run_hands_the_built_binary_to_run_sample():
+    """quickstart.sh run builds, then runs deploy/run-sample.sh with build/app/flowcop and the caller's options"""
+    text = open(QUICKSTART).read()
+    check(re.search(r'exec "\$here/deploy/run-sample\.sh" "\$here/build/app/flowcop" "\$@"', text),
+          "quickstart.sh run does not exec deploy/run-sample.sh with the built binary and the options")
+    p = subprocess.run(["bash", RUN_SAMPLE], capture_output=True, text=True, timeout=10)
+    check(p.returncode == 2 and "usage:" in p.stderr, f"no binary: exit {p.returncode}\n{p.stderr}")
+
+
+def test_a_taken_9781_gives_a_free_port_not_a_failure():
+    """with 127.0.0.1:9781 held by another process, metrics are served on a free port flowcop prints"""
+    holder = socket.socket()
+    try:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", 9781))
+        holder.listen()
+    except OSError:
+        holder.close()
+        holder = None  # something else already holds it: taken either way
+    tmp = tempfile.mkdtemp(prefix="flowcop-quickstart-")
+    s = Sample("--events", os.path.join(tmp, "events.jsonl"))
+    try:
+        url = s.metrics_url()
+        check(url and not url.startswith("http://127.0.0.1:9781/"), f"metrics at {url}\n{''.join(s.lines)}")
+        body = scrape(url)
+        check("flowcop_up" in body, f"{url} serves no flowcop metrics")
+        rc, err = s.wait()
+        check(rc == 0, f"exit {rc}\n{err}")
+        check("127.0.0.1:9781 is in use by another process" in err, f"no word on why:\n{err}")
+        events = open(os.path.join(tmp, "events.jsonl")).read().splitlines()
+        check(len(events) == 2 * FLOWS, f"{len(events)} events, want {2 * FLOWS}")
+    finally:
+        s.stop()
+        if holder:
+            holder.close()
+        shutil.rmtree(tmp, True)
+
+
+def test_another_metrics_port_and_events_to_stdout():
+    """--metrics-addr 127.0.0.1:PORT serves there; --events - puts the events on stdout; both replace quickstart's"""
+    port = free_port()
+    s = Sample("--metrics-addr", f"127.0.0.1:{port}", "--events", "-")
+    try:
+        url = s.metrics_url()
+        check(url == f"http://127.0.0.1:{port}/metrics", f"metrics at {url}\n{''.join(s.lines)}")
+        check("flowcop_up" in scrape(url), f"{url} serves no flowcop metrics")
+        rc, err = s.wait()
+        check(rc == 0, f"exit {rc}\n{err}")
+        check("in use" not in err, f"a free 9781 was not the question here:\n{err}")
+        events = [l for l in s.out.splitlines() if l.startswith("{")]
+        check(len(events) == 2 * FLOWS, f"{len(events)} events on stdout, want {2 * FLOWS}\n{s.out[:500]}")
+    finally:
+        s.stop()
+
+
+if __name__ == "__main__":
+    run([test_quickstart_run_hands_the_built_binary_to_run_sample, test_a_taken_9781_gives_a_free_port_not_a_failure,
+         test_another_metrics_port_and_events_to_stdout])
