@@ -149,6 +149,15 @@ std::string show_metrics_addr(const Spec&, const Options& o)
     return o.metrics_enabled ? format_host_port(o.metrics_host, o.metrics_port) : kNone;
 }
 
+// packet::VlanKey's names in enum order, as set_choice/show_choice index them.
+std::vector<std::string> vlan_key_choices()
+{
+    std::vector<std::string> c;
+    for (packet::VlanKey m : {packet::VlanKey::both, packet::VlanKey::outer, packet::VlanKey::none})
+        c.emplace_back(packet::vlan_key_name(m));
+    return c;
+}
+
 Spec base(std::string name, std::string metavar, std::string help)
 {
     Spec s;
@@ -265,6 +274,13 @@ std::vector<Spec> build_specs()
     t.push_back(text("--loose-pickup", "on|off",
                      "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).", "on, off",
                      set_switch<&O::loose_pickup>, show_switch<&O::loose_pickup>));
+    t.push_back(choice("--vlan-key",
+                       "Which VLAN IDs are part of a flow's identity. both: outer and inner,\n"
+                       "so overlapping address plans in different VLANs stay apart. outer:\n"
+                       "the outer ID only. none: no VLAN ID, for links that tag one direction\n"
+                       "only (Suricata's vlan.use-for-tracking: false). A third tag is never\n"
+                       "part of the key.",
+                       vlan_key_choices(), set_choice<&O::vlan_key>, show_choice<&O::vlan_key>));
     t.push_back(text("--flowgen", "KEY=VAL,...",
                      "Add a synthetic traffic port; its keys are checked when it is created.", "KEY=VAL,... or off",
                      set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));

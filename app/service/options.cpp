@@ -62,6 +62,7 @@ Options default_options()
     o.events_ring = 65536;
     o.stop_when_idle_ms = 0;
     o.loose_pickup = true;
+    o.vlan_key = packet::VlanKey::both;
     o.quiet = false;
     return o;
 }

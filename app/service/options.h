@@ -26,6 +26,8 @@
 // - option_table() returns a view of a table built on first use and never freed or changed.
 #pragma once
 
+#include <packet/key_policy.h>
+
 #include <array>
 #include <cstdint>
 #include <span>
@@ -66,6 +68,8 @@ enum class ClockSource : uint8_t {
 // - tcp_timeout_s: netfilter's nf_conntrack_tcp_timeout_* defaults, so counts compare with conntrack.
 // - default_inactivity_timeout_s 600: applies only where a state has no explicit timeout.
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
+// - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
+//   apart); outer/none are for links that tag one direction, or one tag, only (key_policy.h).
 struct Options {
     Mode mode;
     ClockSource clock;
@@ -95,6 +99,7 @@ struct Options {
     uint32_t events_ring;       // events buffered per lcore before dropping; power of two in [64, 2^22]
     uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long
     bool loose_pickup;          // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
+    packet::VlanKey vlan_key;   // which VLAN IDs are part of a flow's key
     std::string flowgen;        // raw KEY=VAL,... for the synthetic port, empty = off; validated there
     // quiet: no live status line, no informational lines (startup configuration, port list) and
     // no final summary; errors and warnings still go to stderr. Metrics and the event log are the

@@ -170,6 +170,7 @@ StartError Service::start()
     ws.check_interval_ns = uint64_t(_opt.check_interval_ms) * 1'000'000;
     ws.fire_budget = _opt.timeout_budget;
     ws.visit_budget_factor = _opt.visit_budget_factor;
+    ws.vlan_key = _opt.vlan_key;
     for (unsigned w = 0; w < n_workers; ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         conntrack::TableConfig tc;

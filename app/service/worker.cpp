@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "worker.h"
 
+#include <packet/key_policy.h>
 #include <packet/packet_mbuf.h>
 #include <stats/relaxed.h>
 
@@ -79,6 +80,9 @@ void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
         packet::parse_mbuf(mbufs[i], pkts[i]);
         ptrs[i] = &pkts[i];
     }
+    if (_settings.vlan_key != packet::VlanKey::both) [[unlikely]]
+        for (uint16_t i = 0; i < n; ++i)
+            packet::apply_vlan_key(pkts[i], _settings.vlan_key);
     if (_settings.clock == ClockSource::packet) {
         // Replay: each packet at its own time, and the cop runs wherever the
         // timeline crosses a check instant, as it would have on the wire —
@@ -134,7 +138,11 @@ void Worker::drain_mailbox() noexcept
 void Worker::execute(Command& cmd) noexcept
 {
     switch (cmd.type) {
-    case Command::Type::kill: cmd.result = _table.kill(cmd.key) ? 1 : 0; break;
+    case Command::Type::kill:
+        // The tuple names VLAN IDs as the operator saw them; the table keys them as --vlan-key says.
+        packet::apply_vlan_key(cmd.key, _settings.vlan_key);
+        cmd.result = _table.kill(cmd.key) ? 1 : 0;
+        break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);
         cmd.result = 0;

@@ -2,7 +2,8 @@
 // One worker lcore's polling loop.
 //
 // Each turn: for every RX queue the lcore owns, one burst of up to kBurst
-// packets -> parse -> FlowTable::process_burst (bulk hash lookup) -> forward
+// packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
+// costs nothing) -> FlowTable::process_burst (bulk hash lookup) -> forward
 // (inline) or free (monitor). Then, between bursts: the inactivity cop when it
 // is due, the control-plane mailbox, and a slice of a pending rebase sweep.
 //
@@ -43,6 +44,7 @@ struct WorkerSettings {
     uint64_t check_interval_ns = 1'000'000'000;
     uint64_t fire_budget = 128;
     uint32_t visit_budget_factor = 16;
+    packet::VlanKey vlan_key = packet::VlanKey::both; // applied to every parsed packet and to kills
 };
 
 class Worker {

@@ -17,9 +17,14 @@
 //   address plans in different VLANs are distinct networks). Packing:
 //   vlan[0..2] = outer(12 bits) << 12 | inner(12 bits), big-endian. Untagged is 0/0;
 //   a priority-only tag (VID 0) therefore keys like untagged, as 802.1Q intends.
-//   A third or fourth tag is skipped and not part of the key.
-// - Ports are host byte order; 0/0 for protocols without ports (ICMP, other_l4)
-//   and for fragments.
+//   A third or fourth tag is skipped and not part of the key (Packet::extra.vlan_tags
+//   counts it). --vlan-key outer|none zeroes IDs after parsing (key_policy.h).
+// - Ports are host byte order: the L4 ports for TCP and UDP; for an ICMP/ICMPv6
+//   query the originator's (identifier, query type) — netfilter's ICMP tuple, so a
+//   request and its reply give the same key, and echo and timestamp queries with
+//   one identifier stay apart; 0/0 for protocols keyed without ports (other_l4,
+//   ICMP that is neither query nor error) and for fragments. An ICMP error's key is
+//   the quoted packet's (packet.h).
 // All functions are pure, thread-safe and allocation-free.
 #pragma once
 

@@ -13,19 +13,31 @@
 // malformed Verdict of the first rule it breaks (outer layer first; see verdict.h).
 //
 // Output: `out` is zeroed and then filled as far as parsing got: frame_len always;
-// VLAN IDs (and key.vlan) once the L2 header parsed; ip_version, l4_proto and the
-// key's addresses/proto once the IP header passed its version, IHL and length
-// checks (so they are set for fragment, ipv6_ext_*, truncated_l4, udp, icmp,
-// other_l4 too); ports once the L4 fixed header fitted (also for udp, and for
-// tcp_bad_data_offset); seq/ack/window/tcp_flags/l4_payload_len for tcp (and
-// l4_payload_len for udp). Callers must use the key for tracking only when the
-// verdict is tcp. Return value == out.verdict.
+// VLAN IDs (key.vlan, vlan_outer/inner, extra.vlan_tags) once the L2 header parsed;
+// ip_version, l4_proto and the key's addresses/proto once the IP header passed its
+// version, IHL and length checks (so they are set for fragment, ipv6_ext_*,
+// truncated_l4, udp, icmp*, other_l4 too); the extra.frag_* fields for every fragment;
+// ports once the L4 fixed header fitted (also for udp, and for
+// tcp_bad_data_offset); seq/ack/window/tcp_flags/l4_payload_len for tcp
+// (l4_payload_len also for udp); extra.icmp_type/icmp_code for icmp, icmp_error,
+// icmp_other and icmp_bad_quote. The key is a flow's identity for tcp, udp, icmp,
+// icmp_error (the quoted packet's flow) and other_l4; for fragment it is the flow's
+// key without ports. Return value == out.verdict.
+//
+// sport/dport are always the key's port fields as this packet's direction sees them,
+// so key_endpoints(key, src_is_lo) gives them back: the L4 ports for TCP and UDP; for
+// an ICMP query (sport, dport) = (identifier, query type) and for its reply
+// (query type, identifier), so that a request and its reply have the same key; for
+// an ICMP error, the quoted packet's reversed (the error travels back to the quoted
+// packet's sender); 0/0 where the key has no ports.
 //
 // Decisions (each covered by tests/packet):
 // - VLAN: up to max_vlan_tags tags of TPID 0x8100, 0x88a8 or 0x9100 in any order;
-//   the first two IDs are kept (key and vlan_outer/inner), further tags are skipped;
-//   one more tag than the limit is vlan_too_deep. See flow_key.h for why VLAN IDs
-//   are in the key.
+//   the first two IDs are kept (key and vlan_outer/inner), further tags are skipped
+//   but counted in extra.vlan_tags (a third tag is outside the key, so two links that
+//   differ only there share flows; vlan_tags > 2 lets the caller count such packets);
+//   one more tag than the limit is vlan_too_deep. See flow_key.h for why VLAN IDs are
+//   in the key.
 // - Ethernet padding after the IP datagram is fine (frames under 60 bytes are
 //   padded): the IP length, not the frame, bounds L4 and gives l4_payload_len.
 // - A frame shorter than its IP total length (IPv6: 40 + payload length) is
@@ -48,21 +60,49 @@
 // - Fragments: a first fragment (IPv4 offset 0 with MF=1; IPv6 Fragment header with
 //   offset 0 and M=1) carries the ports and is parsed like any packet, truncated_l4
 //   if the L4 header does not fit in it. Any non-first fragment is `fragment` (no
-//   ports). An IPv6 atomic fragment (offset 0, M=0, RFC 6946) is a normal packet.
+//   ports). An IPv6 atomic fragment (offset 0, M=0, RFC 6946) is a normal packet and
+//   gets no extra.frag_* fields. Every other fragment, first or not, gets frag_flags
+//   (kFragmented, kFragMore), frag_id (IPv4's 16-bit identification, IPv6's 32-bit),
+//   frag_offset (bytes) and frag_data_len (bytes of the fragmentable part in this
+//   fragment), whatever its verdict after that, so lib/fragattr can attribute later
+//   fragments to the first one's flow and tell when a datagram is complete.
 // - IPv6 extension headers walked: hop-by-hop, routing, destination options,
 //   fragment, and AH; ESP, No Next Header and anything else end the walk as
 //   other_l4. More than max_ipv6_ext_headers is ipv6_ext_too_long, as is a chain
 //   whose headers reach past the first max_header_bytes bytes of the frame.
 // - TCP: data offset < 5 or data offset * 4 past the segment end (from IP lengths)
 //   is tcp_bad_data_offset. TCP options are not read.
-// - ICMP needs 8 bytes (ICMPv4) / 4 bytes (ICMPv6) of header; protocol 1 over IPv6
-//   and 58 over IPv4 are other_l4.
-// - Speed: the common frame (untagged IPv4 without options carrying TCP with a valid data offset)
-//   takes a straight-line fast path that fills `out` exactly as the general path would
+// - ICMP (protocol 1 over IPv4, 58 over IPv6; 1 over IPv6 and 58 over IPv4 are
+//   other_l4) needs 8 bytes of header over IPv4 and 4 over IPv6 (RFC 792, 4443).
+//   The type decides the class, as netfilter's nf_conntrack_proto_icmp{,v6} do:
+//   * queries, tracked by addresses + identifier + query type (netfilter's tuple):
+//     ICMPv4 echo 8/0, timestamp 13/14, information 15/16, address mask 17/18;
+//     ICMPv6 echo 128/129, node information 139/140 (request/reply). They need 8
+//     bytes (the identifier is bytes 4-5), else truncated_l4. icmp_is_request()
+//     tells a request, which may start a flow, from a reply, which may not.
+//   * errors, icmp_error: ICMPv4 destination unreachable 3, source quench 4,
+//     redirect 5, time exceeded 11, parameter problem 12 (netfilter's icmp_is_err);
+//     ICMPv6 destination unreachable 1, packet too big 2, time exceeded 3, parameter
+//     problem 4. After the 8-byte error header comes the quoted packet: its IP header
+//     (IPv4 in ICMPv4, IPv6 in ICMPv6; IPv6 extension headers walked as above) and at
+//     least 8 bytes of its L4 header (RFC 792's minimum) when it is TCP, UDP or ICMP,
+//     all within the ICMP message and the first kMaxHeaderBytes bytes of the frame.
+//     The key is the flow the quoted packet belongs to, built as parse() would build
+//     it for that packet (its own total length is not checked: a quote is cut by
+//     design); a quoted non-first fragment or another protocol keys by addresses +
+//     protocol, a quoted ICMP message that is neither query nor error has no ports.
+//     A quote that breaks any of this, or quotes an ICMP error (RFC 1122 3.2.2 and
+//     RFC 4443 2.4(e) forbid errors about errors), is icmp_bad_quote. key.proto is
+//     the quoted protocol, l4_proto stays 1/58, icmp_type/code are the error's own.
+//   * everything else is icmp_other, keyed by addresses (ports 0): never a flow.
+// - VLAN key modes (--vlan-key) and zones are applied after parse() by key_policy.h.
+// - Speed: the common frame (untagged IPv4 without options, not a fragment, carrying TCP with a valid
+//   data offset) takes a straight-line fast path that fills `out` exactly as the general path would
 //   (parse_internal.h; tests/packet compares the two on every fuzzed input); every other frame goes
 //   through the general path, whose branch order favours untagged IPv4 then TCP.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include <packet/flow_key.h>
@@ -92,17 +132,38 @@ inline constexpr uint32_t kMaxHeaderBytes = 256;
 struct Packet {
     FlowKey key;
     uint32_t frame_len;      // bytes of the frame as received (what byte counters count)
-    uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header)
+    uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header); UDP: minus 8
     uint32_t seq, ack;       // host order
     uint16_t window;
-    uint16_t sport, dport; // host order, as on the wire (not canonicalised)
+    uint16_t sport, dport; // host order: the key's port fields from this packet's side (see above)
     uint16_t vlan_outer, vlan_inner;
     uint8_t tcp_flags;  // FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10 URG=0x20 ECE=0x40 CWR=0x80
     uint8_t ip_version; // 4 or 6 (0 if not IP)
-    uint8_t l4_proto;
-    bool src_is_lo; // the packet's source is key.addr_lo/port_lo (for direction)
+    uint8_t l4_proto;   // the IP payload's protocol (1/58 for every ICMP class)
+    bool src_is_lo;     // the packet's source is key.addr_lo/port_lo (for direction)
     Verdict verdict;
+    // Non-TCP protocols and fragments (all 0 when they do not apply), one group that the fast path
+    // zeroes with two stores: a memset of the whole Packet past ~80 bytes becomes `rep stos`,
+    // which costs the common frame ~10 instructions and a microcoded start-up.
+    struct Extra {
+        uint8_t icmp_type, icmp_code; // the ICMP/ICMPv6 message's own type and code
+        uint8_t vlan_tags;            // VLAN tags seen (0..kMaxVlanTags); only kKeyVlanTags are keyed
+        uint8_t frag_flags;           // kFragmented | kFragMore; 0 when not a fragment (nor atomic)
+        uint16_t frag_offset;         // this fragment's offset in the datagram, bytes
+        uint16_t frag_data_len;       // bytes of the datagram's fragmentable part in this fragment
+        uint32_t frag_id;             // IPv4 identification or IPv6 fragment identification
+    } extra;
 };
+static_assert(sizeof(Packet::Extra) == 12, "no padding inside the protocol group");
+static_assert(offsetof(Packet, extra) + sizeof(Packet::Extra) == sizeof(Packet), "nothing after the group");
+
+// Packet::Extra::frag_flags bits.
+inline constexpr uint8_t kFragmented = 0x01; // one fragment of a larger datagram, first or not
+inline constexpr uint8_t kFragMore = 0x02;   // more fragments follow (IPv4 MF, IPv6 M)
+
+// True for an ICMP/ICMPv6 query request (echo request, ...): the only ICMP packet that may start a
+// flow. Replies, errors and others may not. Meaningful for Verdict::icmp.
+bool icmp_is_request(const Packet& p) noexcept;
 
 // TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header).
 inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10, kTcpUrg = 0x20,

@@ -2,6 +2,7 @@
 // The parse core: Ethernet and VLAN, IPv4, then the shared L4 step. IPv6 lives in
 // parse_ipv6.cpp. Checks run in wire order so the verdict names the first broken rule.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include <packet/packet.h>
@@ -40,9 +41,13 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
     out.ip_version = 4;
     out.l4_proto = proto;
     const detail::Endpoints ep{ip + 12, ip + 16, 4};
-    if (frag & w::kIpv4FragOffsetMask) {
-        detail::set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
-        return Verdict::fragment;
+    if (frag & w::kIpv4MfAndOffset) {
+        detail::set_fragment(out, w::be16(ip + 4), (uint32_t{frag} & w::kIpv4FragOffsetMask) * 8,
+                             (frag & w::kIpv4MoreFragments) != 0, total - ihl);
+        if (frag & w::kIpv4FragOffsetMask) {
+            detail::set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
+            return Verdict::fragment;
+        }
     }
     return detail::parse_l4(v, l3 + ihl, l3 + total, length_from_frame, ep, out);
 }
@@ -88,6 +93,7 @@ Verdict parse_frame(const View& v, Packet& out) noexcept
         ++tags;
     }
     set_key_vlan(out);
+    out.extra.vlan_tags = static_cast<uint8_t>(tags);
     if (type == w::kEthertypeIpv4)
         return parse_ipv4(v, off, out);
     if (type == w::kEthertypeIpv6)
@@ -120,9 +126,10 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     constexpr uint32_t kL4 = kL3 + w::kIpv4MinHeaderLen;
     if (window < kL4 + w::kTcpMinHeaderLen)
         return false;
-    // Untagged IPv4, version 4 with IHL 5 (no options), TCP, not a non-first fragment.
+    // Untagged IPv4, version 4 with IHL 5 (no options), TCP, not a fragment (a first fragment's
+    // frag_* fields are the general path's).
     if (w::be16(b + 12) != w::kEthertypeIpv4 || b[kL3] != 0x45 || b[kL3 + 9] != w::kProtoTcp ||
-        (w::be16(b + kL3 + 6) & w::kIpv4FragOffsetMask) != 0)
+        (w::be16(b + kL3 + 6) & w::kIpv4MfAndOffset) != 0)
         return false;
     // Total length covers both fixed headers and fits the frame (0, BIG TCP, is not taken here).
     const uint32_t total = w::be16(b + kL3 + 2);
@@ -134,7 +141,10 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     if (hlen < w::kTcpMinHeaderLen || hlen > seg)
         return false;
 
-    std::memset(&out, 0, sizeof out);
+    // Zero everything parse_general's memset would: the fields before the protocol group (padding
+    // included), then the group, in stores the compiler keeps inline (packet.h).
+    std::memset(&out, 0, offsetof(Packet, extra));
+    out.extra = {};
     out.frame_len = frame_len;
     out.ip_version = 4;
     out.l4_proto = w::kProtoTcp;

@@ -66,6 +66,16 @@ inline void set_key(Packet& out, const uint8_t* src, const uint8_t* dst, uint32_
     out.src_is_lo = src_lo;
 }
 
+// The frag_* fields of a fragment (first or not). offset in bytes; data_len: the fragmentable part's
+// bytes in this fragment (<= 65535: IP lengths are 16-bit and BIG TCP is never fragmented).
+inline void set_fragment(Packet& out, uint32_t id, uint32_t offset, bool more, uint32_t data_len) noexcept
+{
+    out.extra.frag_flags = static_cast<uint8_t>(kFragmented | (more ? kFragMore : 0));
+    out.extra.frag_id = id;
+    out.extra.frag_offset = static_cast<uint16_t>(offset);
+    out.extra.frag_data_len = static_cast<uint16_t>(data_len);
+}
+
 // The TCP fields a Packet carries, from the 20-byte fixed header at th (readable: the caller checked).
 inline void read_tcp_fixed_header(const uint8_t* th, Packet& out) noexcept
 {
@@ -83,6 +93,26 @@ struct Endpoints {
     const uint8_t* dst;
     uint32_t alen;
 };
+
+// The IPv6 extension headers the parser walks (packet.h).
+inline bool is_walked_ext(uint8_t nh) noexcept
+{
+    return nh == wire::kProtoHopopts || nh == wire::kProtoRouting || nh == wire::kProtoDstopts ||
+           nh == wire::kProtoFragment || nh == wire::kProtoAh;
+}
+
+// Length of a walked extension header other than Fragment (always 8), from its first 2 bytes at h.
+inline uint32_t ext_header_len(uint8_t nh, const uint8_t* h) noexcept
+{
+    if (nh == wire::kProtoAh)
+        return (uint32_t{h[1]} + 2) * 4; // RFC 4302 2.2: 32-bit words minus 2
+    return (uint32_t{h[1]} + 1) * 8;     // RFC 8200 4.3: 8-octet units, not counting the first 8
+}
+
+// ICMP (ep.alen == 4) or ICMPv6 (16) at [off, end), end <= frame: the query / error / other
+// classes of packet.h, errors through their quoted packet. parse_icmp.cpp; out of line, since
+// ICMP is a small share of traffic.
+Verdict parse_icmp(const View& v, uint32_t off, uint32_t end, const Endpoints& ep, Packet& out) noexcept;
 
 // L4 dispatch, generic over protocols with ports. [off, end) is the IP payload
 // (end <= frame, checked by the caller). length_from_frame: the IP length was 0
@@ -113,32 +143,24 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
     if (length_from_frame)
         return Verdict::ip_bad_total_length;
 
-    uint32_t need;
-    Verdict ok;
-    bool ports;
-    if (proto == wire::kProtoUdp) {
-        need = wire::kUdpHeaderLen, ok = Verdict::udp, ports = true;
-    } else if (proto == wire::kProtoIcmp && ep.alen == 4) {
-        need = wire::kIcmpHeaderLen, ok = Verdict::icmp, ports = false;
-    } else if (proto == wire::kProtoIcmpv6 && ep.alen == 16) {
-        need = wire::kIcmpv6HeaderLen, ok = Verdict::icmp, ports = false;
-    } else {
+    if ((proto == wire::kProtoIcmp && ep.alen == 4) || (proto == wire::kProtoIcmpv6 && ep.alen == 16))
+        return parse_icmp(v, off, end, ep, out);
+    if (proto != wire::kProtoUdp) {
         set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
         return Verdict::other_l4;
     }
-    if (seg < need || !v.readable(off, need)) {
+    constexpr uint32_t kNeed = wire::kUdpHeaderLen;
+    if (seg < kNeed || !v.readable(off, kNeed)) {
         set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
-        return seg < need ? Verdict::truncated_l4 : v.unreadable(off, need, Verdict::truncated_l4);
+        return seg < kNeed ? Verdict::truncated_l4 : v.unreadable(off, kNeed, Verdict::truncated_l4);
     }
-    if (ports) {
-        // Every port-carrying L4 (UDP, and later SCTP, DCCP, UDP-Lite) starts with
-        // source port, destination port.
-        out.sport = wire::be16(v.bytes + off);
-        out.dport = wire::be16(v.bytes + off + 2);
-        out.l4_payload_len = seg - need;
-    }
+    // Every port-carrying L4 (UDP, and SCTP, DCCP, UDP-Lite, which are keyed as other_l4)
+    // starts with source port, destination port.
+    out.sport = wire::be16(v.bytes + off);
+    out.dport = wire::be16(v.bytes + off + 2);
+    out.l4_payload_len = seg - kNeed;
     set_key(out, ep.src, ep.dst, ep.alen, out.sport, out.dport);
-    return ok;
+    return Verdict::udp;
 }
 
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept;

@@ -6,17 +6,8 @@
 #include "parse_internal.h"
 
 namespace flowcop::packet::detail {
-namespace {
 
 namespace w = wire;
-
-bool is_walked_ext(uint8_t nh) noexcept
-{
-    return nh == w::kProtoHopopts || nh == w::kProtoRouting || nh == w::kProtoDstopts || nh == w::kProtoFragment ||
-           nh == w::kProtoAh;
-}
-
-} // namespace
 
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
 {
@@ -60,15 +51,18 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
             len = w::kIpv6ExtMinLen;
             if (length_from_frame)
                 return Verdict::ip_bad_total_length; // a GSO super-packet is never fragmented
-            if (w::be16(h + 2) & w::kIpv6FragOffsetMask) {
+            const uint16_t offset_m = w::be16(h + 2);
+            const uint32_t offset = offset_m & w::kIpv6FragOffsetMask; // 8-byte units << 3: bytes
+            const bool more = (offset_m & w::kIpv6FragMore) != 0;
+            if (offset != 0 || more) // an atomic fragment (RFC 6946) is a whole datagram
+                set_fragment(out, w::be32(h + 4), offset, more, end - off - w::kIpv6ExtMinLen);
+            if (offset != 0) {
                 out.l4_proto = h[0];
                 set_key(out, ep.src, ep.dst, ep.alen, 0, 0);
                 return Verdict::fragment;
             }
-        } else if (nh == w::kProtoAh) {
-            len = (uint32_t{h[1]} + 2) * 4; // RFC 4302 2.2: 32-bit words minus 2
         } else {
-            len = (uint32_t{h[1]} + 1) * 8; // RFC 8200 4.3: 8-octet units, not counting the first 8
+            len = ext_header_len(nh, h);
         }
         nh = h[0];
         out.l4_proto = nh;

@@ -9,6 +9,8 @@ constexpr const char* kNames[] = {
     "tcp",
     "udp",
     "icmp",
+    "icmp_error",
+    "icmp_other",
     "other_l4",
     "non_ip",
     "fragment",
@@ -21,6 +23,7 @@ constexpr const char* kNames[] = {
     "ipv6_ext_truncated",
     "ipv6_ext_too_long",
     "tcp_bad_data_offset",
+    "icmp_bad_quote",
     "vlan_too_deep",
 };
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == kVerdictCount, "one name per Verdict");

@@ -49,7 +49,21 @@ inline constexpr uint8_t kProtoIcmpv6 = 58;
 inline constexpr uint8_t kProtoDstopts = 60;
 
 inline constexpr uint16_t kIpv4FragOffsetMask = 0x1fff; // 13-bit offset, 8-byte units
+inline constexpr uint16_t kIpv4MoreFragments = 0x2000;  // MF
 inline constexpr uint16_t kIpv4MfAndOffset = 0x3fff;    // MF flag plus offset: any fragment
-inline constexpr uint16_t kIpv6FragOffsetMask = 0xfff8; // offset in the top 13 bits
+inline constexpr uint16_t kIpv6FragOffsetMask = 0xfff8; // offset in the top 13 bits, in 8-byte units
+inline constexpr uint16_t kIpv6FragMore = 0x0001;       // M
+
+// ICMPv4 types (RFC 792, 950) and ICMPv6 types (RFC 4443, 4620) the parser classifies.
+inline constexpr uint8_t kIcmpEchoReply = 0, kIcmpDestUnreach = 3, kIcmpSourceQuench = 4, kIcmpRedirect = 5,
+                         kIcmpEcho = 8, kIcmpTimeExceeded = 11, kIcmpParamProblem = 12, kIcmpTimestamp = 13,
+                         kIcmpTimestampReply = 14, kIcmpInfoRequest = 15, kIcmpInfoReply = 16, kIcmpAddrMask = 17,
+                         kIcmpAddrMaskReply = 18;
+inline constexpr uint8_t kIcmpv6DestUnreach = 1, kIcmpv6PacketTooBig = 2, kIcmpv6TimeExceeded = 3,
+                         kIcmpv6ParamProblem = 4, kIcmpv6EchoRequest = 128, kIcmpv6EchoReply = 129,
+                         kIcmpv6NiQuery = 139, kIcmpv6NiReply = 140;
+inline constexpr uint32_t kIcmpQueryLen = 8; // type, code, checksum, identifier, sequence
+inline constexpr uint32_t kIcmpErrorLen = 8; // type, code, checksum, 4 bytes (unused, pointer or MTU)
+inline constexpr uint32_t kQuotedL4Len = 8;  // RFC 792: the quote holds the first 8 bytes of the datagram's data
 
 } // namespace flowcop::packet::wire

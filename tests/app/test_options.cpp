@@ -37,6 +37,7 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]")
     CHECK(o.events_ring == 65536);
     CHECK(o.stop_when_idle_ms == 0);
     CHECK(o.loose_pickup);
+    CHECK(o.vlan_key == flowcop::packet::VlanKey::both);
     CHECK(o.flowgen.empty());
     CHECK_FALSE(o.quiet);
 }
@@ -86,6 +87,7 @@ std::vector<Case> one_case_per_option()
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},
         {"--loose-pickup", "off", [](const Options& o) { return !o.loose_pickup; }},
+        {"--vlan-key", "none", [](const Options& o) { return o.vlan_key == flowcop::packet::VlanKey::none; }},
         {"--flowgen", "flows=10,rate=5", [](const Options& o) { return o.flowgen == "flows=10,rate=5"; }},
     };
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {

@@ -75,6 +75,17 @@ std::vector<Seed> crafted_frames()
         {"vlan_truncated", cut(FrameBuilder().vlan(7).ipv4().tcp().build(), 16)},
         {"udp_v4", FrameBuilder().ipv4().udp().payload(8).build()},
         {"icmp_v4", FrameBuilder().ipv4().icmp().pad_to(60).build()},
+        {"icmp_v4_echo_reply", FrameBuilder().ipv4().icmp({.type = 0, .id = 9}).build()},
+        {"icmp_v4_error_tcp",
+         FrameBuilder().ipv4().icmp({.type = 3, .code = 1, .rest = 0}).quote(FrameBuilder().ipv4().tcp(), 28).build()},
+        {"icmp_v4_error_echo", FrameBuilder()
+                                   .ipv4()
+                                   .icmp({.type = 11, .rest = 0})
+                                   .quote(FrameBuilder().ipv4({.more_fragments = true}).icmp())
+                                   .build()},
+        {"icmp_v4_bad_quote",
+         FrameBuilder().ipv4().icmp({.type = 3, .rest = 0}).quote(FrameBuilder().ipv4().udp(), 20).build()},
+        {"icmp_v4_other", FrameBuilder().ipv4().icmp({.type = 9}).build()},
         {"other_l4_v4", FrameBuilder().ipv4().next_protocol(47).payload(8).build()},
         {"arp", FrameBuilder().ethertype(0x0806).payload(28).build()},
         {"tcp_v6", v6},
@@ -100,6 +111,13 @@ std::vector<Seed> crafted_frames()
         {"v6_esp", FrameBuilder().ipv6().next_protocol(50).payload(16).build()},
         {"v6_no_next_header", FrameBuilder().ipv6().next_protocol(59).build()},
         {"icmp_v6", FrameBuilder().ipv6().icmp().build()},
+        {"icmp_v6_error_udp_ext", FrameBuilder()
+                                      .ipv6()
+                                      .icmp({.type = 2, .rest = 1280})
+                                      .quote(FrameBuilder().ipv6().ipv6_ext(0).ipv6_frag(0, true).udp().payload(100))
+                                      .build()},
+        {"icmp_v6_neighbour_solicitation", FrameBuilder().ipv6().icmp({.type = 135, .rest = 0}).payload(16).build()},
+        {"udp_v6_later_fragment", FrameBuilder().ipv6().ipv6_frag(100, true, 77).next_protocol(17).payload(64).build()},
         {"udp_v6", FrameBuilder().ipv6().udp().payload(4).build()},
         {"tcp_v6_mapped_v4_addresses",
          FrameBuilder().ipv6({.src = test::ip6("::ffff:10.0.0.1"), .dst = test::ip6("::ffff:10.0.0.2")}).tcp().build()},

@@ -41,6 +41,36 @@ const char* check_key(const Packet& p)
     return nullptr;
 }
 
+// The ICMP classes, fragments and VLAN count (packet.h).
+const char* check_protocol_fields(const Packet& p)
+{
+    const Verdict v = p.verdict;
+    if (p.extra.vlan_tags > packet::kMaxVlanTags)
+        return "vlan_tags beyond the tag limit";
+    const bool icmp_class =
+        v == Verdict::icmp || v == Verdict::icmp_error || v == Verdict::icmp_other || v == Verdict::icmp_bad_quote;
+    if (icmp_class && p.l4_proto != (p.ip_version == 6 ? 58 : 1))
+        return "an ICMP verdict whose protocol is not ICMP of its IP version";
+    if (v == Verdict::icmp && p.key.proto != p.l4_proto)
+        return "an ICMP query keyed under another protocol";
+    // A request's side sees (identifier, its own type); a reply's (the request type, identifier).
+    if (v == Verdict::icmp && packet::icmp_is_request(p) != (p.dport == p.extra.icmp_type))
+        return "an ICMP query's ports do not hold its query type on the request's side";
+    if ((v == Verdict::icmp_other || v == Verdict::icmp_bad_quote) && (p.key.port_lo | p.key.port_hi) != 0)
+        return "an ICMP message without a flow has key ports";
+    if (v == Verdict::fragment && (!(p.extra.frag_flags & packet::kFragmented) || p.extra.frag_offset == 0))
+        return "a fragment verdict without a non-zero fragment offset";
+    if (p.extra.frag_flags != 0 && (p.ip_version == 0 || !(p.extra.frag_flags & packet::kFragmented) ||
+                                    (p.extra.frag_flags & ~(packet::kFragmented | packet::kFragMore)) ||
+                                    (p.extra.frag_offset == 0 && !(p.extra.frag_flags & packet::kFragMore))))
+        return "frag_flags set on something that is not one fragment of a larger IP datagram";
+    if (p.extra.frag_flags == 0 && (p.extra.frag_offset | p.extra.frag_id | p.extra.frag_data_len) != 0)
+        return "fragment fields on a whole datagram";
+    if (p.extra.frag_offset != 0 && v != Verdict::fragment)
+        return "a non-first fragment not classified fragment";
+    return nullptr;
+}
+
 } // namespace
 
 const char* check_parse(const uint8_t* data, size_t size)
@@ -62,6 +92,8 @@ const char* check_parse(const uint8_t* data, size_t size)
     if (p.ip_version != 0)
         if (const char* e = check_key(p))
             return e;
+    if (const char* e = check_protocol_fields(p))
+        return e;
 
     Packet again;
     packet::parse(len ? data : nullptr, len, again);

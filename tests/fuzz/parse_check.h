@@ -7,6 +7,9 @@
 // - once the IP header parsed (ip_version != 0, whatever the verdict): the key is canonical (lo
 //   endpoint <= hi endpoint), key_endpoints(key, src_is_lo) gives back the packet's own ports,
 //   key.vlan packs vlan_outer/vlan_inner, and an IPv4 key is IPv4-mapped;
+// - the protocol fields: ICMP verdicts carry ICMP of their IP version, a query's ports hold its
+//   query type on the request's side, ICMP without a flow has no key ports; frag_* fields only on
+//   fragments (a fragment verdict exactly for a non-zero offset); vlan_tags within the limit;
 // - a second parse gives identical bytes (deterministic, out fully written);
 // - parse(front, min(len, max_header_bytes), len) on a copy of only the capped front gives
 //   identical bytes (parse_mbuf's contract), and the core given even fewer header bytes than its

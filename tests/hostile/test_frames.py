@@ -89,6 +89,14 @@ def hostile_frames():
         ("icmp", pad(eth(v4(a, b, 1, bytes([8, 0, 0, 0, 0, 1, 0, 1])), E4)), "an ICMP echo request"),
         ("icmp", pad(eth(v6(a6, b6, 58, bytes([128, 0, 0, 0, 0, 1, 0, 1])), E6)), "an ICMPv6 echo request"),
         ("other_l4", pad(eth(v4(a, b, 47, b"\0\0\x08\0"), E4)), "GRE"),
+        ("icmp_error", pad(eth(v4(b, a, 1, bytes([3, 3, 0, 0, 0, 0, 0, 0]) + v4(a, b, 6, seg)[:28]), E4)),
+         "a port unreachable quoting flow A's segment"),
+        ("icmp_error", pad(eth(v6(b6, a6, 58, bytes([2, 0, 0, 0, 0, 0, 5, 0]) + v6(a6, b6, 6, seg6)[:48]), E6)),
+         "a packet too big quoting flow A's IPv6 twin"),
+        ("icmp_other", pad(eth(v6(a6, b6, 58, bytes([135, 0, 0, 0, 0, 0, 0, 0]) + b"\0" * 16), E6)),
+         "a neighbour solicitation"),
+        ("icmp_bad_quote", pad(eth(v4(b, a, 1, bytes([11, 0, 0, 0, 0, 0, 0, 0]) + v4(a, b, 6, seg)[:24]), E4)),
+         "a time exceeded quoting only 4 bytes of TCP"),
         ("udp", pad(eth(v6(a6, b6, 17, struct.pack("!HHHH", 53, 53, 8, 0)), E6)), "UDP over IPv6"),
         ("non_ip", pad(eth(b"\x02\x07\x04" + b"\0" * 20, 0x88CC)), "LLDP"),
     ]
@@ -257,7 +265,8 @@ def check_coverage(tap, repo):
     tap.eq(sorted(set(malformed) - mine - theirs), [],
            "every malformed Verdict in verdict.h is sent by this test or the crafted replay")
     untracked = set(names) - set(malformed) - {"tcp"}
-    tap.eq(sorted(untracked - mine - theirs), [], "every untracked Verdict (udp, icmp, other_l4, non_ip, fragment) is sent")
+    tap.eq(sorted(untracked - mine - theirs), [],
+           "every untracked Verdict (udp, icmp, icmp_error, icmp_other, other_l4, non_ip, fragment) is sent")
     tap.eq(sorted(mine & theirs - {"truncated_l2", "truncated_l3", "truncated_l4", "ip_bad_total_length",
                                    "ip_bad_version", "ipv4_bad_ihl", "ipv6_ext_truncated", "tcp_bad_data_offset",
                                    "vlan_too_deep", "fragment", "udp"}), [],

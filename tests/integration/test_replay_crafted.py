@@ -211,6 +211,35 @@ def no_loose_pickup():
     return sc, {"tcp": len(m.packets) + len(n.packets)}, dict(tcp_invalid=0, tcp_no_flow=len(m.packets))
 
 
+def vlan_key_none():
+    """Run 5: --vlan-key none: a link that tags only the client's direction (VLAN 7), and a QinQ
+    link that strips the inner tag on the way back, each keep one flow; untagged and tagged
+    twins of a 4-tuple are one flow too, as the mode says."""
+    sc = Scenario()
+    one_way = sc.conn("10.0.6.1", 44000, "10.0.6.2", 80, vlans=(7,), reply_vlans=(), key_vlans=())
+    strip = sc.conn("10.0.6.3", 44001, "10.0.6.2", 80, vlans=(10, 20), reply_vlans=(10,), key_vlans=())
+    for c, t in ((one_way, 0), (strip, 10)):
+        c.start(0, "SYN_SENT")
+        c.handshake(t)
+        c.exchange(t + 3, 100, 200)
+        c.end(0, "shutdown", sc.last_time, "ESTABLISHED")
+    return sc, {"tcp": len(one_way.packets) + len(strip.packets)}, dict(tcp_invalid=0, tcp_no_flow=0)
+
+
+def vlan_key_outer():
+    """Run 6: --vlan-key outer: the inner tag differs by direction, the outer tag keeps apart two
+    flows of one 4-tuple in VLANs 10 and 11."""
+    sc = Scenario()
+    a = sc.conn("10.0.7.1", 45000, "10.0.7.2", 80, vlans=(10, 20), reply_vlans=(10, 21), key_vlans=(10,))
+    b = sc.conn("10.0.7.1", 45000, "10.0.7.2", 80, vlans=(11, 20), reply_vlans=(11,), key_vlans=(11,))
+    for c, t in ((a, 0), (b, 10)):
+        c.start(0, "SYN_SENT")
+        c.handshake(t)
+        c.exchange(t + 3, 10, 20)
+        c.end(0, "shutdown", sc.last_time, "ESTABLISHED")
+    return sc, {"tcp": len(a.packets) + len(b.packets)}, dict(tcp_invalid=0, tcp_no_flow=0)
+
+
 def reopen_in_burst():
     """Run 4: a SYN reopens a reset flow that the same RX burst's bulk lookup already found, and
     the RST right behind it in that burst must reach the new flow, not the old record."""
@@ -291,6 +320,8 @@ def main():
             ("active timeout", active, ["--active-timeout", "2"], True, True),
             ("loose pickup off", no_loose_pickup, ["--loose-pickup", "off"], True, False),
             ("reopen in one burst", reopen_in_burst, [], True, False),
+            ("vlan key none", vlan_key_none, ["--vlan-key", "none"], True, False),
+            ("vlan key outer", vlan_key_outer, ["--vlan-key", "outer"], True, False),
             ("lifecycle, frames batched as the pcap PMD reads them", lifecycle,
              ["--tcp-timeout-time_wait", "2", "--tcp-timeout-established", "3"], False, False)]
     for label, build, opts, isolate, scrape in runs:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "frame_builder.h"
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 
 #include <stdexcept>
@@ -223,17 +225,32 @@ FrameBuilder& FrameBuilder::udp(const UdpSpec& s)
     return *this;
 }
 
-FrameBuilder& FrameBuilder::icmp()
+FrameBuilder& FrameBuilder::icmp(const IcmpSpec& spec)
 {
     const uint8_t proto = _ip_version == 6 ? kProtoIcmpv6 : kProtoIcmp;
     fill_pending_proto(proto);
     _l4 = _bytes.size();
     _l4_proto = proto;
-    _bytes.push_back(_ip_version == 6 ? 128 : 8); // echo request
-    _bytes.push_back(0);
+    _bytes.push_back(spec.type.value_or(_ip_version == 6 ? 128 : 8)); // echo request by default
+    _bytes.push_back(spec.code);
     put16(0); // checksum, filled at build()
-    put16(1); // identifier
-    put16(1); // sequence
+    if (spec.rest) {
+        put32(*spec.rest);
+    } else {
+        put16(spec.id);
+        put16(spec.seq);
+    }
+    return *this;
+}
+
+FrameBuilder& FrameBuilder::quote(const FrameBuilder& inner, size_t max_bytes)
+{
+    if (inner.l3_offset() == kNpos)
+        throw std::logic_error("FrameBuilder::quote: the inner frame has no IP header");
+    const std::vector<uint8_t> f = inner.build();
+    const size_t n = std::min(f.size() - inner.l3_offset(), max_bytes);
+    _bytes.insert(_bytes.end(), f.begin() + static_cast<long>(inner.l3_offset()),
+                  f.begin() + static_cast<long>(inner.l3_offset() + n));
     return *this;
 }
 

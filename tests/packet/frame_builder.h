@@ -75,6 +75,17 @@ struct UdpSpec {
     std::optional<uint16_t> length{}; // default: header plus what follows
 };
 
+// ICMP/ICMPv6: type defaults to echo request (8, or 128 over IPv6). For queries bytes 4-7 are the
+// identifier and sequence; for an error they are `rest` (unused, pointer or MTU) and the quoted
+// packet follows as raw() or quote().
+struct IcmpSpec {
+    std::optional<uint8_t> type{};
+    uint8_t code = 0;
+    uint16_t id = 1;
+    uint16_t seq = 1;
+    std::optional<uint32_t> rest{}; // replaces id and seq when set
+};
+
 class FrameBuilder {
 public:
     FrameBuilder();
@@ -96,8 +107,11 @@ public:
 
     FrameBuilder& tcp(const TcpSpec& spec = {});
     FrameBuilder& udp(const UdpSpec& spec = {});
-    // ICMP echo request over IPv4, ICMPv6 echo request over IPv6 (8 bytes).
-    FrameBuilder& icmp();
+    // ICMP over IPv4, ICMPv6 over IPv6: the 8-byte header of `spec` (default an echo request).
+    FrameBuilder& icmp(const IcmpSpec& spec = {});
+    // Appends another frame's IP datagram (its bytes from its IP header on), cut to at most
+    // `max_bytes`: the quoted packet of an ICMP error.
+    FrameBuilder& quote(const FrameBuilder& inner, size_t max_bytes = 1u << 16);
     // Writes the pending IP protocol / next-header field for a raw L4 (add raw() after).
     FrameBuilder& next_protocol(uint8_t proto);
 

@@ -43,6 +43,21 @@ std::vector<std::vector<uint8_t>> seed_frames()
     s.push_back(FrameBuilder().ipv6().ipv6_ext(0, 160).tcp().payload(30).build()); // near the header-byte cap
     s.push_back(FrameBuilder().ipv6().icmp().build());
     s.push_back(FrameBuilder().ethertype(0x0806).payload(28).build());
+    // ICMP errors and their quotes, and an IPv6 first fragment.
+    s.push_back(FrameBuilder()
+                    .vlan(9)
+                    .ipv4()
+                    .icmp({.type = 3, .code = 3, .rest = 0})
+                    .quote(FrameBuilder().ipv4({.options = {1, 1, 1, 0}}).udp().payload(20), 40)
+                    .build());
+    s.push_back(FrameBuilder()
+                    .ipv6()
+                    .icmp({.type = 1, .rest = 0})
+                    .quote(FrameBuilder().ipv6().ipv6_ext(0).ipv6_frag(0, true).tcp().payload(20))
+                    .build());
+    s.push_back(FrameBuilder().ipv4().icmp({.type = 11, .rest = 0}).quote(FrameBuilder().ipv4().icmp()).build());
+    s.push_back(FrameBuilder().ipv6().icmp({.type = 136}).payload(16).build());
+    s.push_back(FrameBuilder().ipv6().ipv6_frag(0, true, 99).udp().payload(100).build());
     return s;
 }
 
@@ -65,6 +80,14 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
                                v == Verdict::ip_bad_version || v == Verdict::ipv4_bad_ihl ||
                                v == Verdict::ip_bad_total_length || v == Verdict::vlan_too_deep))
         return "an IP-level verdict without ip_version";
+    const bool icmp_class =
+        v == Verdict::icmp || v == Verdict::icmp_error || v == Verdict::icmp_other || v == Verdict::icmp_bad_quote;
+    if (icmp_class && p.l4_proto != (p.ip_version == 6 ? 58 : 1))
+        return "an ICMP verdict without ICMP of its IP version";
+    if ((v == Verdict::fragment) != (p.extra.frag_offset != 0))
+        return "a fragment verdict is exactly a non-zero fragment offset";
+    if (p.extra.vlan_tags > packet::kMaxVlanTags)
+        return "more VLAN tags counted than the limit";
     // The general path alone must give the same bytes, whether or not the fast path took the frame.
     Packet g;
     std::memset(&g, 0x5a, sizeof g);

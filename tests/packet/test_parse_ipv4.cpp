@@ -128,9 +128,41 @@ TEST_CASE("an IPv4 first fragment is parsed as TCP, a non-first fragment is frag
         CHECK(p.key.port_hi == 0);
     }
     // The largest offset is still a fragment; DF alone is not.
+    CHECK(test::parse_bytes(FrameBuilder().ipv4({.frag_offset = 0x1fff}).next_protocol(17).payload(8).build())
+              .extra.frag_offset == 0x1fff * 8);
     CHECK(test::verdict_of(FrameBuilder().ipv4({.frag_offset = 0x1fff}).next_protocol(17).payload(8).build()) ==
           Verdict::fragment);
     CHECK(test::verdict_of(FrameBuilder().ipv4({.dont_fragment = true}).tcp().build()) == Verdict::tcp);
+}
+
+// What lib/fragattr needs: identification, offset, MF and the fragment's data bytes, for every
+// fragment whatever its verdict; nothing for a whole datagram.
+TEST_CASE("IPv4 fragments carry id, offset, MF and data length", "[packet][ipv4][frag]")
+{
+    auto p = test::parse_bytes(
+        FrameBuilder().ipv4({.id = 0xbeef, .more_fragments = true}).udp({.dport = 53}).payload(1472).build());
+    CHECK(p.verdict == packet::Verdict::udp);
+    CHECK(p.extra.frag_flags == (packet::kFragmented | packet::kFragMore));
+    CHECK(p.extra.frag_id == 0xbeef);
+    CHECK(p.extra.frag_offset == 0);
+    CHECK(p.extra.frag_data_len == 1480);
+    p = test::parse_bytes(
+        FrameBuilder().ipv4({.id = 0xbeef, .frag_offset = 185}).next_protocol(17).payload(520).pad_to(600).build());
+    CHECK(p.verdict == packet::Verdict::fragment);
+    CHECK(p.extra.frag_flags == packet::kFragmented);
+    CHECK(p.extra.frag_offset == 1480);
+    CHECK(p.extra.frag_data_len == 520);
+    // A first fragment too short for its L4 header still carries them.
+    p = test::parse_bytes(FrameBuilder().ipv4({.id = 3, .more_fragments = true}).next_protocol(6).payload(8).build());
+    CHECK(p.verdict == packet::Verdict::truncated_l4);
+    CHECK(p.extra.frag_flags == (packet::kFragmented | packet::kFragMore));
+    CHECK(p.extra.frag_data_len == 8);
+    // Not a fragment: none of it, DF or not.
+    for (bool df : {false, true}) {
+        p = test::parse_bytes(FrameBuilder().ipv4({.id = 9, .dont_fragment = df}).tcp().build());
+        CHECK(p.extra.frag_flags == 0);
+        CHECK(p.extra.frag_id == 0);
+    }
 }
 
 // Linux BIG TCP: total length 0, length from the frame, for TCP over 64 KiB only.
@@ -172,7 +204,7 @@ TEST_CASE("IPv4 UDP, ICMP and other protocols are classified with what they carr
 
     p = test::parse_bytes(FrameBuilder().ipv4().icmp().build());
     CHECK(p.verdict == Verdict::icmp);
-    CHECK(p.key.proto == 1);
+    CHECK(p.key.proto == 1); // test_parse_icmp.cpp has the ICMP classes
 
     for (uint8_t proto : {2, 4, 41, 47, 50, 51, 58, 89, 132, 255}) {
         CAPTURE(int{proto});

@@ -181,6 +181,26 @@ TEST_CASE("IPv6 fragments: first carries ports, non-first is fragment, atomic is
     CHECK(atomic.verdict == Verdict::tcp);
     CHECK(atomic.key == plain.key);
     CHECK(atomic.l4_payload_len == 4);
+    CHECK(atomic.extra.frag_flags == 0); // a whole datagram: nothing for the fragment attributor
+    CHECK(atomic.extra.frag_id == 0);
+}
+
+TEST_CASE("IPv6 fragments carry the 32-bit id, offset, M and data length", "[packet][ipv6][frag]")
+{
+    auto p = test::parse_bytes(
+        FrameBuilder().ipv6().ipv6_ext(kHbh).ipv6_frag(0, true, 0xdeadbeef).udp().payload(1000).build());
+    CHECK(p.verdict == Verdict::udp);
+    CHECK(p.extra.frag_flags == (packet::kFragmented | packet::kFragMore));
+    CHECK(p.extra.frag_id == 0xdeadbeef);
+    CHECK(p.extra.frag_offset == 0);
+    CHECK(p.extra.frag_data_len == 1008);
+    p = test::parse_bytes(
+        FrameBuilder().ipv6().ipv6_frag(126, false, 0xdeadbeef).next_protocol(17).payload(72).build());
+    CHECK(p.verdict == Verdict::fragment);
+    CHECK(p.extra.frag_flags == packet::kFragmented);
+    CHECK(p.extra.frag_offset == 1008);
+    CHECK(p.extra.frag_data_len == 72);
+    CHECK(p.extra.frag_id == 0xdeadbeef);
 }
 
 // ESP and No Next Header end the walk; ICMPv6 needs its 4-byte header.
@@ -189,7 +209,8 @@ TEST_CASE("IPv6 ICMPv6, UDP, ESP and No Next Header are classified, not walked",
     auto p = test::parse_bytes(FrameBuilder().ipv6().icmp().build());
     CHECK(p.verdict == Verdict::icmp);
     CHECK(p.l4_proto == 58);
-    CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(58).payload(4).build()) == Verdict::icmp);
+    // Type 0xab (the payload's fill) is neither a query nor an error.
+    CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(58).payload(4).build()) == Verdict::icmp_other);
     CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(58).payload(3).build()) == Verdict::truncated_l4);
     // ICMPv4's protocol number over IPv6 is not ICMP.
     CHECK(test::verdict_of(FrameBuilder().ipv6().next_protocol(1).payload(8).build()) == Verdict::other_l4);

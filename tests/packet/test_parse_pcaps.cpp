@@ -168,11 +168,12 @@ TEST_CASE("fragment captures: non-first fragments are fragment, first ones carry
     CHECK(v6[Verdict::fragment] == 2);
     CHECK(v6[Verdict::tcp] == 1);
 
-    // Atomic fragments (offset 0, M=0) are ordinary packets: 36 TCP + 2 ICMPv6 (ND).
+    // Atomic fragments (offset 0, M=0) are ordinary packets: 36 TCP + 2 ICMPv6 (neighbour discovery,
+    // neither a query nor an error).
     const Replay atomic = replay(dir + "/zeek_ipv6_http_atomic_frag.pcap");
     CHECK(atomic[Verdict::fragment] == 0);
     CHECK(atomic[Verdict::tcp] == 36);
-    CHECK(atomic[Verdict::icmp] == 2);
+    CHECK(atomic[Verdict::icmp_other] == 2);
 }
 
 // Malformed and snaplen-truncated input is classified, per the first rule broken.

@@ -105,6 +105,9 @@ def _malformed():
         "ipv6_ext_too_long": eth(ipv6(*v6, 60, chain), ETH_IPV6),
         "tcp_bad_data_offset": eth(ipv4("10.9.0.1", "10.9.0.2", 6, tcp("10.9.0.1", "10.9.0.2", 1, 2, ACK, offset_words=4)), ETH_IPV4),
         "vlan_too_deep": eth(ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp), ETH_IPV4, vlans=(1, 2, 3, 4, 5)),
+        # A time exceeded quoting 4 bytes of TCP (8 are required).
+        "icmp_bad_quote": eth(ipv4("10.9.0.2", "10.9.0.1", 1, b"\x0b\0\0\0\0\0\0\0" +
+                                   ipv4("10.9.0.1", "10.9.0.2", 6, ok_tcp)[:24]), ETH_IPV4),
     }
 
 
@@ -138,6 +141,10 @@ def frames():
     out += [eth(b"\0\1\x08\0\6\4\0\1" + b"\0" * 20, ETH_ARP)] * 2
     out += [udp4("10.0.0.7", "10.0.0.8")] * 3
     out += [eth(ipv4("10.0.0.7", "10.0.0.8", 1, b"\x08\0\0\0\0\0\0\0"), ETH_IPV4)] * 2
+    # A port unreachable quoting the UDP flow, and a router solicitation.
+    out.append(eth(ipv4("10.0.0.8", "10.0.0.7", 1, b"\x03\x03\0\0\0\0\0\0" + udp4("10.0.0.7", "10.0.0.8")[14:42]),
+                   ETH_IPV4))
+    out.append(eth(ipv4("10.0.0.7", "10.0.0.8", 1, b"\x0a\0\0\0\0\0\0\0"), ETH_IPV4))
     out.append(eth(ipv4("10.0.0.7", "10.0.0.8", 17, b"\0" * 16, frag=100), ETH_IPV4))
     out.append(eth(ipv4("10.0.0.7", "10.0.0.8", 47, b"\0" * 8), ETH_IPV4))
     out += list(_malformed().values())
@@ -155,6 +162,8 @@ def _count_packets():
         "tcp_table_full": 0,
         "udp": 3 + 1,
         "icmp": 2,
+        "icmp_error": 1,
+        "icmp_other": 1,
         "other_l4": 1,
         "non_ip": 2,
         "fragment": 1,

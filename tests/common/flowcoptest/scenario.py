@@ -51,8 +51,10 @@ class Scenario:
         self.fillers = 0
         self.non_ip = 0  # deliberate non-IP frames (ticks), fillers excluded
 
-    def conn(self, client, cport, server, sport, vlans=()):
-        c = Conn(self, client, cport, server, sport, tuple(vlans))
+    def conn(self, client, cport, server, sport, vlans=(), reply_vlans=None, key_vlans=None):
+        """vlans tag the client's packets, reply_vlans (default: vlans) the server's; key_vlans
+        (default: vlans) are the IDs the flow's events show (what --vlan-key keeps)."""
+        c = Conn(self, client, cport, server, sport, tuple(vlans), reply_vlans, key_vlans)
         self.conns.append(c)
         return c
 
@@ -104,8 +106,10 @@ class Scenario:
 
 
 class Conn:
-    def __init__(self, sc, client, cport, server, sport, vlans):
+    def __init__(self, sc, client, cport, server, sport, vlans, reply_vlans=None, key_vlans=None):
         self.sc, self.client, self.cport, self.server, self.sport, self.vlans = sc, client, cport, server, sport, vlans
+        self.reply_vlans = vlans if reply_vlans is None else tuple(reply_vlans)
+        self.key_vlans = vlans if key_vlans is None else tuple(key_vlans)
         self.packets = []
         self.ends = {}
         self.starts = {}
@@ -116,7 +120,7 @@ class Conn:
                             else (self.server, self.sport, self.client, self.cport))
         d = 0 if from_client else 1
         frame = pcaplib.tcp_frame(src, dst, sp, dp, flags, self.seq[d], self.seq[1 - d], b"x" * payload,
-                                  self.vlans)
+                                  self.vlans if from_client else self.reply_vlans)
         self.seq[d] += payload + (1 if flags & (SYN | FIN) else 0)
         p = Packet(ms(t_ms), frame, self, from_client, life, ignored)
         self.packets.append(p)
@@ -174,7 +178,7 @@ class Conn:
                 name="%s:%d-%s:%d%s life %d" % (self.client, self.cport, self.server, self.sport,
                                                 ("/vlan" + ",".join(map(str, self.vlans))) if self.vlans else "", life),
                 src=str(ipaddress.ip_address(src)), sport=sp, dst=str(ipaddress.ip_address(dst)), dport=dp,
-                vlan=list(self.vlans), packets_orig=len(o), packets_reply=len(r),
+                vlan=list(self.key_vlans), packets_orig=len(o), packets_reply=len(r),
                 bytes_orig=sum(len(p.frame) for p in o), bytes_reply=sum(len(p.frame) for p in r),
                 first_seen=first.t_us, last_seen=self.last_seen_us(life), reason=reason, time=t_end,
                 state=state, start_state=self.starts.get(life)))
