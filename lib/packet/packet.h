@@ -18,7 +18,7 @@
 // version, IHL and length checks (so they are set for fragment, ipv6_ext_*,
 // truncated_l4, udp, icmp*, other_l4 too); the extra.frag_* fields for every fragment;
 // ports once the L4 fixed header fitted (also for udp, and for
-// tcp_bad_data_offset); seq/ack/window/tcp_flags/l4_payload_len for tcp
+// tcp_bad_data_offset); seq/ack/sack/window/tcp_flags/tcp_opt/l4_payload_len for tcp
 // (l4_payload_len also for udp); extra.icmp_type/icmp_code for icmp, icmp_error,
 // icmp_other and icmp_bad_quote. The key is a flow's identity for tcp, udp, icmp,
 // icmp_error (the quoted packet's flow) and other_l4; for fragment it is the flow's
@@ -71,7 +71,11 @@
 //   other_l4. More than max_ipv6_ext_headers is ipv6_ext_too_long, as is a chain
 //   whose headers reach past the first max_header_bytes bytes of the frame.
 // - TCP: data offset < 5 or data offset * 4 past the segment end (from IP lengths)
-//   is tcp_bad_data_offset. TCP options are not read.
+//   is tcp_bad_data_offset. With a data offset above 5 the options are read as netfilter reads
+//   them (tcp_options.h: window scale, SACK permitted, the highest SACK right edge) into tcp_opt
+//   and sack; sack == ack without SACK blocks. Options that are not all within the first
+//   kMaxHeaderBytes bytes (only behind a long IPv6 extension chain) are not read, as if absent.
+//   Malformed options are ignored from the first bad one on, never a verdict of their own.
 // - ICMP (protocol 1 over IPv4, 58 over IPv6; 1 over IPv6 and 58 over IPv4 are
 //   other_l4) needs 8 bytes of header over IPv4 and 4 over IPv6 (RFC 792, 4443).
 //   The type decides the class, as netfilter's nf_conntrack_proto_icmp{,v6} do:
@@ -106,6 +110,7 @@
 #include <cstdint>
 
 #include <packet/flow_key.h>
+#include <packet/tcp_options.h>
 #include <packet/verdict.h>
 
 namespace flowcop::packet {
@@ -134,14 +139,16 @@ struct Packet {
     uint32_t frame_len;      // bytes of the frame as received (what byte counters count)
     uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header); UDP: minus 8
     uint32_t seq, ack;       // host order
-    uint16_t window;
-    uint16_t sport, dport; // host order: the key's port fields from this packet's side (see above)
+    uint32_t sack;           // highest SACK right edge in the options, else == ack (tcp_options.h)
+    uint16_t window;         // as on the wire (unscaled)
+    uint16_t sport, dport;   // host order: the key's port fields from this packet's side (see above)
     uint16_t vlan_outer, vlan_inner;
     uint8_t tcp_flags;  // FIN=0x01 SYN=0x02 RST=0x04 PSH=0x08 ACK=0x10 URG=0x20 ECE=0x40 CWR=0x80
     uint8_t ip_version; // 4 or 6 (0 if not IP)
     uint8_t l4_proto;   // the IP payload's protocol (1/58 for every ICMP class)
     bool src_is_lo;     // the packet's source is key.addr_lo/port_lo (for direction)
     Verdict verdict;
+    uint8_t tcp_opt; // kTcpOpt* bits and the window scale (tcp_options.h); 0 without options
     // Non-TCP protocols and fragments (all 0 when they do not apply), one group that the fast path
     // zeroes with two stores: a memset of the whole Packet past ~80 bytes becomes `rep stos`,
     // which costs the common frame ~10 instructions and a microcoded start-up.

@@ -138,7 +138,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     const uint8_t* th = b + kL4;
     const uint32_t seg = total - w::kIpv4MinHeaderLen;
     const uint32_t hlen = (uint32_t{th[12]} >> 4) * 4;
-    if (hlen < w::kTcpMinHeaderLen || hlen > seg)
+    if (hlen < w::kTcpMinHeaderLen || hlen > seg || window < kL4 + hlen)
         return false;
 
     // Zero everything parse_general's memset would: the fields before the protocol group (padding
@@ -150,6 +150,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     out.l4_proto = w::kProtoTcp;
     detail::read_tcp_fixed_header(th, out);
     out.l4_payload_len = seg - hlen;
+    detail::read_tcp_options(th, hlen, out);
     detail::set_key(out, b + kL3 + 12, b + kL3 + 16, 4, out.sport, out.dport);
     out.verdict = Verdict::tcp;
     return true;

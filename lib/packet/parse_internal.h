@@ -87,6 +87,25 @@ inline void read_tcp_fixed_header(const uint8_t* th, Packet& out) noexcept
     out.window = wire::be16(th + 14);
 }
 
+// Packet::sack and tcp_opt from the options of the TCP header at th, whose hlen bytes the caller
+// checked are readable. Both parse paths call this, so they agree on every frame.
+inline void read_tcp_options(const uint8_t* th, uint32_t hlen, Packet& out) noexcept
+{
+    out.sack = out.ack;
+    if (hlen == wire::kTcpMinHeaderLen)
+        return;
+    // Linux's usual segment carries NOP, NOP, timestamp and nothing else: none of it is tracked, so
+    // the walk is skipped (netfilter's tcp_sack() has the same shortcut).
+    if (hlen == wire::kTcpMinHeaderLen + wire::kTcpTimestampAlignedLen &&
+        wire::be32(th + wire::kTcpMinHeaderLen) == wire::kTcpTimestampAlignedLead) {
+        out.tcp_opt = kTcpOptPresent;
+        return;
+    }
+    const TcpOptions o = parse_tcp_options(th + wire::kTcpMinHeaderLen, hlen - wire::kTcpMinHeaderLen, out.ack);
+    out.tcp_opt = o.bits;
+    out.sack = o.sack;
+}
+
 // Addresses of the IP header being parsed, for set_key.
 struct Endpoints {
     const uint8_t* src;
@@ -138,6 +157,10 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
         if (hlen < wire::kTcpMinHeaderLen || hlen > seg)
             return Verdict::tcp_bad_data_offset;
         out.l4_payload_len = seg - hlen;
+        if (v.readable(off, hlen))
+            read_tcp_options(th, hlen, out);
+        else
+            out.sack = out.ack; // options past the header-byte cap: read as absent (packet.h)
         return Verdict::tcp;
     }
     if (length_from_frame)
@@ -166,7 +189,7 @@ inline Verdict parse_l4(const View& v, uint32_t off, uint32_t end, bool length_f
 Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept;
 
 // parse() is these two: the fast path takes the common frame (untagged IPv4 without options, TCP with
-// a valid data offset, whole headers in `window` bytes) and fills `out` exactly as the general path
+// a valid data offset, whole headers and TCP options in `window` bytes) and fills `out` exactly as the general path
 // would; for any other frame it returns false without writing, and the general path, which handles
 // every frame, decides. `window` = min(bytes given, frame_len, max_header_bytes). tests/packet
 // checks that both give the same Packet on every frame the fast path takes.

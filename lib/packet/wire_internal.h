@@ -36,6 +36,9 @@ inline constexpr uint32_t kUdpHeaderLen = 8;
 inline constexpr uint32_t kIcmpHeaderLen = 8;   // RFC 792: every message has type..4 bytes rest-of-header
 inline constexpr uint32_t kIcmpv6HeaderLen = 4; // RFC 4443 2.1: type, code, checksum
 inline constexpr uint32_t kIpv6ExtMinLen = 8;   // every walked extension header is >= 8 bytes
+// RFC 7323 appendix A's layout of a timestamp-only option block: NOP, NOP, kind 8, length 10.
+inline constexpr uint32_t kTcpTimestampAlignedLen = 12;
+inline constexpr uint32_t kTcpTimestampAlignedLead = 0x0101080a;
 
 // IP protocol / IPv6 next-header numbers (IANA).
 inline constexpr uint8_t kProtoHopopts = 0;

@@ -89,6 +89,12 @@ const char* check_parse(const uint8_t* data, size_t size)
         return "l4_payload_len exceeds the frame";
     if (v == Verdict::tcp && ((p.ip_version != 4 && p.ip_version != 6) || p.key.proto != 6 || p.l4_proto != 6))
         return "a tcp verdict without IP version 4/6 and protocol 6";
+    if ((p.tcp_opt & packet::kTcpOptScaleMask) > packet::kTcpMaxWscale)
+        return "a window scale above 14";
+    if (v == Verdict::tcp && (p.tcp_opt & packet::kTcpOptPresent) == 0 && (p.tcp_opt != 0 || p.sack != p.ack))
+        return "TCP option results without option bytes";
+    if (v != Verdict::tcp && (p.tcp_opt != 0 || p.sack != 0))
+        return "TCP option results on a packet that is not tcp";
     if (p.ip_version != 0)
         if (const char* e = check_key(p))
             return e;

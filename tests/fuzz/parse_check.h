@@ -4,6 +4,8 @@
 // - return value == out.verdict, a Verdict below count; frame_len == the length given;
 //   l4_payload_len never exceeds the frame;
 // - a tcp verdict has IP version 4 or 6 and proto 6;
+// - TCP options (tcp_options.h): the window scale is at most 14; without option bytes tcp_opt is 0 and
+//   sack == ack; a verdict other than tcp has neither;
 // - once the IP header parsed (ip_version != 0, whatever the verdict): the key is canonical (lo
 //   endpoint <= hi endpoint), key_endpoints(key, src_is_lo) gives back the packet's own ports,
 //   key.vlan packs vlan_outer/vlan_inner, and an IPv4 key is IPv4-mapped;

@@ -241,6 +241,45 @@ TEST_CASE("the IPv4/TCP fast path and the general path agree on mutated IPv4/TCP
     CHECK(declined > 10000); // ... and so is its refusal of everything else
 }
 
+// The same with options: mutations anywhere in a TCP header that carries window scale, SACK
+// permitted, timestamps or SACK blocks (tcp_options.h), so the option walk and the timestamp shortcut
+// of both paths meet malformed lists, and the data offset moves over them.
+TEST_CASE("the fast and general paths agree on mutated TCP options", "[packet][fuzz]")
+{
+    std::mt19937_64 rng(0x0b75);
+    const std::vector<std::vector<uint8_t>> seeds = {
+        FrameBuilder()
+            .ipv4()
+            .tcp({.options = {2, 4, 5, 0xb4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7}})
+            .build(),
+        FrameBuilder().ipv4().tcp({.flags = 0x10, .options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2}}).payload(3).build(),
+        FrameBuilder()
+            .ipv4()
+            .tcp({.ack = 5, .flags = 0x10, .options = {1, 1, 5, 18, 0, 0, 0, 9, 0, 0, 0, 20, 0, 0, 0, 30, 0, 0, 0, 40}})
+            .build(),
+    };
+    Tally t;
+    unsigned taken = 0, with_opts = 0;
+    for (int i = 0; i < 100000; ++i) {
+        std::vector<uint8_t> f = seeds[rng() % seeds.size()];
+        const int edits = 1 + static_cast<int>(rng() % 4);
+        for (int e = 0; e < edits; ++e) {
+            const size_t at = 46 + rng() % (f.size() - 46); // the data offset byte .. the end of the options
+            f[at] = rng() % 2 ? static_cast<uint8_t>(rng() % 6) : static_cast<uint8_t>(rng());
+        }
+        Packet p;
+        const uint32_t len = static_cast<uint32_t>(f.size());
+        taken += packet::detail::parse_ipv4_tcp_fast(f.data(), len, len, p);
+        with_opts += (p.tcp_opt & (packet::kTcpOptWscale | packet::kTcpOptSackPerm)) != 0 || p.sack != p.ack;
+        t.run(f, f.size());
+    }
+    INFO(t.first_failure);
+    CHECK(t.failures == 0);
+    CAPTURE(taken, with_opts);
+    CHECK(taken > 30000);
+    CHECK(with_opts > 10000);
+}
+
 // Classification is a pure function of the bytes.
 TEST_CASE("parse is deterministic and overwrites every field of a reused Packet", "[packet][fuzz]")
 {
