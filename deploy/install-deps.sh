@@ -8,9 +8,10 @@ set -euo pipefail
 # Build: compiler, meson/ninja, DPDK 22.11, Catch2 2.13, prometheus-cpp 1.0.
 build_pkgs=(g++ meson ninja-build pkg-config dpdk-dev libdpdk-dev libpcap-dev catch2 prometheus-cpp-dev)
 # Run and test: dpdk (testpmd, dpdk-telemetry.py, dpdk-hugepages.py, dpdk-devbind.py),
-# real peers for end-to-end tests (iproute2, ethtool, curl, python3), Prometheus (server + promtool)
-# and python3-yaml (tests/deploy reads the Prometheus and Grafana YAML).
-run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml)
+# real peers for end-to-end tests (iproute2, ethtool, curl, python3), Prometheus (server + promtool),
+# python3-yaml (tests/deploy reads the Prometheus and Grafana YAML), and Linux's conntrack as the
+# oracle of the window-tracking test (tcpreplay, nftables, conntrack: tests/tcpstate/test_netfilter_diff.py).
+run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml tcpreplay nftables conntrack)
 
 pkgs=("${build_pkgs[@]}" "${run_pkgs[@]}")
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi

@@ -12,11 +12,11 @@
 //   RST+ACK), SYN (SYN, SYN+URG), SYN-ACK, FIN (FIN+ACK, FIN+ACK+URG), ACK (ACK, ACK+URG). Every other
 //   combination (no flags, FIN without ACK, SYN+FIN, SYN+RST, RST+FIN, URG alone, ...) is invalid:
 //   netfilter's tcp_valid_flags set, for the same reason (no real stack sends them; scanners do).
-// - No window or sequence tracking (netfilter's tcp_in_window is not modelled): any RST with the flow's
-//   addresses tears the flow down, including an out-of-window or spoofed one; a retransmission is told
-//   from new data only by its flags and direction (a second FIN from the same side is a retransmission);
-//   an old duplicate SYN-ACK is indistinguishable from a fresh one; a SYN whose sequence number would
-//   make netfilter reject it still reopens a TIME_WAIT flow.
+// - step() alone tracks no sequence numbers: any RST with the flow's addresses ends the flow, a
+//   retransmission is told from new data only by its flags and direction, and a SYN reopens a
+//   TIME_WAIT flow whatever its sequence number. window.h's track() runs step() together with
+//   netfilter's window check (tcp_in_window) and RST rules; that is what a tracker that must not
+//   believe forged segments calls.
 // - Direction: Dir::orig is the sender of the packet that created the flow, Dir::reply the other end.
 //
 // Lifecycle, as the flow table drives it
@@ -100,12 +100,14 @@ struct Tracker {
 static_assert(sizeof(Tracker) <= 4, "the tracker must fit in the 64-byte flow record");
 
 enum class Outcome : uint8_t {
-    ok,      // accepted; state updated (possibly unchanged): re-arm from the new state's timeout
-    ignored, // not valid for the state (netfilter sIG/sIV) or an invalid flag combination: count it,
-             // tracker unchanged, deadline not extended
-    reset,   // a RST: the state is now CLOSE and the flow must be reaped on the next tick
-    reopen,  // a SYN on a TIME_WAIT or CLOSE flow: destroy it (reason "closed"), then treat this
-             // packet as the first packet of a new flow; the tracker is unchanged
+    ok,            // accepted; state updated (possibly unchanged): re-arm from the new state's timeout
+    ignored,       // not valid for the state (netfilter sIG/sIV) or an invalid flag combination: count it,
+                   // tracker unchanged, deadline not extended
+    reset,         // a RST: the state is now CLOSE and the flow must be reaped on the next tick
+    reopen,        // a SYN on a TIME_WAIT or CLOSE flow: destroy it (reason "closed"), then treat this
+                   // packet as the first packet of a new flow; the tracker is unchanged
+    out_of_window, // only from track() (window.h): outside the window; count it by its WindowReason,
+                   // tracker unchanged, deadline not extended. step() never returns it.
 };
 
 // The state a new flow starts in, or State::none if this packet must not create one.
@@ -142,6 +144,14 @@ constexpr bool steady(const Tracker& t, uint8_t tcp_flags) noexcept
 struct Timeouts {
     uint32_t seconds[kStateCount];
     uint32_t default_inactivity; // the catch-all; must be > 0 (a config parser should reject 0)
+    // Caps that window tracking (window.h, Cap) puts on a state's timeout, netfilter's
+    // nf_conntrack_tcp_timeout_max_retrans and _unacknowledged (5 min each): long enough for a
+    // retransmitting or zero-window peer to recover (Linux gives up after 15 retransmissions, 13-30
+    // minutes, but a flow with no progress for 5 minutes of retransmissions is as good as dead), short
+    // enough that a dead flow or a one-sided pickup does not hold its slot for ESTABLISHED's 5 days.
+    uint32_t max_retrans = kDefaultCapSeconds;
+    uint32_t unacknowledged = kDefaultCapSeconds;
+    static constexpr uint32_t kDefaultCapSeconds = 300;
 
     // netfilter's nf_conntrack_tcp_timeout_* defaults, whose reasons are:
     //   syn_sent 120: outlasts Linux's SYN retransmissions (6 retries, the last sent 63 s in), and each

@@ -92,8 +92,9 @@ public:
             ++reopens;
             _tracked = false;
             return create(from, flags) == Event::created ? Event::reopened : Event::not_created;
+        case Outcome::out_of_window: break; // only track() returns it
         }
-        FAIL("step() returned a value outside Outcome");
+        FAIL("step() returned a value outside its Outcomes");
         return Event::ignored;
     }
 
@@ -151,6 +152,7 @@ struct StringMaker<flowcop::tcpstate::Outcome> {
         case flowcop::tcpstate::Outcome::ignored: return "ignored";
         case flowcop::tcpstate::Outcome::reset: return "reset";
         case flowcop::tcpstate::Outcome::reopen: return "reopen";
+        case flowcop::tcpstate::Outcome::out_of_window: return "out_of_window";
         }
         return "Outcome(" + std::to_string(static_cast<int>(o)) + ")";
     }
