@@ -156,6 +156,8 @@ struct FlowRef {
     WindowCold& cold;
 };
 
+// The operator's choices; the flags named beside each are for flowcop's options once the flow table
+// calls track() (not yet).
 struct WindowPolicy {
     bool be_liberal = false;                         // --tcp-be-liberal: out-of-window segments pass, RST rules stay
     bool ignore_invalid_rst = false;                 // --tcp-ignore-invalid-rst: rst_below_ack is not refused
