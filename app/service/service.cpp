@@ -177,6 +177,7 @@ StartError Service::start()
         tc.name = "flowcop_flows" + std::to_string(lcore);
         tc.capacity = _opt.flows_per_lcore;
         tc.socket_id = int(rte_lcore_to_socket_id(lcore));
+        tc.memory = conntrack::eal_memory(); // hugepages, on the lcore's socket
         tc.lcore = uint16_t(lcore);
         tc.wheel.buckets = _opt.wheel_buckets;
         tc.wheel.tick_ns = uint64_t(_opt.tick_ms) * 1'000'000;

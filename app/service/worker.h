@@ -3,7 +3,7 @@
 //
 // Each turn: for every RX queue the lcore owns, one burst of up to kBurst
 // packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
-// costs nothing) -> FlowTable::process_burst (bulk hash lookup) -> forward
+// costs nothing) -> FlowTable::process_burst (the flow table) -> forward
 // (inline) or free (monitor). Then, between bursts: the inactivity cop when it
 // is due, the control-plane mailbox, and a slice of a pending rebase sweep.
 //

@@ -42,6 +42,10 @@ struct alignas(64) Counters {
     uint64_t flows_created = 0;
     std::array<uint64_t, kReasonCount> flows_expired{};
     uint64_t early_drop_attempts = 0; // table full: sampled for an unassured victim
+    // New keys whose index probe window was full (keys that collide; flow_table.h): the home bucket's
+    // least recently seen unassured flow was evicted for it, or, with none, it was refused (and counted
+    // in tcp_table_full too).
+    uint64_t probe_window_full = 0;
 
     // The inactivity cop.
     uint64_t cop_passes = 0;

@@ -3,26 +3,26 @@
 // shutdown (see flow_table.h for the deadline and locking rules).
 #include <conntrack/flow_table.h>
 
-#include <rte_hash.h>
 #include <rte_prefetch.h>
+
+#include <algorithm>
 
 namespace flowcop::conntrack {
 
 struct FlowTable::CopCallbacks {
     FlowTable& table;
     uint64_t now_ns;
-    // A flow the pass will examine soon: its record, the key a fire reads and the shard lock a fire
-    // takes, all at addresses known from the position alone. The record and the lock are written, so
-    // they are asked for with write intent (DPDK 22.11's rte_prefetch0_write is still experimental).
+    // A flow the pass will examine soon: its cold entry (the wheel's hook, first_seen), its record's
+    // first line (the deadline's fields and the key a fire reads) and the shard lock a fire takes, all
+    // at addresses known from the position alone. They are written, so they are asked for with write
+    // intent (DPDK 22.11's rte_prefetch0_write is still experimental).
     void prefetch(uint32_t pos) const noexcept
     {
-        const uint8_t* key = table._key_store + size_t(pos) * table._key_stride;
+        __builtin_prefetch(&table._cold[pos], 1, 3);
         __builtin_prefetch(&table._records[pos], 1, 3);
-        rte_prefetch0(key);
-        rte_prefetch0(key + sizeof(packet::FlowKey) - 1);
         __builtin_prefetch(&table._shards[shard_of(pos)], 1, 3);
     }
-    uint64_t deadline(uint32_t pos) const noexcept { return table.deadline_of(table._records[pos]); }
+    uint64_t deadline(uint32_t pos) const noexcept { return table.deadline_of(pos); }
     bool fire(uint32_t pos) const noexcept { return table.fire(pos, now_ns); }
 };
 
@@ -35,6 +35,7 @@ void FlowTable::start_clock(uint64_t now_ns) noexcept
 
 CopResult FlowTable::run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept
 {
+    drain();
     if (!_clock_started) [[unlikely]]
         start_clock(now_ns);
     CopResult r;
@@ -57,10 +58,9 @@ bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
         bump(_counters.cop_lock_failures);
         return false;
     }
-    const FlowRecord& r = _records[pos];
-    const Reason reason = reason_of(r, now_ns);
+    const Reason reason = reason_of(pos, now_ns);
     if (reason != Reason::reset && reason != Reason::killed)
-        _counters.timeout_lag_ns.observe(now_ns - deadline_of(r));
+        _counters.timeout_lag_ns.observe(now_ns - deadline_of(pos));
     retire(pos, reason, now_ns);
     rte_spinlock_unlock(&s.lock);
     _deferred[_n_deferred++] = pos;
@@ -69,9 +69,23 @@ bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
     return true;
 }
 
+void FlowTable::delete_deferred() noexcept
+{
+    // All the keys' probes first, so that their bucket lines are in flight together; then the deletes.
+    // A retired record keeps its key until its position is reused, which only remove() allows.
+    Probe probes[kDeleteBatch];
+    for (unsigned i = 0; i < _n_deferred; ++i) {
+        probes[i] = probe_of(_records[_deferred[i]].key);
+        rte_prefetch0(_index.home(probes[i]));
+    }
+    for (unsigned i = 0; i < _n_deferred; ++i)
+        remove(_deferred[i], probes[i]);
+    _n_deferred = 0;
+}
+
 bool FlowTable::kill(const packet::FlowKey& key) noexcept
 {
-    const int32_t pos = rte_hash_lookup(_hash, &key);
+    const int32_t pos = find(key);
     if (pos < 0)
         return false;
     FlowRecord& r = _records[pos];
@@ -83,9 +97,9 @@ bool FlowTable::kill(const packet::FlowKey& key) noexcept
 void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept
 {
     constexpr uint64_t kNs = 1'000'000'000;
-    for (size_t s = 0; s < static_cast<size_t>(tcpstate::State::count); ++s)
-        store_relaxed(_state_timeout_ns[s], uint64_t(timeouts.effective(static_cast<tcpstate::State>(s))) * kNs);
-    store_relaxed(_active_timeout_ns, uint64_t(active_timeout_s) * kNs);
+    for (size_t s = 0; s < tcpstate::kStateCount; ++s)
+        store_relaxed(_rules.state_timeout_ns[s], uint64_t(timeouts.effective(static_cast<tcpstate::State>(s))) * kNs);
+    store_relaxed(_rules.active_timeout_ns, uint64_t(active_timeout_s) * kNs);
     // Longer timeouts need nothing (the wheel re-reads deadlines), but a shorter
     // one would leave flows cached later than their new deadline: re-arm them all.
     _rebase_cursor = 0;
@@ -94,7 +108,7 @@ void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active
 uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
 {
     uint32_t seen = 0;
-    while (_rebase_cursor < _n_records && seen < max_records) {
+    while (_rebase_cursor < _capacity && seen < max_records) {
         const uint32_t pos = _rebase_cursor++;
         ++seen;
         if (_records[pos].flags & FlowRecord::kInUse) {
@@ -107,21 +121,22 @@ uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
 
 // A flow already marked (RST, kill) or past its deadline when the table is torn
 // down ends for that reason; only flows that were really still open get `reason`.
-Reason FlowTable::final_reason(const FlowRecord& r, Reason reason, uint64_t now_ns) const noexcept
+Reason FlowTable::final_reason(uint32_t pos, Reason reason, uint64_t now_ns) const noexcept
 {
-    if ((r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) || deadline_of(r) <= now_ns)
-        return reason_of(r, now_ns);
+    if ((_records[pos].flags & (FlowRecord::kReset | FlowRecord::kKilled)) || deadline_of(pos) <= now_ns)
+        return reason_of(pos, now_ns);
     return reason;
 }
 
 void FlowTable::destroy_all(uint64_t now_ns, Reason reason) noexcept
 {
+    drain();
     for (uint32_t s = 0; s < _n_shards; ++s) {
         hold_shard(s);
-        const uint32_t end = std::min(_n_records, (s + 1) * kShardSize);
+        const uint32_t end = std::min(_capacity, (s + 1) * kShardSize);
         for (uint32_t pos = s * kShardSize; pos < end; ++pos)
             if (_records[pos].flags & FlowRecord::kInUse)
-                end_flow(pos, final_reason(_records[pos], reason, now_ns), now_ns);
+                end_flow(pos, final_reason(pos, reason, now_ns), now_ns);
         release_shard(s);
     }
 }

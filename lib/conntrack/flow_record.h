@@ -1,40 +1,109 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One tracked flow: exactly one 64-byte cache line.
+// One tracked flow: a 128-byte hot record (two cache lines, 128-byte aligned) holding everything a
+// steady packet reads or writes, and a 32-byte cold entry for what no steady packet touches.
 //
-// Records live in a per-lcore array indexed by the flow's rte_hash key
-// position, so finding the record of a looked-up key costs no extra indirection
-// and creating a flow allocates nothing. The 40-byte key itself lives only in
-// the hash's key store (rte_hash_get_key_with_position recovers it).
+// Records and cold entries live in two per-lcore arrays indexed by the flow's position (flow_table.h),
+// which the table's index (flow_index.h) maps keys to. The key is stored in the record, so a lookup is
+// two dependent memory rounds: the index bucket, then the record (key and state together). The pair of
+// lines is 128-byte aligned so that one round brings both when both are prefetched (and Intel's
+// adjacent-line prefetcher fetches the buddy line of a 128-byte pair anyway).
 //
-// Ownership: the owning lcore writes every field. Fields other threads read
-// (listing, snapshot) are accessed through stats/relaxed.h; `flags` carries kInUse,
-// which the owner sets with release order after the record and its key are
-// complete and clears only while holding the record's shard lock, so a reader
-// holding that lock sees either a whole flow or no flow.
+// Byte map. Hot record (FlowRecord), line 0 then line 1:
+//   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
+//   42       flags            kInUse | kOrigIsLo | kReset | kKilled; bits 0x10..0x80 free
+//   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); the other
+//                             protocols' state (issue 15) shares these two bytes
+//   45..46   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
+//                             issue 18)
+//   47       l4_aux           reserved for the protocol modules (issue 15)
+//   48..55   last_seen_ns
+//   56..71   packets[2]       [orig, reply], exact 64-bit counters
+//   72..87   bytes[2]         frame bytes, exact 64-bit counters
+//   88..127  window           WindowSpan, 40 bytes reserved for TCP window tracking (issue 16: per
+//                             direction end/maxend/maxwin, scale, flags and the retransmission
+//                             bookkeeping it updates on every in-window packet)
+// A steady established packet reads the key, flags, l4 and last_seen (line 0) and writes last_seen,
+// tcp_flags_seen, its direction's counters (lines 0 and 1) and, with issue 16, the window (line 1).
+// A cop visit reads the hook (cold) and flags, l4 and last_seen (line 0).
+//
+// Cold entry (FlowCold, 32 bytes, two per cache line):
+//   0..11    hook             the timer wheel's linkage (lib/timerwheel/hook.h): the cop touches it,
+//                             packets do not (a packet's extension is a store of last_seen only)
+//   12..15   generation       bumped each time the position starts a flow: (generation, position) is
+//                             the flow's id from creation to destroy (issue 17)
+//   16..23   first_seen_ns    (while the position is free: the next free position, in the low 32 bits)
+//   24..27   related          ICMP errors related to this flow (issue 15)
+//   28..29   in_port          ingress port of the creating packet (issue 18)
+//   30..31   exports          interim IPFIX records sent for this flow (issue 18)
+//
+// Ownership: the owning lcore writes every field. Fields other threads read (listing, snapshot) are
+// accessed through stats/relaxed.h; `flags` carries kInUse, which the owner sets with release order after
+// the record, its key and its cold entry are complete and clears only while holding the record's
+// shard lock, so a reader holding that lock sees either a whole flow or no flow.
 #pragma once
 
+#include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
-#include <timerwheel/timer_wheel.h>
+#include <timerwheel/hook.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace flowcop::conntrack {
 
-struct alignas(64) FlowRecord {
+// The per-protocol state byte(s). TCP's Tracker today; issue 15 adds the other protocols' members.
+union L4State {
+    tcpstate::Tracker tcp{};
+    uint8_t raw[2];
+};
+static_assert(sizeof(L4State) == 2);
+
+// Reserved for TCP window tracking (issue 16): its state type must fit here (static_assert it there).
+union alignas(8) WindowSpan {
+    uint8_t bytes[40];
+    uint64_t words[5];
+};
+
+struct alignas(128) FlowRecord {
     static constexpr uint8_t kInUse = 0x01;
     static constexpr uint8_t kOrigIsLo = 0x02; // the originator is the key's lower endpoint
     static constexpr uint8_t kReset = 0x04;    // an RST ended it: due on the next tick
     static constexpr uint8_t kKilled = 0x08;   // a control-plane kill: due on the next tick
 
-    timerwheel::Hook hook; // owner only
-    tcpstate::Tracker tcp; // owner writes; readers load `tcp.state` relaxed
+    packet::FlowKey key;
     uint8_t flags;
-    uint64_t first_seen_ns;
+    L4State l4; // owner writes; readers load `l4.tcp` relaxed
+    uint8_t tcp_flags_seen[2];
+    uint8_t l4_aux;
     uint64_t last_seen_ns;
     uint64_t packets[2]; // [orig, reply]
     uint64_t bytes[2];   // frame bytes
+    WindowSpan window;
 };
 
-static_assert(sizeof(FlowRecord) == 64, "a flow record is one cache line");
+static_assert(sizeof(FlowRecord) == 128, "a flow record is two cache lines");
+static_assert(offsetof(FlowRecord, flags) == 42 && offsetof(FlowRecord, l4) == 43 &&
+                  offsetof(FlowRecord, tcp_flags_seen) == 45 && offsetof(FlowRecord, last_seen_ns) == 48 &&
+                  offsetof(FlowRecord, packets) == 56 && offsetof(FlowRecord, bytes) == 72 &&
+                  offsetof(FlowRecord, window) == 88,
+              "the byte map above");
+
+struct alignas(32) FlowCold {
+    timerwheel::Hook hook; // owner only
+    uint32_t generation;
+    union {
+        uint64_t first_seen_ns; // in use
+        uint32_t next_free;     // free: the next free position
+    };
+    uint32_t related;
+    uint16_t in_port;
+    uint16_t exports;
+};
+
+static_assert(sizeof(FlowCold) == 32, "two cold entries per cache line");
+static_assert(offsetof(FlowCold, generation) == 12 && offsetof(FlowCold, first_seen_ns) == 16 &&
+                  offsetof(FlowCold, related) == 24 && offsetof(FlowCold, in_port) == 28 &&
+                  offsetof(FlowCold, exports) == 30,
+              "the byte map above");
 
 } // namespace flowcop::conntrack

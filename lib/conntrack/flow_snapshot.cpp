@@ -31,12 +31,19 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
 {
     if (max == 0)
         return 0;
+    // The timeouts as the owner last set them, for the one deadline function (deadline.h).
+    DeadlineRules rules;
+    for (size_t s = 0; s < tcpstate::kStateCount; ++s)
+        rules.state_timeout_ns[s] = load_relaxed(_rules.state_timeout_ns[s]);
+    rules.active_timeout_ns = load_relaxed(_rules.active_timeout_ns);
+    // Positions past the ones ever used hold no flow.
+    const uint32_t used = load_relaxed(_fresh);
     size_t n = 0;
     // out[0..n) is kept as a min-heap on last_seen (std heap with a "more recent"
     // comparator puts the least recent on top), so it holds the `max` most recent.
-    for (uint32_t s = 0; s < _n_shards; ++s) {
+    for (uint32_t s = 0; s < _n_shards && s * kShardSize < used; ++s) {
         hold_shard(s);
-        const uint32_t end = std::min(_n_records, (s + 1) * kShardSize);
+        const uint32_t end = std::min(used, (s + 1) * kShardSize);
         for (uint32_t pos = s * kShardSize; pos < end; ++pos) {
             const FlowRecord& r = _records[pos];
             const uint8_t flags = load_acquire(r.flags);
@@ -45,32 +52,29 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
             const uint64_t last_seen = load_relaxed(r.last_seen_ns);
             if (n == max && last_seen <= out[0].last_seen_ns)
                 continue;
-            const packet::FlowKey& key = key_at(pos);
-            if (!matches(filter, key))
+            if (!matches(filter, r.key))
                 continue;
+            const FlowCold& c = _cold[pos];
             FlowSnapshot snap{};
-            std::memcpy(&snap.key, &key, sizeof(key));
-            const tcpstate::Tracker tcp = load_relaxed(r.tcp);
+            std::memcpy(&snap.key, &r.key, sizeof(r.key));
+            const tcpstate::Tracker tcp = load_relaxed(r.l4.tcp);
             snap.orig_is_lo = flags & FlowRecord::kOrigIsLo;
             snap.reset = flags & FlowRecord::kReset;
             snap.killed = flags & FlowRecord::kKilled;
             snap.assured = tcp.assured();
             snap.state = tcp.state;
+            snap.tcp = tcp;
+            for (int d = 0; d < 2; ++d)
+                snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
             snap.position = pos;
-            snap.first_seen_ns = load_relaxed(r.first_seen_ns);
+            snap.flow_id = uint64_t(c.generation) << 32 | pos;
+            snap.first_seen_ns = c.first_seen_ns;
             snap.last_seen_ns = last_seen;
             for (int d = 0; d < 2; ++d) {
                 snap.packets[d] = load_relaxed(r.packets[d]);
                 snap.bytes[d] = load_relaxed(r.bytes[d]);
             }
-            if (snap.reset || snap.killed) {
-                snap.deadline_ns = snap.last_seen_ns;
-            } else {
-                const uint64_t inact = last_seen + load_relaxed(_state_timeout_ns[static_cast<size_t>(tcp.state)]);
-                const uint64_t act_ns = load_relaxed(_active_timeout_ns);
-                const uint64_t act = act_ns ? snap.first_seen_ns + act_ns : 0;
-                snap.deadline_ns = act && act < inact ? act : inact;
-            }
+            snap.deadline_ns = flow_deadline(rules, flags, tcp.state, last_seen, [&] { return snap.first_seen_ns; });
             if (n < max) {
                 out[n++] = snap;
                 std::push_heap(out, out + n, more_recent);

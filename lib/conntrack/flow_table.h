@@ -1,28 +1,42 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // FlowTable: one lcore's tracked TCP flows, their deadlines and their expiry.
 //
-// Threading. One lcore owns a table: it alone calls process_burst(), run_cop(),
-// kill(), set_timeouts(), rebase_step() and destroy_all(). Any other thread may
-// call counters(), snapshot(), hold_shard()/release_shard() and the const
-// accessors at any time. The synchronisation between them is one spinlock per
-// shard of kShardSize records:
-//   - updating a live flow (the per-packet path) takes no lock: the fields
-//     readers look at are single-writer relaxed atomics (stats/relaxed.h);
-//   - ending a flow's lifetime (expiry, eviction, reopen, shutdown) takes the
-//     flow's shard lock, so a reader holding that lock sees whole flows only;
-//   - the inactivity cop must not block, so it only try-locks the shard of a
-//     flow that is actually due; when the lock is held it counts a lock-acquire
-//     failure and the wheel retries that flow on the next pass — never lost,
-//     never fired early. Sustained failures mean a control-plane reader is
-//     holding shards for long (or looping): expiry on that lcore runs late.
+// Structure. A plain library over one block of memory its TableMemory provides (EAL hugepages in the
+// service, the heap in tests): `capacity` hot records (128 bytes, key included) and cold entries
+// (32 bytes; flow_record.h has the byte map), the index (flow_index.h: one-line buckets of signatures
+// and positions, bounded linear probing), and one spinlock per shard of kShardSize positions. A lookup
+// is two dependent memory rounds: the bucket, then the record. Positions are handed out from a free
+// list (most recently freed first) and then from the never-used tail.
 //
-// Deadlines follow the timer wheel design (lib/timerwheel/timer-wheel.md). A flow's true
-// deadline is computed, never stored: the earliest non-zero of
+// The packet path is pipelined across bursts (submit()): burst k's keys are hashed and its buckets
+// prefetched, burst k-1's buckets are scanned and its candidate records prefetched, and burst k-2 is
+// tracked, so the misses of three bursts overlap instead of stalling each burst twice. A candidate
+// found two calls earlier may have gone stale (a flow ended or was created since, in this burst or an
+// earlier one): tracking uses it only if the record is still in use and holds the packet's key, and
+// otherwise looks the key up again (its bucket is in cache by then). process_burst() is the same
+// pipeline run to completion, for callers that need every packet tracked on return.
+//
+// Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
+// kill(), set_timeouts(), rebase_step(), destroy_all() and find(). Any other thread may call counters(),
+// snapshot(), hold_shard()/release_shard() and the const accessors at any time. The synchronisation
+// between them is one spinlock per shard of kShardSize positions:
+//   - updating a live flow (the per-packet path) takes no lock: the fields readers look at are
+//     single-writer relaxed atomics (stats/relaxed.h); the index is the owner's alone;
+//   - ending a flow's lifetime (expiry, eviction, reopen, shutdown) takes the flow's shard lock, so a
+//     reader holding that lock sees whole flows only; a record is published (kInUse, release order)
+//     only once its key, fields and cold entry are written;
+//   - the inactivity cop must not block, so it only try-locks the shard of a flow that is actually due;
+//     when the lock is held it counts a lock-acquire failure and the wheel retries that flow on the next
+//     pass — never lost, never fired early. Sustained failures mean a control-plane reader is holding
+//     shards for long (or looping): expiry on that lcore runs late.
+//
+// Deadlines follow the timer wheel design (lib/timerwheel/timer-wheel.md) and one function
+// (deadline.h), which snapshot() uses too. A flow's true deadline is computed, never stored: the
+// earliest non-zero of
 //   inactivity = last_seen + timeout(state)   and   active = first_seen + active timeout,
-// or "now" once an RST or a kill marked it. timeout(state) is the state's own
-// timeout, or the default inactivity timeout when the state has none (0), so no
-// flow can be left without a deadline. The places where that could otherwise
-// happen, and what covers each:
+// or "now" (kDueNow) once an RST or a kill marked it. timeout(state) is the state's own timeout, or the
+// default inactivity timeout when the state has none (0), so no flow can be left without a deadline.
+// The places where that could otherwise happen, and what covers each:
 //   1. creation — the flow is scheduled at once;
 //   2. a transition into a state whose timeout is 0 — timeout() falls back to the default;
 //   3. a runtime change of a state timeout or of the default (set_timeouts) —
@@ -30,39 +44,44 @@
 //      (rebase_step) re-arms every flow so that a shortened timeout is not late;
 //   4. a due flow whose shard lock was held — the wheel re-links it for the next pass;
 //   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed.
-// A packet for a flow whose timeout has run out but which the cop has not reaped
-// yet ends that flow (with its expiry reason) and starts a new one, so a flow
-// never outlives its deadline by being "revived" (RST/kill-marked flows keep
-// their packets until the next tick reaps them).
-// A plain packet in the same state only moves last_seen (no wheel work: the
-// wheel re-reads the deadline when the cached one comes due). A state change,
-// an RST and a kill re-arm, which moves the flow only if its deadline got earlier.
+// A packet for a flow whose timeout has run out but which the cop has not reaped yet ends that flow
+// (with its expiry reason) and starts a new one, so a flow never outlives its deadline by being
+// "revived" (RST/kill-marked flows keep their packets until the next tick reaps them).
+// A plain packet in the same state only moves last_seen (no wheel work: the wheel re-reads the
+// deadline when the cached one comes due). A state change, an RST and a kill re-arm, which moves the
+// flow only if its deadline got earlier. Packets still in the pipeline are tracked before the cop
+// runs (the caller drains first: run_cop() does it), so no flow is fired before a packet that had
+// arrived in time.
 //
-// Table full: a new flow first tries to evict an unassured flow (one that never
-// completed a handshake — netfilter's early drop) among kEarlyDropSamples random
-// records, the least recently seen one; otherwise it is refused and counted
-// (tcp_table_full). The search is bounded, as netfilter's is (it scans at most 8
-// entries of one hash chain): a table that is mostly assured may refuse a flow
-// although an unassured one exists elsewhere — the price of a constant-time
-// insert under a SYN flood. Assured flows are never evicted. Nothing grows: capacity is
-// fixed at create(). The hash has no extendable buckets (they cost 9 bytes per
-// flow), so close to capacity an insert can also fail on a bucket collision; that
-// is handled the same way, so "full" may come slightly before `capacity` flows
-// (test_flow_table measures how close).
+// Table full: a new flow first tries to evict an unassured flow (one that never completed a
+// handshake — netfilter's early drop) among kEarlyDropSamples random records, the least recently seen
+// one; otherwise it is refused and counted (tcp_table_full). The search is bounded, as netfilter's is
+// (it scans at most 8 entries of one hash chain): a table that is mostly assured may refuse a flow
+// although an unassured one exists elsewhere — the price of a constant-time insert under a SYN flood.
+// Assured flows are never evicted. Nothing grows: capacity is fixed at create(), and the index's
+// probing is bounded (kMaxProbe buckets). A new key whose whole probe window is full (keys crafted to
+// collide, or very bad luck) evicts the least recently seen unassured flow of its home bucket, the
+// keys it collides with (netfilter's rule applied to the chain); with none, it is refused. Both count
+// in probe_window_full; a refusal also in tcp_table_full. Below capacity no other insert fails.
 //
-// Memory: 128 bytes per flow at a power-of-two capacity (64-byte record, 48-byte
-// key-store slot, 8 bytes of buckets, 8 of free-slot ring), plus the wheel's heads
-// (32 bytes per bucket); memory_bytes() reports the measured figure.
+// Memory (measured by the memory benchmark, tests/benchmarks.md part 4): 128 bytes of record, 32 of
+// cold entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity, exactly (no
+// power-of-two rounding), plus 64 bytes per kShardSize flows of locks and the wheel's heads
+// (32 bytes per bucket); memory_bytes() reports it.
 //
-// Expiry cost: the cop retires a due flow under its shard lock at once (the record
-// stops being in use) but batches the rte_hash deletes (kDeleteBatch), and hints
-// the wheel's next flows to the memory system (timer-wheel.md, "Lanes"), so a
-// pass's cost is instructions rather than a chain of cache misses.
+// Expiry cost: the cop retires a due flow under its shard lock at once (the record stops being in use)
+// but batches the index deletes (kDeleteBatch), and hints the wheel's next flows (cold entry, record,
+// lock) to the memory system (timer-wheel.md, "Lanes"), so a pass's cost is instructions rather than a
+// chain of cache misses.
 #pragma once
 
 #include <conntrack/counters.h>
+#include <conntrack/deadline.h>
+#include <conntrack/flow_hash.h>
+#include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
 #include <conntrack/reason.h>
+#include <conntrack/table_memory.h>
 #include <packet/packet.h>
 #include <tcpstate/tcp_state.h>
 #include <timerwheel/timer_wheel.h>
@@ -74,37 +93,37 @@
 #include <memory>
 #include <string>
 
-struct rte_hash;
-
 namespace flowcop::events {
 class Producer;
 }
 
 namespace flowcop::conntrack {
 
-// Lookups are done in bursts of at most this many packets (rte_hash_lookup_bulk's limit is 64).
+// Packets per submit()/process_burst() call.
 inline constexpr unsigned kMaxBurst = 64;
+// Bursts in flight in the pipeline: the one being hashed, the one being probed, the one being tracked.
+inline constexpr unsigned kPipelineDepth = 3;
 inline constexpr unsigned kShardShift = 10;
 inline constexpr uint32_t kShardSize = 1u << kShardShift;
 inline constexpr unsigned kEarlyDropSamples = 8;
-// Evictions tried when an insert fails on a bucket collision before the table is
-// full: an evicted flow frees a slot elsewhere, which cuckoo displacement can
-// usually reach; a few tries bound the work per refused SYN.
-inline constexpr unsigned kInsertRetries = 3;
-// The cop ends due flows at once but removes their keys from the hash in batches of this many (and at
-// the end of every pass): a delete's bucket read is a cache miss that depends on the key's own, and
-// done back to back without the fire path's locked instructions in between, those misses overlap.
+// The cop ends due flows at once but removes them from the index in batches of this many (and at the
+// end of every pass): a delete's bucket read is a cache miss that depends on the key's own, and done
+// back to back without the fire path's locked instructions in between, those misses overlap.
 inline constexpr unsigned kDeleteBatch = 32;
+// The largest capacity: positions and the wheel's element indices are 32-bit with two values reserved.
+inline constexpr uint32_t kMaxCapacity = 1u << 30;
 
 struct TableConfig {
-    std::string name;             // unique in the process (names the rte_hash)
+    std::string name;             // for error messages
     uint32_t capacity = 1u << 20; // flows; the table never holds more
-    int socket_id = -1;           // SOCKET_ID_ANY
-    uint16_t lcore = 0;           // reported in events
+    int socket_id = -1;           // where the memory is allocated (SOCKET_ID_ANY)
+    TableMemory memory = heap_memory();
+    uint16_t lcore = 0; // reported in events
     timerwheel::Config wheel;
     tcpstate::Timeouts timeouts = tcpstate::Timeouts::netfilter_defaults();
     uint32_t active_timeout_s = 0; // 0 = none
     bool loose_pickup = true;      // track flows first seen mid-stream
+    uint64_t seed = 0x5eed;        // early drop's sampling (deterministic per seed)
 };
 
 // A copy of one flow, taken under its shard lock.
@@ -115,10 +134,13 @@ struct FlowSnapshot {
     bool reset;
     bool killed;
     tcpstate::State state;
+    tcpstate::Tracker tcp;     // the whole tracker (state and its flag bits: seen_reply(), ...)
+    uint8_t tcp_flags_seen[2]; // [orig, reply]
     uint32_t position;
+    uint64_t flow_id; // generation << 32 | position: the same from creation to destroy
     uint64_t first_seen_ns, last_seen_ns;
     uint64_t packets[2], bytes[2];
-    uint64_t deadline_ns; // the true current deadline
+    uint64_t deadline_ns; // the true current deadline (deadline.h): kDueNow when RST- or kill-marked
 };
 
 struct SnapshotFilter {
@@ -134,9 +156,10 @@ struct CopResult {
 
 class FlowTable {
 public:
-    // Allocates everything the table will ever use (hash, records, wheel, locks) on
-    // config.socket_id. Requires an initialised EAL. On failure returns nullptr and
-    // a one-sentence reason in `error`.
+    // The bytes create() asks its TableMemory for at this capacity.
+    static size_t block_bytes(uint32_t capacity) noexcept;
+    // Allocates everything the table will ever use from config.memory (one block) and the wheel's
+    // heads from the heap. On failure returns nullptr and a one-sentence reason in `error`.
     static std::unique_ptr<FlowTable> create(const TableConfig& config, std::string& error);
     ~FlowTable();
     FlowTable(const FlowTable&) = delete;
@@ -144,15 +167,25 @@ public:
 
     // --- owner lcore only ---
     void set_events(events::Producer* producer) noexcept { _events = producer; }
-    // Counts every packet by verdict and tracks the TCP ones. n <= kMaxBurst.
+    // The pipelined packet path: counts every packet by verdict, starts the TCP ones' lookups and
+    // tracks the TCP packets of the submit() two calls earlier. n <= kMaxBurst. The Packets (not the
+    // pointer array) are read until the (kPipelineDepth - 1)-th submit() after this one, or drain(),
+    // returns: keep them unchanged until then.
+    void submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
+    void submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
+    // Tracks every packet submitted so far. Cheap when nothing is pending.
+    void drain() noexcept;
+    bool pending() const noexcept { return _finished != _prepared; }
+    // submit() then drain(): every packet is tracked on return. n <= kMaxBurst.
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
-    // One inactivity-cop pass over the wheel buckets due at now_ns.
+    // drain(), then one inactivity-cop pass over the wheel buckets due at now_ns.
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
     void observe_pass_ns(uint64_t ns) noexcept { _counters.cop_pass_ns.observe(ns); }
-    // Marks the flow due on the next tick (reason killed). False if it is not here.
+    // Marks the flow due on the next tick (reason killed). False if it is not here. Call drain() first
+    // if packets may be pending (a flow they would create is not here yet).
     bool kill(const packet::FlowKey& key) noexcept;
     // New timeouts take effect for every flow's next deadline computation; a rebase
     // sweep (rebase_step) then re-arms flows so shortened timeouts fire on time.
@@ -160,11 +193,16 @@ public:
     // Re-arms up to max_records records of a pending rebase sweep; returns how many
     // it looked at (0 when no sweep is pending). Call it between bursts.
     uint32_t rebase_step(uint32_t max_records) noexcept;
-    bool rebase_pending() const noexcept { return _rebase_cursor < _n_records; }
-    // Ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
+    bool rebase_pending() const noexcept { return _rebase_cursor < _capacity; }
+    // drain(), then ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
-    // The record position of a key, or -1 (tests and the control plane's kill path).
+    // The record position of a key, or -1.
     int32_t find(const packet::FlowKey& key) const noexcept;
+    // The deadline the table works to for the flow at `pos` (deadline.h); pos must hold a flow.
+    uint64_t deadline(uint32_t pos) const noexcept { return deadline_of(pos); }
+    // The index, for its invariant checks (tests, fuzzing).
+    const FlowIndex& index() const noexcept { return _index; }
+    uint32_t home_bucket(uint32_t pos) const noexcept;
 
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }
@@ -180,88 +218,106 @@ public:
     // Copies up to `max` flows matching `filter`, most recently seen first. Takes one
     // shard lock at a time; never blocks the owner's per-packet path.
     size_t snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const;
-    // Bytes this table allocated from DPDK's heap at create() (hash + records + locks),
-    // measured from rte_malloc's heap statistics, plus the wheel's bucket array.
+    // Bytes this table allocated at create(): its block and the wheel's bucket heads.
     size_t memory_bytes() const noexcept { return _memory_bytes; }
 
 private:
     struct HookOf {
-        FlowRecord* records;
-        timerwheel::Hook& operator()(uint32_t i) const noexcept { return records[i].hook; }
+        FlowCold* cold;
+        timerwheel::Hook& operator()(uint32_t i) const noexcept { return cold[i].hook; }
     };
     using Wheel = timerwheel::TimerWheel<HookOf>;
     struct CopCallbacks;
+    struct alignas(64) Shard {
+        mutable rte_spinlock_t lock;
+    };
+    // One burst in the pipeline: its TCP packets, their times and index probes, and (once probed)
+    // each one's candidate position.
+    struct Stage {
+        unsigned n = 0;
+        const packet::Packet* pkt[kMaxBurst];
+        uint64_t when[kMaxBurst];
+        Probe probe[kMaxBurst];
+        uint32_t candidate[kMaxBurst];
+    };
 
     FlowTable() = default;
+
+    // The pipeline's three steps (flow_pipeline.cpp).
+    void prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept;
+    void probe(Stage& s) noexcept;
+    void finish(const Stage& s) noexcept;
 
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
     void start_clock(uint64_t now_ns) noexcept;
     void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
-    void create_flow(const packet::Packet& pkt, uint64_t now_ns) noexcept;
+    void create_flow(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
     void init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::State state, uint64_t now_ns) noexcept;
     bool early_drop(uint64_t now_ns) noexcept;
+    // The probe window of `probe` is full: evict the least recently seen unassured flow of its home bucket.
+    bool evict_in_bucket(const Probe& probe, uint64_t now_ns) noexcept;
+    bool evict(uint32_t pos, uint64_t now_ns) noexcept;
     void rearm(uint32_t pos) noexcept;
     bool fire(uint32_t pos, uint64_t now_ns) noexcept;
-    // Caller holds the shard lock. Emits the destroy event and frees the position.
+    // Caller holds the shard lock. Emits the destroy event, removes the key and frees the position.
     void end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
-    // end_flow() without the hash delete, which the caller does or defers: the record is no longer
-    // in use (readers skip it), but its key and position stay taken until the delete.
+    // end_flow() without the index delete, which the caller does or defers: the record is no longer
+    // in use (readers skip it), but its key stays in the index and its position taken until the delete.
     void retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
-    // Removes pos's key (sig: its flow_hash) from the hash, freeing the position.
-    void delete_key(uint32_t pos, uint32_t sig) noexcept;
-    // Removes the keys of the flows the cop retired since the last call (see kDeleteBatch).
+    // Removes pos's key from the index and frees the position.
+    void remove(uint32_t pos, const Probe& probe) noexcept;
+    // Removes the flows the cop retired since the last call (see kDeleteBatch).
     void delete_deferred() noexcept;
+    uint32_t allocate() noexcept;
     void emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept;
-    uint64_t deadline_of(const FlowRecord& rec) const noexcept
+    uint32_t lookup(const packet::FlowKey& key, const Probe& probe) const noexcept
     {
-        // RST and kill: due now. 1 ns is in every caller's past, so the wheel puts it in the next
-        // bucket it drains.
-        if (rec.flags & (FlowRecord::kReset | FlowRecord::kKilled))
-            return 1;
-        return timeout_deadline(rec);
+        return _index.find(probe, [&](uint32_t p) { return same_key(_records[p].key, key); });
+    }
+    Probe probe_of(const packet::FlowKey& key) const noexcept;
+    uint64_t deadline_of(uint32_t pos) const noexcept
+    {
+        const FlowRecord& r = _records[pos];
+        return flow_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; });
     }
     // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
-    uint64_t timeout_deadline(const FlowRecord& rec) const noexcept
+    uint64_t timeout_deadline_of(uint32_t pos) const noexcept
     {
-        const uint64_t inactivity = rec.last_seen_ns + _state_timeout_ns[static_cast<size_t>(rec.tcp.state)];
-        const uint64_t active = _active_timeout_ns ? rec.first_seen_ns + _active_timeout_ns : 0;
-        return active != 0 && active < inactivity ? active : inactivity;
+        const FlowRecord& r = _records[pos];
+        return timeout_deadline(_rules, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; });
     }
-    Reason final_reason(const FlowRecord& rec, Reason reason, uint64_t now_ns) const noexcept;
-    Reason reason_of(const FlowRecord& rec, uint64_t now_ns) const noexcept;
-    const packet::FlowKey& key_at(uint32_t pos) const noexcept
-    {
-        return *reinterpret_cast<const packet::FlowKey*>(_key_store + size_t(pos) * _key_stride);
-    }
+    Reason final_reason(uint32_t pos, Reason reason, uint64_t now_ns) const noexcept;
+    Reason reason_of(uint32_t pos, uint64_t now_ns) const noexcept;
 
-    struct alignas(64) Shard {
-        mutable rte_spinlock_t lock;
-    };
-
-    rte_hash* _hash = nullptr;
     FlowRecord* _records = nullptr;
+    FlowCold* _cold = nullptr;
     Shard* _shards = nullptr;
+    FlowIndex _index;
     std::unique_ptr<Wheel> _wheel;
-    const uint8_t* _key_store = nullptr; // key of position p at key_store_ + p * key_stride_
-    size_t _key_stride = 0;
+    void* _block = nullptr;
+    TableMemory _memory;
     events::Producer* _events = nullptr;
-    uint32_t _n_records = 0;
-    uint32_t _n_shards = 0;
     uint32_t _capacity = 0;
+    uint32_t _n_shards = 0;
+    uint32_t _fresh = 0;               // positions [0, _fresh) have been used; readers load it relaxed
+    uint32_t _free_head = kNoPosition; // most recently freed position (FlowCold::next_free links them)
     uint32_t _rebase_cursor = 0;
     uint32_t _live = 0;                    // flows in the table (owner's own count)
-    uint64_t _ends = 0;                    // flows ended so far (detects stale positions within a burst)
-    uint32_t _deferred[kDeleteBatch] = {}; // positions retired by the running cop pass, keys not yet deleted
+    uint32_t _deferred[kDeleteBatch] = {}; // positions retired by the running cop pass, not yet removed
     unsigned _n_deferred = 0;              // 0 whenever run_cop() is not running
     bool _clock_started = false;           // the wheel's cursor is placed at the first time seen
     uint16_t _lcore = 0;
     bool _loose_pickup = true;
+    uint64_t _rng = 0; // early drop's sampling state (SplitMix64)
     size_t _memory_bytes = 0;
+    // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
+    // [_finished, _probed) have their candidates.
+    uint64_t _prepared = 0, _probed = 0, _finished = 0;
+    Stage _stages[kPipelineDepth];
     // Effective timeouts in ns (never 0), read by the owner on every deadline and by
     // snapshot() with relaxed loads.
-    uint64_t _state_timeout_ns[static_cast<size_t>(tcpstate::State::count)] = {};
-    uint64_t _active_timeout_ns = 0;
+    DeadlineRules _rules;
     Counters _counters;
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Contract: FlowKey is the canonical, direction-free identity of a flow and is used
-// verbatim as a 40-byte rte_hash key, so every byte is defined (no padding, all
-// fields written by parse()) and equal flows compare equal with memcmp.
+// Contract: FlowKey is the canonical, direction-free identity of a flow: 42 bytes, used
+// verbatim as the flow table's key (hashed and compared as bytes), so every byte is
+// defined (no padding, all fields written by parse()) and equal flows compare equal
+// with memcmp.
 // - Canonical order: the (address, port) endpoint that is smaller (address bytes
 //   compared with memcmp, i.e. numerically in network order, then port) goes to
 //   *_lo. Both directions of a flow therefore give the same bytes; Packet::src_is_lo
@@ -25,6 +26,9 @@
 //   one identifier stay apart; 0/0 for protocols keyed without ports (other_l4,
 //   ICMP that is neither query nor error) and for fragments. An ICMP error's key is
 //   the quoted packet's (packet.h).
+// - Zone: a 16-bit conntrack zone (netfilter's CT zone), so the same tuple seen on
+//   ports with overlapping address plans is kept apart. parse() leaves it 0 (its
+//   memset); whoever knows the ingress port sets it before the packet is tracked.
 // All functions are pure, thread-safe and allocation-free.
 #pragma once
 
@@ -41,8 +45,9 @@ struct FlowKey {
     uint16_t port_hi;
     uint8_t proto;   // IPPROTO_TCP, ...
     uint8_t vlan[3]; // outer VLAN ID (12 bits) and inner VLAN ID (12 bits) packed; 0/0 when untagged
+    uint16_t zone;   // conntrack zone, host byte order; 0 unless the ingress port has one
 };
-static_assert(sizeof(FlowKey) == 40, "FlowKey is a 40-byte rte_hash key");
+static_assert(sizeof(FlowKey) == 42, "FlowKey is 42 bytes, every one defined: no padding");
 
 inline bool operator==(const FlowKey& a, const FlowKey& b) noexcept
 {

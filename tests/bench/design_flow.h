@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What every expiry design in the comparison benchmarks shares: the flow record payload (the fields
-// of conntrack::FlowRecord other than its wheel hook), the work done when a flow times out, and the
+// flowcop's 64-byte record had besides its wheel hook until issue 19), the work done when a flow times out, and the
 // result of one expiry pass. Each design adds only its own timer bookkeeping to the payload, laid out
 // as its authors would (the member first, packed with the 4 bytes of state and flags).
 //

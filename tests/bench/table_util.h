@@ -26,12 +26,14 @@ inline constexpr uint64_t kSynTimeout =
 // Budgets large enough never to stop a pass (the expiry-cost rows measure whole passes).
 inline constexpr uint64_t kNoBudget = 1ull << 40;
 
-// A table of `capacity` flows with flowcop's defaults (4096 one-second buckets, netfilter timeouts).
+// A table of `capacity` flows with flowcop's defaults (4096 one-second buckets, netfilter timeouts), in
+// EAL memory as in the service (hugepages with FLOWCOP_BENCH_HUGE_DIR).
 inline std::unique_ptr<conntrack::FlowTable> make_table(const std::string& name, uint32_t capacity)
 {
     conntrack::TableConfig cfg;
     cfg.name = name;
     cfg.capacity = capacity;
+    cfg.memory = conntrack::eal_memory();
     std::string err;
     auto t = conntrack::FlowTable::create(cfg, err);
     INFO(err);

@@ -328,3 +328,32 @@ TEST_CASE("No flow ever expires before its true deadline", "[conntrack][deadline
     CHECK(lag.sum() <= 200 * kSec);
     CHECK(h.accounting_holds());
 }
+
+TEST_CASE("A listing shows the deadline the table works to, RST- and kill-marked flows included",
+          "[conntrack][deadline][snapshot]")
+{
+    // One deadline function (deadline.h) serves the table and snapshot(): a snapshot's deadline_ns is
+    // exactly what the wheel is given, in every state, marked or not, with an active timeout or not.
+    auto cfg = small_config();
+    cfg.active_timeout_s = 300;
+    Harness h(cfg);
+    const Ep a{"10.0.0.1", 1001}, b{"10.0.0.1", 1002}, c{"10.0.0.1", 1003}, d{"10.0.0.1", 1004};
+    h.send(a, server, kSyn); // SYN_SENT
+    h.handshake(b, server);  // ESTABLISHED
+    h.handshake(c, server);  // then reset
+    h.handshake(d, server);  // then killed
+    h.now += 7 * kSec;
+    h.send(server, c, kRst);
+    REQUIRE(h.table->kill(h.key(d, server)));
+    conntrack::FlowSnapshot s[8];
+    const size_t n = h.table->snapshot({}, s, 8);
+    REQUIRE(n == 4);
+    for (size_t i = 0; i < n; ++i) {
+        CAPTURE(i, s[i].reset, s[i].killed, int(s[i].state));
+        CHECK(s[i].deadline_ns == h.table->deadline(s[i].position));
+        if (s[i].reset || s[i].killed)
+            CHECK(s[i].deadline_ns <= h.now); // due: reaped on the next tick
+        else
+            CHECK(s[i].deadline_ns > h.now);
+    }
+}

@@ -3,6 +3,7 @@
 // classic pcap files. make_corpus.cpp writes them out; tests use them directly.
 // - crafted_frames(): one frame per parser rule (every Verdict, VLAN stacks, IPv4 options and
 //   fragments, each IPv6 extension header, BIG TCP, padding), for the parser target.
+// - crafted_table_scripts(): scripts of the flow-table target (table_script.h).
 // - crafted_scripts(): tracking scenarios (handshake and close, RST, reopen, loose pickup, table
 //   full and eviction, kill, budgets, timeout changes with rebase, active timeout, expiry on
 //   arrival, shutdown), for the tracking target.
@@ -31,6 +32,9 @@ inline constexpr unsigned kMaxScriptsPerCapture = 2;
 
 std::vector<Seed> crafted_frames();
 std::vector<Seed> crafted_scripts();
+// Scripts of the flow-table target (table_script.h): pipeline staleness, probe-window and capacity
+// evictions, budgeted passes, kills and shutdown.
+std::vector<Seed> crafted_table_scripts();
 // `tag` prefixes the names; returns nothing (and sets error) if the file is not a readable pcap.
 std::vector<Seed> capture_frames(const std::string& path, const std::string& tag, std::string& error);
 std::vector<Seed> capture_scripts(const std::string& path, const std::string& tag, unsigned variant,

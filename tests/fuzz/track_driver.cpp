@@ -8,8 +8,6 @@
 #include <conntrack/flow_table.h>
 #include <packet/packet.h>
 
-#include <rte_random.h>
-
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -115,7 +113,6 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     if (size == 0)
         return {};
     const TrackSetup setup = TrackSetup::from_byte(data[0]);
-    rte_srand(0x666c6f77636f70); // fixed: eviction's random samples repeat for the same input
     std::string error;
     std::unique_ptr<conntrack::FlowTable> table = conntrack::FlowTable::create(setup.table_config(), error);
     if (!table)

@@ -5,10 +5,10 @@
 // every step. At the end it completes any rebase, runs one pass two hours later (past every
 // timeout preset) and requires the table to be empty: every flow has a deadline.
 //
-// Requires an initialised EAL (the table lives in rte_malloc memory). rte_rand is reseeded per
-// run, so an input always takes the same path (eviction samples at random). Each frame is copied
-// so that it ends exactly at the end of a heap allocation: under ASan, a parser read past the
-// frame is reported, not silently served from a larger buffer.
+// The table lives in heap memory; EAL is still started by the entry points (fuzz_eal.h). Eviction
+// samples with the table's own generator, seeded by its config, so an input always takes the same
+// path. Each frame is copied so that it ends exactly at the end of a heap allocation: under ASan, a
+// parser read past the frame is reported, not silently served from a larger buffer.
 #pragma once
 
 #include <conntrack/counters.h>

@@ -17,14 +17,14 @@ namespace {
 // interceptor would feed every sort comparison to libFuzzer as a comparison of the input.
 bool key_less(const packet::FlowKey& a, const packet::FlowKey& b)
 {
-    static_assert(sizeof(packet::FlowKey) == 5 * sizeof(uint64_t));
+    static_assert(sizeof(packet::FlowKey) == 5 * sizeof(uint64_t) + sizeof(uint16_t));
     uint64_t x[5], y[5];
     std::memcpy(x, &a, sizeof x);
     std::memcpy(y, &b, sizeof y);
     for (unsigned i = 0; i < 5; ++i)
         if (x[i] != y[i])
             return x[i] < y[i];
-    return false;
+    return a.zone < b.zone;
 }
 
 struct KeyLess {

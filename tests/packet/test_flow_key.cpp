@@ -262,8 +262,8 @@ TEST_CASE("every verdict has a unique snake_case name and out-of-range is \"inva
     CHECK_FALSE(packet::is_malformed(Verdict::count));
 }
 
-// rte_hash compares raw bytes: operator== must be exactly memcmp over 40 bytes.
-TEST_CASE("FlowKey equality is byte equality over all 40 bytes", "[packet][key]")
+// The flow table compares raw bytes: operator== must be exactly memcmp over all 42 bytes.
+TEST_CASE("FlowKey equality is byte equality over all 42 bytes", "[packet][key]")
 {
     const auto p = test::parse_bytes(FrameBuilder().vlan(3).vlan(4).ipv4().tcp().build());
     for (size_t i = 0; i < sizeof(packet::FlowKey); ++i) {

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The one deadline rule of a tracked flow (flow_table.h, "Deadlines"), used by the table (the wheel,
+// expiry on arrival, shutdown) and by snapshot(), so a listing shows the deadline the cop works to.
+//
+// A flow's deadline is the earliest of
+//   inactivity = last_seen + timeout(state)   and   active = first_seen + active timeout (if any),
+// or kDueNow once an RST or a kill marked it: a time in every caller's past, so the wheel puts the flow
+// in the next bucket it drains and the cop reaps it on the next tick. Pure, inline, allocation-free.
+#pragma once
+
+#include <conntrack/flow_record.h>
+#include <tcpstate/tcp_state.h>
+
+#include <cstdint>
+
+namespace flowcop::conntrack {
+
+// "Due now": an RST- or kill-marked flow's deadline. Listings show it as 0 s left.
+inline constexpr uint64_t kDueNow = 1;
+
+// The timeouts a deadline is computed from, in nanoseconds.
+struct DeadlineRules {
+    uint64_t state_timeout_ns[tcpstate::kStateCount] = {}; // effective per-state timeouts: never 0
+    uint64_t active_timeout_ns = 0;                        // 0: no active timeout
+};
+
+// The earliest of the inactivity and active deadlines, ignoring RST/kill marks. first_seen() is called
+// only when an active timeout is set (the packet path then reads the flow's cold entry, else not).
+template <typename FirstSeen>
+inline uint64_t timeout_deadline(const DeadlineRules& rules, tcpstate::State state, uint64_t last_seen_ns,
+                                 FirstSeen&& first_seen) noexcept
+{
+    const uint64_t inactivity = last_seen_ns + rules.state_timeout_ns[static_cast<size_t>(state)];
+    if (rules.active_timeout_ns == 0)
+        return inactivity;
+    const uint64_t active = first_seen() + rules.active_timeout_ns;
+    return active < inactivity ? active : inactivity;
+}
+
+// The flow's true deadline: kDueNow when RST- or kill-marked, else timeout_deadline().
+template <typename FirstSeen>
+inline uint64_t flow_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state, uint64_t last_seen_ns,
+                              FirstSeen&& first_seen) noexcept
+{
+    if (flags & (FlowRecord::kReset | FlowRecord::kKilled))
+        return kDueNow;
+    return timeout_deadline(rules, state, last_seen_ns, first_seen);
+}
+
+} // namespace flowcop::conntrack
