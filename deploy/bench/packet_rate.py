@@ -6,6 +6,8 @@ For each flow count N: one pcap of N established flows (flows_pcap.py: 60-byte P
 by DPDK's pcap vdev with infinite_rx=1. Four programs read it, one at a time, each with its polling
 lcore on the same CPU and the same mbuf geometry:
   flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
+  baseline    the same from another build (--baseline-build: the commit before, built in its own
+              worktree), with the same options: the same-run "before" of a change to the packet path;
   rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
   io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue);
   ovs         Open vSwitch's userspace conntrack with DPDK, one PMD thread on CPU, every IP packet
@@ -50,9 +52,10 @@ import ovs_peer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TOOLS = ("flowcop", "rxonly", "io", "ovs")
+TOOLS = ("flowcop", "baseline", "rxonly", "io", "ovs")
+FLOWCOPS = ("flowcop", "baseline")  # both flowcop binaries: the same options, checks and scrape
 FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
-TABLE_BYTES_PER_FLOW = 160   # flow_table.h says 128 per flow at a power-of-two capacity; margin for the rest
+TABLE_BYTES_PER_FLOW = 180   # flow_table.h: 173 per flow of capacity (the rte_hash baseline: 128-137); margin
 
 
 def sh(cmd, **kw):
@@ -85,19 +88,20 @@ def mbuf_bytes(data_room):
 
 
 def flows_capacity(flows):
-    # rte_hash without extendable buckets refuses inserts near capacity (flow_table.h): 25% headroom
+    # 25% headroom: the rte_hash baseline (before issue 19) refused inserts near capacity; flowcop's own table
+    # holds its whole capacity, but both get the same options
     return max(1024, int(math.ceil(flows * 1.25)))
 
 
 def memory_mb(tool, packets, flows, data_room):
     if tool == "ovs":
         return ovs_peer.memory_mb(packets, data_room)
-    pool = packets + (FLOWCOP_POOL if tool == "flowcop" else 0) + 8192
+    pool = packets + (FLOWCOP_POOL if tool in FLOWCOPS else 0) + 8192
     # mbufs, the pool's ring (a power of two of 8-byte slots), 3% for the mempool's page-boundary
     # padding (20M mbufs did not fit in the bare sum), and EAL's own needs
     ring = 8 * (1 << (pool - 1).bit_length())
     b = int(1.03 * pool * mbuf_bytes(data_room)) + ring + 384 * 2**20
-    if tool == "flowcop":
+    if tool in FLOWCOPS:
         b += flows_capacity(flows) * TABLE_BYTES_PER_FLOW + 128 * 2**20
     return int(math.ceil(b / 2**20))
 
@@ -110,8 +114,9 @@ def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     # --file-prefix, and EAL only clears its own prefix's leftover files at start).
     pages = ["--huge-dir", huge_dir, "--huge-unlink"] if huge_dir else ["--no-huge"]
     eal = pages + ["-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
-    if tool == "flowcop":
-        return [os.path.join(a.build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
+    if tool in FLOWCOPS:
+        build = a.build if tool == "flowcop" else a.baseline_build
+        return [os.path.join(build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
                 "--mode", "monitor", "--flows-per-lcore", str(flows_capacity(flows)),
                 "--mbufs", str(FLOWCOP_POOL + packets + 8192), "--mbuf-data-room", str(a.data_room),
                 "--metrics-addr", "127.0.0.1:%d" % metrics_port]
@@ -215,7 +220,7 @@ def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, resul
                 raise RuntimeError("%s: warm-up did not finish (%d of %d packets); see %s"
                                    % (tool, n, packets, log_path))
             time.sleep(0.1)
-        tid = proc.pid if tool == "flowcop" else (dpdk_probe.find_thread(proc.pid, "worker-%d" % a.cpu)
+        tid = proc.pid if tool in FLOWCOPS else (dpdk_probe.find_thread(proc.pid, "worker-%d" % a.cpu)
                                                   or dpdk_probe.busiest_thread(proc.pid))
         # Raised priority for the measured window only (the machine is shared: set-up, preload and
         # warm-up run at normal priority), with a short settle before the first sample.
@@ -233,7 +238,7 @@ def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, resul
         result.update(packets=pk, seconds=wall, mpps=pk / wall / 1e6, cpu_share=(c1 - c0) / 1e9 / wall,
                       mpps_per_cpu=pk / ((c1 - c0) / 1e9) / 1e6 if c1 > c0 else 0.0,
                       steal=(st1 - st0) / max(1, tt1 - tt0), load1=load0[0], rx_at_start=s0[0])
-        if tool == "flowcop":
+        if tool in FLOWCOPS:
             result["problems"] = check_flowcop(scrape(metrics_port), flows)
     finally:
         if tel is not None:
@@ -254,7 +259,7 @@ def summarise(runs, flows_list):
             row[t]["min"] = min((r["mpps"] for r in rs), default=float("nan"))
             row[t]["max"] = max((r["mpps"] for r in rs), default=float("nan"))
             row[t]["n"] = len(rs)
-        for t in ("rxonly", "io", "ovs"):
+        for t in ("baseline", "rxonly", "io", "ovs"):
             row["ratio_" + t] = row["flowcop"]["mpps"] / row[t]["mpps"] if row[t]["mpps"] else float("nan")
             row["ratio_cpu_" + t] = (row["flowcop"]["mpps_per_cpu"] / row[t]["mpps_per_cpu"]
                                      if row[t]["mpps_per_cpu"] else float("nan"))
@@ -266,6 +271,11 @@ def summarise(runs, flows_list):
             if f and x:
                 pairs.append(f[0]["mpps"] / x[0]["mpps"])
         row["paired_ratio_rxonly"] = pairs
+        # flowcop against the build before, same repeat (the issue-19 criterion: >= 1.4x at 10^6 and 10^7).
+        row["paired_ratio_baseline"] = [
+            f["mpps"] / b["mpps"] for rep in sorted({r["rep"] for r in runs if r["flows"] == n})
+            for f in runs if f["flows"] == n and f["rep"] == rep and f["tool"] == "flowcop" and "mpps" in f
+            for b in runs if b["flows"] == n and b["rep"] == rep and b["tool"] == "baseline" and "mpps" in b]
         row["ovs_cycles_per_packet"] = median([r["ovs"]["cycles_per_packet"] for r in runs
                                                if r["flows"] == n and r["tool"] == "ovs" and "mpps" in r])
         if row["flowcop"]["n"]:
@@ -276,12 +286,13 @@ def summarise(runs, flows_list):
 def table(rows):
     out = ["| flows | flowcop Mpps | testpmd rxonly Mpps | testpmd io Mpps | flowcop / rxonly | flowcop / io |"
            " per-CPU-s ratio to rxonly | paired ratios to rxonly (min-max) | CPU share f/r/i |"
-           " OVS Mpps | flowcop / OVS | per-CPU-s ratio to OVS | OVS cycles per packet |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           " OVS Mpps | flowcop / OVS | per-CPU-s ratio to OVS | OVS cycles per packet |"
+           " baseline Mpps | flowcop / baseline | paired (min-max) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p = r["paired_ratio_rxonly"]
         out.append(("| %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.0f%% | %.0f%% | %.0f%% | %s | %.2f/%.2f/%.2f"
-                    " | %.2f (%.2f-%.2f) | %.2fx | %.2fx | %.0f |") % (
+                    " | %.2f (%.2f-%.2f) | %.2fx | %.2fx | %.0f | %.2f (%.2f-%.2f) | %.2fx | %s |") % (
             "{:,}".format(r["flows"]),
             r["flowcop"]["mpps"], r["flowcop"]["min"], r["flowcop"]["max"],
             r["rxonly"]["mpps"], r["rxonly"]["min"], r["rxonly"]["max"],
@@ -290,7 +301,10 @@ def table(rows):
             ("%.0f-%.0f%%" % (100 * min(p), 100 * max(p))) if p else "-",
             r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"], r["io"]["cpu_share"],
             r["ovs"]["mpps"], r["ovs"]["min"], r["ovs"]["max"], r["ratio_ovs"], r["ratio_cpu_ovs"],
-            r["ovs_cycles_per_packet"]))
+            r["ovs_cycles_per_packet"],
+            r["baseline"]["mpps"], r["baseline"]["min"], r["baseline"]["max"], r["ratio_baseline"],
+            ("%.2f-%.2fx" % (min(r["paired_ratio_baseline"]), max(r["paired_ratio_baseline"])))
+            if r["paired_ratio_baseline"] else "-"))
     return "\n".join(out)
 
 
@@ -306,7 +320,12 @@ def main(argv):
     ap.add_argument("--data-room", type=int, default=192, help="mbuf data room, bytes (default 192)")
     ap.add_argument("--nice", type=int, default=-20,
                     help="nice of the program during its measured window only (default -20; 0: never raised)")
-    ap.add_argument("--tools", default=",".join(TOOLS), help="subset of " + ",".join(TOOLS))
+    ap.add_argument("--tools", default=None,
+                    help="subset of " + ",".join(TOOLS) + " (default: all; baseline only with --baseline-build)")
+    ap.add_argument("--baseline-build", default=None,
+                    help="meson build dir of the flowcop to compare with (tool 'baseline'), e.g. the commit before "
+                         "built in its own worktree: git worktree add ../base HEAD~1 && meson setup ../base/build-bench "
+                         "--buildtype=release && ninja -C ../base/build-bench app/flowcop")
     ap.add_argument("--workdir", default=None, help="pcaps, logs, results (default BUILD/bench/packet_rate)")
     ap.add_argument("--plot-dir", default=os.path.join(REPO, "tests", "plots"), help="where the PNG goes")
     ap.add_argument("--mem-margin-gb", type=float, default=4.0, help="MemAvailable kept free (default 4)")
@@ -321,7 +340,11 @@ def main(argv):
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
     os.makedirs(workdir, exist_ok=True)
     flows_list = [int(x) for x in a.flows.split(",")]
-    tools = [t for t in a.tools.split(",") if t]
+    if a.baseline_build:
+        a.baseline_build = os.path.abspath(a.baseline_build)
+    tools = [t for t in (a.tools or ",".join(t for t in TOOLS if t != "baseline" or a.baseline_build)).split(",") if t]
+    if "baseline" in tools and not a.baseline_build:
+        ap.error("--tools baseline needs --baseline-build")
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
         ap.error("unknown --tools %s (known: %s)" % (",".join(unknown), ",".join(TOOLS)))
@@ -344,7 +367,9 @@ def main(argv):
         print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
     done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
     settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice",
-                                           "huge_dir", "ovs_forward", "ovs_config")}
+                                           "huge_dir", "ovs_forward", "ovs_config", "baseline_build")}
+    if a.baseline_build:  # what the baseline is: its commit, as provenance() gives the build's own
+        settings["baseline_commit"] = sh(["git", "-C", a.baseline_build, "rev-parse", "HEAD"])
     for n in flows_list:
         packets = n * a.passes
         # Each program runs alone: one that does not fit is skipped at this size, the others run.

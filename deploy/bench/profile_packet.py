@@ -10,12 +10,15 @@ the same pcap vdev with infinite_rx=1 as in packet_rate.py:
            function, inclusive (the cop runs from Worker::run, outside it: once a second with nothing
            due, it costs nothing per packet);
   rxonly   dpdk-testpmd --forward-mode=rxonly: everything it executes in the window (its main
-           thread sleeps in the stats loop), i.e. the rx burst and the free.
+           thread sleeps in the stats loop), i.e. the rx burst and the free;
+  baseline with --baseline-build, the flowcop of that build (the commit before), profiled as flowcop.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
 then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
 dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
 Valgrind serialises threads and runs ~50x slower, so windows are seconds, packets hundreds of thousands.
     /usr/bin/python3 deploy/bench/profile_packet.py --build build-bench --flows 1000000
+The table step is FlowTable::submit (the pipeline since issue 19: the work of three bursts per call,
+prepare + probe + finish) or, in the baseline, FlowTable::process_burst with rte_hash's bulk lookup.
 """
 
 import argparse
@@ -40,8 +43,13 @@ FLOWCOP_ROWS = [
     ("  pcap PMD rx burst (alloc + copy, as testpmd)", r"librte_net_pcap"),
     ("  rte_pktmbuf_free_bulk (as testpmd)", r":rte_pktmbuf_free_bulk "),
     ("  packet::parse (L2-L4 headers)", r":flowcop::packet::parse\("),
-    ("  FlowTable::process_burst", r":flowcop::conntrack::FlowTable::process_burst\(.*unsigned long\)"),
-    ("    rte_hash_lookup_with_hash_bulk", r":rte_hash_lookup_with_hash_bulk "),
+    # The table step: submit() since issue 19 (the pipeline), process_burst() before it (the baseline).
+    ("  FlowTable::submit / process_burst (the table step)",
+     r":flowcop::conntrack::FlowTable::(submit|process_burst)\(.*(unsigned long|long const)\*?\)"),
+    ("    FlowTable::prepare (verdicts, hash, bucket prefetch)", r":flowcop::conntrack::FlowTable::prepare\("),
+    ("    FlowTable::probe (bucket scan, record prefetch)", r":flowcop::conntrack::FlowTable::probe\("),
+    ("    FlowTable::finish (verify the key, track)", r":flowcop::conntrack::FlowTable::finish\("),
+    ("    rte_hash_lookup_with_hash_bulk (baseline)", r":rte_hash_lookup_with_hash_bulk "),
     ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
     ("      tcpstate::step", r":flowcop::tcpstate::step\("),
 ]
@@ -118,10 +126,10 @@ def run(tool, a, pcap, packets, flows, workdir):
     for f in glob.glob(out + "*"):
         os.remove(f)
     cmd = packet_rate.command(tool, a, pcap, packets, flows, prefix, 0)
-    if tool == "flowcop":
+    if tool in packet_rate.FLOWCOPS:
         cmd[cmd.index("--metrics-addr") + 1] = "none"
     vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
-    if tool == "flowcop":
+    if tool in packet_rate.FLOWCOPS:
         vg.append("--toggle-collect=flowcop::app::Worker::poll*")
     if a.ll:
         vg.append("--LL=" + a.ll)
@@ -190,9 +198,13 @@ def main(argv):
     ap.add_argument("--data-room", type=int, default=192)
     ap.add_argument("--ll", default="", help="valgrind --LL=size,assoc,line (default: the host's, as valgrind sees it)")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--baseline-build", default=None,
+                    help="also profile the flowcop of this build (packet_rate.py's baseline: the commit before)")
     a = ap.parse_args(argv)
     need_valgrind()
     a.build = os.path.abspath(a.build)
+    if a.baseline_build:
+        a.baseline_build = os.path.abspath(a.baseline_build)
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
     os.makedirs(workdir, exist_ok=True)
     prov = packet_rate.provenance(a.build)
@@ -207,6 +219,7 @@ def main(argv):
             flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
             os.rename(pcap + ".tmp", pcap)
         fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
+        base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
         rx, rcount, _ = run("rxonly", a, pcap, packets, n, workdir)
         fn = fcount["parsed"] or fcount["from_bursts"]
         rn = rcount["from_bursts"]
@@ -220,10 +233,18 @@ def main(argv):
             raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")
         print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |")
         print("|---|---|---|---|")
-        for label, regex in FLOWCOP_ROWS:
-            depth = (len(label) - len(label.lstrip())) // 2
-            print(fmt(("flowcop " if depth == 0 else "." * (2 * depth) + " ") + label.strip(),
-                      per_packet(pick(fc, regex), fn)))
+        profiles = [("flowcop ", fc, fn)]
+        if base:
+            bn = base[1]["parsed"] or base[1]["from_bursts"]
+            profiles.append(("baseline ", base[0], bn))
+            print("(baseline %s: %d packets in its window)" % (a.baseline_build, bn))
+        for name, rows, count in profiles:
+            for label, regex in FLOWCOP_ROWS:
+                depth = (len(label) - len(label.lstrip())) // 2
+                v = per_packet(pick(rows, regex), count)
+                if v is None and depth > 0:
+                    continue  # a function this build does not have (the other table's)
+                print(fmt((name if depth == 0 else "." * (2 * depth) + " ") + label.strip(), v))
         prog = next((v for k, v in rx.items() if "PROGRAM TOTALS" in k), None)
         print(fmt("testpmd rxonly, whole process", per_packet(prog, rn)))
         print(fmt(".. pcap PMD rx burst", per_packet(pick(rx, r"librte_net_pcap"), rn)))
