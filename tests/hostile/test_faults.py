@@ -231,7 +231,8 @@ class Holders:
             for t in tels:
                 t.close()
             tel.close()
-        # flowgen stops at duration=: the harness then waits for two equal scrapes and stops flowcop.
+        # flowgen stops at duration=: the harness then waits until the counters stay unchanged
+        # (harness.STABLE_FOR_S) and stops flowcop.
         return lambda m: True
 
 

@@ -38,6 +38,8 @@ from .exposition import histogram, metric, scrape  # noqa: F401
 
 REASONS = ("inactivity", "active", "closed", "reset", "killed", "evicted", "shutdown")
 NS = 1_000_000_000
+# How long the counters must stay unchanged before a run with metrics counts as finished (run()).
+STABLE_FOR_S = 0.6
 
 
 class Tap:
@@ -236,19 +238,25 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
                 else:
                     want = int(scrape_when_rx)
                     cond = lambda m: metric(m, "flowcop_port_rx_packets_total") >= want
-            prev = None
+            # Quiet means unchanged for STABLE_FOR_S, not across two scrapes 0.1 s apart: on a loaded
+            # machine a generator thread can be descheduled longer than that and then resume.
+            prev, since = None, None
             while res.metrics_url and cond is not None and time.monotonic() < deadline and p.poll() is None:
                 try:
                     m = scrape(res.metrics_url, timeout=2.0)
                 except OSError:
                     time.sleep(0.05)
                     continue
+                now = time.monotonic()
                 stable = [(n, tuple(sorted(l.items())), v) for n, l, v in m
                           if n.startswith(("flowcop_flows_", "flowcop_packets_total", "flowcop_port_rx_packets"))]
-                if cond(m) and stable == prev:
+                if not cond(m):
+                    prev, since = None, None
+                elif stable != prev:
+                    prev, since = stable, now
+                elif now - since >= STABLE_FOR_S:
                     res.metrics = m
                     break
-                prev = stable if cond(m) else None
                 time.sleep(0.1)
             if p.poll() is None:
                 p.send_signal(stop_signal)
