@@ -56,6 +56,7 @@ std::vector<prometheus::MetricFamily> Collector::Collect() const
     metrics::collect(lcore_families(), std::span<const LcoreView>(_view.lcores), lcore_labels, out);
     const std::vector<PortSample> ports = _view.port_samples();
     metrics::collect(port_families(), std::span<const PortSample>(ports), port_labels, out);
+    metrics::collect(collector_families(), std::span<const CollectorView>(_view.collectors), collector_labels, out);
     config_family(out);
     return out;
 }

@@ -158,6 +158,50 @@ std::vector<std::string> vlan_key_choices()
     return c;
 }
 
+// --ipfix: HOST:PORT[,HOST:PORT...], repeatable; every occurrence adds its collectors. none = no
+// export (as --help shows the default), accepted only as the whole value.
+std::string set_ipfix(const Spec&, std::string_view v, Options& o)
+{
+    if (v == kNone) {
+        o.ipfix.clear();
+        return {};
+    }
+    std::vector<Options::Collector> add;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = v.find(',', start);
+        const std::string_view one = v.substr(start, comma == std::string_view::npos ? v.npos : comma - start);
+        HostPort hp{};
+        if (std::string err = check_host_port(one, hp); !err.empty())
+            return err;
+        if (hp.port == 0)
+            return quote(one) + ": port 0 is not a collector's port (1..65535; IPFIX's is 4739)";
+        add.push_back({std::move(hp.host), hp.port});
+        if (comma == std::string_view::npos)
+            break;
+        start = comma + 1;
+    }
+    for (auto& c : add) {
+        for (const auto& have : o.ipfix)
+            if (have == c)
+                return quote(format_host_port(c.host, c.port)) + " is given twice";
+        o.ipfix.push_back(std::move(c));
+    }
+    return {};
+}
+
+std::string show_ipfix(const Spec&, const Options& o)
+{
+    if (o.ipfix.empty())
+        return kNone;
+    std::string out;
+    for (const auto& c : o.ipfix) {
+        if (!out.empty())
+            out += ',';
+        out += format_host_port(c.host, c.port);
+    }
+    return out;
+}
+
 Spec base(std::string name, std::string metavar, std::string help)
 {
     Spec s;
@@ -262,11 +306,36 @@ std::vector<Spec> build_specs()
                      "then refuses to start, saying so.",
                      "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none", set_metrics_addr,
                      show_metrics_addr));
+    Spec ipfix = text("--ipfix", "HOST:PORT",
+                      "Export every ended flow as IPFIX (RFC 7011) over UDP to this collector\n"
+                      "(nfcapd, nfacctd, ...). Repeat it, or list collectors separated by\n"
+                      "commas, to send the same records to several.",
+                      "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 1..65535, comma-separated; none",
+                      set_ipfix, show_ipfix);
+    ipfix.repeatable = true;
+    t.push_back(std::move(ipfix));
+    t.push_back(number("--ipfix-mtu", "BYTES",
+                       "Path MTU to the collectors: IPFIX messages stay within it less the\n"
+                       "IP and UDP headers (28 bytes for IPv4, 48 for IPv6), never fragmented.",
+                       576, 65535, set_number<&O::ipfix_mtu>, show_number<&O::ipfix_mtu>));
+    t.push_back(number("--ipfix-template-refresh", "SECONDS",
+                       "Send the IPFIX templates again at least this often (UDP export:\n"
+                       "a collector that restarts can decode again after at most this long).",
+                       1, 86400, set_number<&O::ipfix_template_refresh_s>, show_number<&O::ipfix_template_refresh_s>));
+    t.push_back(number(
+        "--ipfix-template-refresh-messages", "N", "... and after every N IPFIX messages, whichever comes first.", 1,
+        1000000, set_number<&O::ipfix_template_refresh_messages>, show_number<&O::ipfix_template_refresh_messages>));
+    t.push_back(number("--ipfix-domain-base", "N",
+                       "Lcore L exports in IPFIX observation domain N + L; give each flowcop\n"
+                       "instance that exports from one host its own range.",
+                       0, 4294967295u - 1024, set_number<&O::ipfix_domain_base>, show_number<&O::ipfix_domain_base>));
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));
-    t.push_back(number("--events-ring", "N", "Events buffered per lcore before they are dropped.", 64, 1u << 22,
-                       set_number<&O::events_ring>, show_number<&O::events_ring>, true));
+    t.push_back(number("--events-ring", "N",
+                       "Events buffered per lcore, for --events and for --ipfix each,\n"
+                       "before they are dropped and counted.",
+                       64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>, true));
     t.push_back(number("--stop-when-idle-ms", "MS",
                        "Stop once no port has received a packet for MS of wall time\n"
                        "(for replays); 0 = never.",

@@ -63,6 +63,10 @@ Options default_options()
     o.stop_when_idle_ms = 0;
     o.loose_pickup = true;
     o.vlan_key = packet::VlanKey::both;
+    o.ipfix_mtu = 1500;
+    o.ipfix_template_refresh_s = 60;
+    o.ipfix_template_refresh_messages = 1000;
+    o.ipfix_domain_base = 1;
     o.quiet = false;
     return o;
 }
@@ -103,7 +107,7 @@ ParseOutcome parse_options(int argc, char** argv)
         if (k == table.size())
             return fail(unknown_option(name));
         const Spec& s = table[k];
-        if (seen[k])
+        if (seen[k] && !s.repeatable)
             return fail(format_flag_error(s.name, "given more than once; each option may appear "
                                                   "only once"));
         seen[k] = true;
@@ -134,8 +138,8 @@ std::string help_text(const char* prog)
                       "Tracks TCP flows on DPDK ports and expires idle ones through a per-lcore\n"
                       "timer wheel. flowcop options follow EAL's '--'. Write --opt VALUE or\n"
                       "--opt=VALUE (the = form for a VALUE starting with '--'). Each option may\n"
-                      "be given once. Numbers are decimal digits, without sign. Bad options exit\n"
-                      "with status 2.\n\nOptions:\n";
+                      "be given once, but --ipfix, which adds a collector each time. Numbers are\n"
+                      "decimal digits, without sign. Bad options exit with status 2.\n\nOptions:\n";
     const Options defaults = default_options();
     for (const Spec& s : specs()) {
         out += "  " + (s.alias.empty() ? "" : s.alias + ", ") + s.name;

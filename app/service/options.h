@@ -16,7 +16,7 @@
 //   no spaces or trailing characters; overflow is reported, never wrapped.
 // - Each option may be given at most once. A duplicate is an error, not "last wins": a unit file's
 //   flag silently overridden by a second copy appended by an operator is how a wrong timeout
-//   reaches production unnoticed.
+//   reaches production unnoticed. The one exception is a list (--ipfix): each occurrence adds to it.
 // - Errors: parsing goes left to right and stops at the first bad argument. The message is ONE
 //   line without a trailing newline, "flowcop: <flag>: <detail>", naming the flag, the bad value
 //   (quoted, control characters escaped, long values shortened) and what is allowed. The caller
@@ -70,6 +70,11 @@ enum class ClockSource : uint8_t {
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
 // - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
 //   apart); outer/none are for links that tag one direction, or one tag, only (key_policy.h).
+// - ipfix_mtu 1500: Ethernet's, so messages (1472 octets to IPv4 collectors, 1452 to IPv6) never
+//   fragment on a standard path. ipfix_template_refresh 60 s / 1000 messages: a collector that
+//   restarts decodes again within a minute at any rate, and templates stay under 1% of the messages
+//   at full rate. ipfix_domain_base 1: observation domain 0 means "no specific domain" (IANA 149),
+//   so lcore 0 exports in domain 1.
 struct Options {
     Mode mode;
     ClockSource clock;
@@ -95,8 +100,21 @@ struct Options {
     bool metrics_enabled;
     std::string metrics_host;
     uint16_t metrics_port;
-    std::string events_path;    // empty = no event log, "-" = stdout
-    uint32_t events_ring;       // events buffered per lcore before dropping; power of two in [64, 2^22]
+    // IPFIX collectors (RFC 7011 over UDP): IPv4 or IPv6 literals without brackets (`localhost` is
+    // stored as 127.0.0.1), ports 1..65535; empty = no export.
+    struct Collector {
+        std::string host;
+        uint16_t port;
+        bool operator==(const Collector&) const = default;
+    };
+    std::vector<Collector> ipfix;
+    uint32_t ipfix_mtu;                       // path MTU to the collectors, [576, 65535]
+    uint32_t ipfix_template_refresh_s;        // [1, 86400]
+    uint32_t ipfix_template_refresh_messages; // [1, 1000000]
+    uint32_t ipfix_domain_base;               // lcore L exports in observation domain base + L
+    std::string events_path;                  // empty = no event log, "-" = stdout
+    uint32_t
+        events_ring; // events buffered per lcore and per consumer (JSON, IPFIX) before dropping; power of two in [64, 2^22]
     uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long
     bool loose_pickup;          // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
     packet::VlanKey vlan_key;   // which VLAN IDs are part of a flow's key

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "service.h"
 
+#include "control_cpus.h"
 #include "exporter.h"
 #include "mbuf_pool.h"
 #include "status.h"
@@ -31,6 +32,27 @@ tcpstate::Timeouts timeouts_from(const Options& opt)
     }
     t.default_inactivity = opt.default_inactivity_timeout_s;
     return t;
+}
+
+ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
+{
+    ipfix::ExporterConfig c;
+    for (const auto& col : opt.ipfix)
+        c.collectors.push_back({col.host, col.port});
+    c.path_mtu = opt.ipfix_mtu;
+    c.template_refresh_ns = uint64_t(opt.ipfix_template_refresh_s) * 1'000'000'000;
+    c.template_refresh_messages = opt.ipfix_template_refresh_messages;
+    c.ring_events = opt.events_ring;
+    for (const WorkerPlan& w : plan.workers) {
+        c.domain_id.push_back(opt.ipfix_domain_base + w.lcore);
+        // A flow's port is not in its record yet: an lcore that polls one port knows it anyway.
+        int32_t port = w.rx.empty() ? -1 : w.rx.front().port;
+        for (const RxQueueRef& q : w.rx)
+            if (q.port != port)
+                port = -1;
+        c.ingress_port.push_back(port);
+    }
+    return c;
 }
 
 namespace {
@@ -94,8 +116,12 @@ void Service::build_stats_view()
         v.memory_bytes = _tables[w]->memory_bytes();
         v.events = _events.get();
         v.events_producer = unsigned(w);
+        v.ipfix = _ipfix.get();
+        v.ipfix_producer = unsigned(w);
         _view.lcores.push_back(v);
     }
+    for (size_t c = 0; _ipfix && c < _ipfix->collectors(); ++c)
+        _view.collectors.push_back({&_ipfix->collector(c)});
     uint16_t p;
     RTE_ETH_FOREACH_DEV(p)
     _view.ports.push_back({p, _plan.port_name(p)});
@@ -105,6 +131,7 @@ Service::~Service()
 {
     _telemetry.reset();
     _exporter.reset();
+    _ipfix.reset();
     _workers.clear();
     _tables.clear();
     if (_flowgen)
@@ -158,11 +185,22 @@ StartError Service::start()
                                                 "(DPDK's pcap vdev and --flowgen do)")};
 
     const unsigned n_workers = unsigned(_plan.workers.size());
+    if (!_opt.events_path.empty() || !_opt.ipfix.empty()) {
+        _stream = events::Stream::create(n_workers, error);
+        if (!_stream)
+            return {1, "flowcop: " + error};
+    }
     if (!_opt.events_path.empty()) {
-        _events = events::Writer::open(_opt.events_path, n_workers, _opt.events_ring, error);
+        _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring, error);
         if (!_events)
             return {2, format_flag_error("--events", error)};
     }
+    if (!_opt.ipfix.empty()) {
+        _ipfix = ipfix::Exporter::open(ipfix_config(_opt, _plan), *_stream, error);
+        if (!_ipfix)
+            return {2, format_flag_error("--ipfix", error)};
+    }
+    control_cpus(); // learnt now, on the main thread, before any thread needs it
 
     WorkerSettings ws;
     ws.mode = _opt.mode;
@@ -187,8 +225,8 @@ StartError Service::start()
         auto table = conntrack::FlowTable::create(tc, error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};
-        if (_events)
-            table->set_events(&_events->producer(w));
+        if (_stream)
+            table->set_events(&_stream->producer(w));
         auto worker = Worker::create(_plan.workers[w], *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};
@@ -249,7 +287,9 @@ int Service::broadcast(const Command& proto)
 int Service::run()
 {
     if (_events)
-        _events->start();
+        _events->start([] { pin_to_control_cpus(); });
+    if (_ipfix)
+        _ipfix->start([] { pin_to_control_cpus(); });
     if (_flowgen)
         _flowgen->start();
     if (!_opt.quiet)
@@ -274,6 +314,8 @@ int Service::run()
         _flowgen->stop();
     if (_events)
         _events->stop_and_flush();
+    if (_ipfix)
+        _ipfix->stop_and_flush();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!_opt.quiet)
         print_summary(_view, _opt.mode, secs);

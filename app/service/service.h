@@ -11,8 +11,9 @@
 // main lcore is worker 0) and a housekeeping thread (live status line, idle
 // stop), and returns once a signal, --stop-when-idle-ms or a failure stopped
 // them. Stopping is orderly: RX stops, every open flow is reported destroyed
-// with reason "shutdown", events are flushed, a summary is printed, ports are
-// released.
+// with reason "shutdown", events and IPFIX records are flushed, a summary is
+// printed, ports are released. The event writer and the IPFIX export thread run
+// on DPDK's control-thread CPUs (control_cpus.h), never on a polling lcore's.
 #pragma once
 
 #include "clock.h"
@@ -24,6 +25,7 @@
 
 #include <conntrack/flow_table.h>
 #include <events/events.h>
+#include <ipfix/exporter.h>
 #include <tcpstate/tcp_state.h>
 
 #include <atomic>
@@ -45,6 +47,9 @@ class Telemetry;
 
 // The per-state timeouts the options describe, as the flow table takes them.
 tcpstate::Timeouts timeouts_from(const Options& opt);
+
+// The IPFIX exporter's settings from the options and the lcore plan (one observation domain per lcore).
+ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan);
 
 struct StartError {
     int exit_code = 0; // 0 = started
@@ -85,7 +90,9 @@ private:
     rte_mempool* _pool = nullptr;
     std::unique_ptr<flowgen::Port> _flowgen;
     PortPlan _plan;
+    std::unique_ptr<events::Stream> _stream; // outlives its subscribers (declared before them)
     std::unique_ptr<events::Writer> _events;
+    std::unique_ptr<ipfix::Exporter> _ipfix;
     std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
     std::vector<std::unique_ptr<Worker>> _workers;
     StatsView _view;

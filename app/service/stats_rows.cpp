@@ -17,6 +17,7 @@ using stats::load_relaxed;
 
 using Lcore = Family<LcoreView>;
 using Port = Family<PortSample>;
+using Sink = Family<CollectorView>;
 
 // flowcop_packets_total's result label: the four outcomes of tracking a TCP packet, then every
 // other parser verdict (tcp itself is the sum of the four).
@@ -56,6 +57,7 @@ constexpr Label kVerdict{"verdict", packet::kVerdictCount,
 constexpr Label kTableFull{"reason", 1, [](unsigned) noexcept { return "table_full"; }};
 constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
 constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
+constexpr Label kQueueFull{"reason", 1, [](unsigned) noexcept { return "queue_full"; }};
 
 const Lcore kLcoreRows[] = {
     {.prometheus = "flowcop_inactivity_cop_visited_total",
@@ -158,6 +160,15 @@ const Lcore kLcoreRows[] = {
      .telemetry = "events_write_errors",
      .help = "Failed writes of the event log",
      .read = [](const LcoreView& v, Index) noexcept { return v.event_stats().write_errors; }},
+    {.prometheus = "flowcop_ipfix_records_total",
+     .telemetry = "ipfix_records",
+     .help = "Ended flows encoded into IPFIX messages for --ipfix",
+     .read = [](const LcoreView& v, Index) noexcept { return v.ipfix_stats().records; }},
+    {.prometheus = "flowcop_ipfix_dropped_total",
+     .telemetry = "ipfix_dropped",
+     .help = "Ended flows not exported: queue_full (the IPFIX export thread fell behind)",
+     .labels = {kQueueFull},
+     .read = [](const LcoreView& v, Index) noexcept { return v.ipfix_stats().dropped_full; }},
     // Telemetry and the terminal only: the ports' own counters are the Prometheus view of these.
     {.telemetry = "rx_packets",
      .help = "Packets the lcore received from its RX queues",
@@ -226,7 +237,29 @@ const Port kPortRows[] = {
      .per_source = true},
 };
 
+const Sink kCollectorRows[] = {
+    {.prometheus = "flowcop_ipfix_messages_total",
+     .help = "IPFIX messages sent to the collector",
+     .read = [](const CollectorView& c, Index) noexcept { return c.collector->stats().messages; }},
+    {.prometheus = "flowcop_ipfix_bytes_total",
+     .help = "IPFIX message bytes sent to the collector (without IP/UDP headers)",
+     .read = [](const CollectorView& c, Index) noexcept { return c.collector->stats().bytes; }},
+    {.prometheus = "flowcop_ipfix_send_errors_total",
+     .help = "IPFIX messages lost because sending to the collector failed (down, unreachable, buffer full)",
+     .read = [](const CollectorView& c, Index) noexcept { return c.collector->stats().send_errors; }},
+};
+
 } // namespace
+
+std::span<const stats::Family<CollectorView>> collector_families()
+{
+    return kCollectorRows;
+}
+
+metrics::Labels collector_labels(const CollectorView& c)
+{
+    return {{"collector", c.collector->name()}};
+}
 
 std::span<const stats::Family<LcoreView>> lcore_families()
 {

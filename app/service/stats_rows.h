@@ -20,9 +20,12 @@ namespace flowcop::app {
 
 std::span<const stats::Family<LcoreView>> lcore_families();
 std::span<const stats::Family<PortSample>> port_families();
+// Read over StatsView::collectors (collector="HOST:PORT"); Prometheus only.
+std::span<const stats::Family<CollectorView>> collector_families();
 
 metrics::Labels lcore_labels(const LcoreView& v);
 metrics::Labels port_labels(const PortSample& p);
+metrics::Labels collector_labels(const CollectorView& c);
 
 // The total of lcore row `key` (a telemetry key) over every lcore and label value.
 // A key no row has is a programming error: it reads 0 (status_keys() lists those the readers use,

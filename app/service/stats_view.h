@@ -4,7 +4,7 @@
 // The service builds it once, after start() created the workers, tables and ports, and never
 // changes it; it outlives every reader (exporter, telemetry, status line). An LcoreView points at
 // one worker lcore's single-writer counters and holds what is constant after start; a PortView
-// names one ethdev port. Readers combine the view with the descriptor rows of stats_rows.h, so
+// names one ethdev port; a CollectorView one IPFIX collector. Readers combine the view with the descriptor rows of stats_rows.h, so
 // none of them includes service.h or walks the workers itself.
 //
 // Threading: any thread may read through the view at any time while the service lives; every
@@ -17,6 +17,7 @@
 
 #include <conntrack/counters.h>
 #include <events/writer.h>
+#include <ipfix/exporter.h>
 
 #include <rte_ethdev.h>
 
@@ -35,10 +36,22 @@ struct LcoreView {
     const events::Writer* events = nullptr;     // nullptr without --events: every event count is 0
     unsigned events_producer = 0;               // this lcore's producer index in `events`
 
+    const ipfix::Exporter* ipfix = nullptr;     // nullptr without --ipfix: every IPFIX count is 0
+    unsigned ipfix_producer = 0;                // this lcore's producer index in `ipfix`
+
     events::WriterStats event_stats() const noexcept
     {
         return events != nullptr ? events->stats(events_producer) : events::WriterStats{};
     }
+    ipfix::ExporterStats ipfix_stats() const noexcept
+    {
+        return ipfix != nullptr ? ipfix->stats(ipfix_producer) : ipfix::ExporterStats{};
+    }
+};
+
+// One --ipfix collector (labelled collector="HOST:PORT"); its counters are the export thread's.
+struct CollectorView {
+    const ipfix::Collector* collector = nullptr;
 };
 
 struct PortView {
@@ -56,6 +69,7 @@ struct PortSample {
 struct StatsView {
     std::vector<LcoreView> lcores; // one per worker lcore, in worker order
     std::vector<PortView> ports;   // every ethdev port, in port id order
+    std::vector<CollectorView> collectors; // every --ipfix collector, in command-line order
     // Reads one port's counters; false if the port cannot say (it is then left out).
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
         return rte_eth_stats_get(port, &out) == 0;

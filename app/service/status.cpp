@@ -34,6 +34,8 @@ constexpr const char* kKeys[] = {
     "events_written",
     "events_dropped",
     "events_write_errors",
+    "ipfix_records",
+    "ipfix_dropped",
 };
 
 unsigned long long total(const StatsView& v, const char* key)
@@ -142,6 +144,16 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     if (events)
         std::fprintf(stderr, "  events: %llu written, %llu dropped, %llu write errors\n", total(v, "events_written"),
                      total(v, "events_dropped"), total(v, "events_write_errors"));
+    if (!v.collectors.empty()) {
+        std::fprintf(stderr, "  ipfix: %llu records, %llu dropped (queue full)", total(v, "ipfix_records"),
+                     total(v, "ipfix_dropped"));
+        for (const CollectorView& c : v.collectors) {
+            const ipfix::CollectorStats cs = c.collector->stats();
+            std::fprintf(stderr, "; %s: %llu messages, %llu send errors", c.collector->name().c_str(),
+                         (unsigned long long)cs.messages, (unsigned long long)cs.send_errors);
+        }
+        std::fputs("\n", stderr);
+    }
     for (const PortSample& p : v.port_samples())
         std::fprintf(stderr, "  port %u (%s): rx %llu, tx %llu, missed %llu, rx errors %llu, no mbuf %llu\n", p.port,
                      p.name->c_str(), (unsigned long long)p.counters.ipackets, (unsigned long long)p.counters.opackets,

@@ -370,6 +370,8 @@ void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns)
     e.lcore = _lcore;
     e.proto = r.key.proto;
     e.kind = created ? events::Kind::created : events::Kind::destroyed;
+    e.state_code = static_cast<uint8_t>(r.l4.tcp.state);
+    e.reason_code = created ? 0 : static_cast<uint8_t>(reason);
     e.state = tcpstate::state_name(r.l4.tcp.state);
     e.reason = created ? nullptr : reason_name(reason);
     _events->emit(e);

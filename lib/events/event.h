@@ -3,11 +3,17 @@
 // One flow event and its JSON-lines rendering.
 //
 // Contract: an Event is a plain value (trivially copyable, size a multiple of 8 so the ring copies it
-// in whole 32-bit words). Ownership: the lcore fills it on its stack and emit() copies it into the
-// ring. `state` and `reason` must point to strings with static storage duration, because the writer
-// reads them later on another thread. Threading: format_json_line() is reentrant and allocation-free.
-// Degraded behaviour: a line that does not fit, or an Event whose `kind` is not a Kind value, yields
-// 0 and leaves `buf` contents unspecified; the writer counts such an event as dropped_write.
+// in whole 32-bit words). Ownership: the lcore fills it on its stack and emit() copies it into each
+// subscriber's ring. `state` and `reason` must point to strings with static storage duration, because
+// consumers read them later on another thread. Threading: format_json_line() is reentrant and
+// allocation-free. Degraded behaviour: a line that does not fit, or an Event whose `kind` is not a
+// Kind value, yields 0 and leaves `buf` contents unspecified; the writer counts such an event as
+// dropped_write.
+//
+// Extending it: add fields before the two pointers, keep the size a multiple of 8, and give a field
+// whose zero is a real value (as TCP flags are) a bit in `present`, so consumers (the JSON writer,
+// the IPFIX exporter) can tell "not known" from "zero". Every consumer copies whole Events, so a
+// field costs ring memory (ring events x size) but no code elsewhere.
 //
 // Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy):
 //   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
@@ -24,19 +30,38 @@ namespace flowcop::events {
 
 enum class Kind : uint8_t { created, destroyed };
 
+// A set of kinds, as a subscriber asks for them (bit 1 << kind).
+using KindMask = uint32_t;
+constexpr KindMask kind_bit(Kind k) noexcept
+{
+    return KindMask{1} << static_cast<unsigned>(k);
+}
+inline constexpr KindMask kAllKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed);
+
+// Bits of Event::present: which optional fields hold a value.
+inline constexpr uint8_t kHasTcpFlags = 0x01; // tcp_flags[] were accumulated for this flow
+inline constexpr uint8_t kHasInPort = 0x02;   // in_port is the port the flow's first packet arrived on
+inline constexpr uint8_t kHasFlowId = 0x04;   // flow_id is set
+
 struct Event {
     uint64_t time_ns; // Unix-epoch ns when it happened (the lcore's clock)
     uint64_t first_seen_ns, last_seen_ns;
+    uint64_t flow_id;    // stable from new to destroy within one flowcop run (kHasFlowId)
     uint64_t packets[2]; // [0] originator -> responder, [1] reply
     uint64_t bytes[2];
     uint8_t src[16], dst[16];        // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
     uint16_t sport, dport;           // host order
     uint16_t vlan_outer, vlan_inner; // 0 = none
     uint16_t lcore;
-    uint8_t proto; // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
-    Kind kind;
-    const char* state;  // static string, e.g. "ESTABLISHED"
-    const char* reason; // static string; nullptr for created
+    uint16_t in_port;     // DPDK port id (kHasInPort)
+    uint8_t proto;        // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
+    Kind kind;            //
+    uint8_t tcp_flags[2]; // OR of the TCP flags seen, [0] originator, [1] reply (kHasTcpFlags)
+    uint8_t state_code;   // the protocol's state number: tcpstate::State's value for TCP
+    uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
+    uint8_t present;      // kHas* bits
+    const char* state;    // static string, e.g. "ESTABLISHED"
+    const char* reason;   // static string; nullptr for created
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-// The per-lcore side of the event log: a single-producer ring the lcore pushes Events into.
+// The per-lcore side of the event stream: emit() copies an Event into the single-producer ring of
+// every subscriber (stream.h) that asked for its kind.
 //
-// Ownership: a Writer creates and owns its Producers and their rings; a Producer lives exactly as long
-// as its Writer. Threading: only the owning lcore calls emit() on a given Producer (single producer);
-// only the writer thread dequeues (single consumer). produced() and dropped_full() may be read from any
-// thread: they are single-writer fields (stats/relaxed.h): the owner bumps them with a relaxed
-// load+store (no read-modify-write atomic, no locked instruction on the hot path) and readers do
-// relaxed loads.
-// Degraded behaviour: emit() never blocks and never allocates; when the ring is full the event is
-// dropped and counted. Invariant: produced() == accepted + dropped_full(), and once the Writer has
-// flushed, Writer::stats() satisfies written + dropped_full + dropped_write == produced().
+// Ownership: a Stream creates and owns its Producers; subscribers own their rings. Threading: only
+// the owning lcore calls emit() on a given Producer (single producer); each ring has one consumer
+// thread. Subscriptions are attached before any emit() runs (setup time), never while lcores emit.
+// The per-subscriber counters (offered, dropped_full) live on lines only the lcore writes: single-writer
+// fields (stats/relaxed.h), bumped with a relaxed load+store (no read-modify-write atomic, no locked
+// instruction on the hot path); any thread may read them with relaxed loads.
+// Degraded behaviour: emit() never blocks and never allocates; a subscriber whose ring is full loses
+// that event, counted in its dropped_full, and the other subscribers still get it.
+// Invariant, per subscriber: offered == accepted into its ring + dropped_full.
 #include <cstdint>
 
 #include <events/event.h>
@@ -20,39 +21,35 @@ struct rte_ring;
 
 namespace flowcop::events {
 
-class Writer;
+class Stream;
+class Subscription;
+
+// Subscribers one stream can have: the JSON writer, the IPFIX exporter and live followers.
+inline constexpr unsigned kMaxSubscribers = 4;
 
 class alignas(64) Producer {
 public:
     Producer(const Producer&) = delete;
     Producer& operator=(const Producer&) = delete;
-    ~Producer();
 
-    // Copies `e` into the ring. @return false (and dropped_full() grows) when the ring is full.
+    // Copies `e` into every subscribed ring that wants e.kind. @return false if some ring was full
+    // (that subscriber's dropped_full grows); true otherwise, including when nobody subscribed.
     bool emit(const Event& e) noexcept;
 
-    uint64_t produced() const noexcept { return stats::load_relaxed(_produced); }
-    uint64_t dropped_full() const noexcept { return stats::load_relaxed(_dropped_full); }
-
 private:
-    friend class Writer;
+    friend class Stream;
+    friend class Subscription;
     Producer() noexcept = default;
-    // Allocates and initialises the ring (holds exactly `ring_events`). @return 0 or -errno.
-    int init(unsigned index, unsigned ring_events) noexcept;
 
-    // Cache line written by the owning lcore.
-    rte_ring* _ring = nullptr;
-    uint64_t _produced = 0;
-    uint64_t _dropped_full = 0;
-    void* _ring_mem = nullptr; // owned; freed by ~Producer
-
-    // Cache line written only by the writer thread, kept apart so the lcore's line never bounces.
-    struct alignas(64) Drained {
-        rte_ring* ring = nullptr; // copy of _ring, read without touching the lcore's line
-        uint64_t written = 0;
-        uint64_t dropped_write = 0;
-        uint64_t write_errors = 0;
-    } _drained;
+    // One subscriber's view from this lcore; written only by the lcore after setup.
+    struct Slot {
+        rte_ring* ring = nullptr;
+        KindMask kinds = 0;
+        uint64_t offered = 0;      // events of the subscribed kinds emitted
+        uint64_t dropped_full = 0; // of those, lost because the ring was full
+    };
+    unsigned _n_slots = 0;
+    Slot _slots[kMaxSubscribers];
 };
 
 } // namespace flowcop::events

@@ -2,16 +2,12 @@
 // The writer thread: drain each ring, format into the batch, write, and credit every event once.
 #include <events/writer.h>
 
-#include <rte_ring.h>
-#include <rte_ring_elem.h>
-
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+
+#include <events/thread.h>
 
 #include "batch.h"
 #include "sink.h"
@@ -21,59 +17,26 @@ namespace {
 
 // Events copied out of a ring per dequeue: 64 x 120 B stays in L1 and on the writer's stack.
 constexpr unsigned kBurst = 64;
-constexpr unsigned kMaxProducers = 1u << 16;  // producer ids are stored as uint16_t in the batch
-constexpr unsigned kMaxRingEvents = 1u << 24; // 2 GB of ring per lcore: surely a unit mistake
-
-// Runs `body` on a new thread with every signal blocked, so the thread never runs a signal handler
-// and a write to a closed pipe returns EPIPE instead of raising SIGPIPE.
-template <typename F>
-std::thread spawn_without_signals(F body)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    struct Restore {
-        sigset_t* old;
-        ~Restore() { pthread_sigmask(SIG_SETMASK, old, nullptr); }
-    } restore{&old};
-    return std::thread(std::move(body)); // the new thread inherits the blocked mask
-}
 
 } // namespace
 
 Writer::Writer() = default;
 
-std::unique_ptr<Writer> Writer::open(const std::string& path, unsigned n_producers, unsigned ring_events,
-                                     std::string& error)
+std::unique_ptr<Writer> Writer::open(const std::string& path, Stream& stream, unsigned ring_events, std::string& error)
 {
-    if (n_producers == 0 || n_producers > kMaxProducers) {
-        error = "events file '" + path + "': producer count " + std::to_string(n_producers) + " is outside 1.." +
-                std::to_string(kMaxProducers);
-        return nullptr;
-    }
-    if (ring_events == 0 || ring_events > kMaxRingEvents) {
-        error = "events file '" + path + "': ring size " + std::to_string(ring_events) + " is outside 1.." +
-                std::to_string(kMaxRingEvents) + " events";
-        return nullptr;
-    }
     std::unique_ptr<Writer> w(new Writer());
     w->_path = path;
     w->_sink = std::make_unique<detail::Sink>();
     if (detail::Sink::open(path, *w->_sink, error) < 0)
         return nullptr;
-    w->_producers.reset(new Producer[n_producers]);
-    for (unsigned i = 0; i < n_producers; ++i) {
-        const int rc = w->_producers[i].init(i, ring_events);
-        if (rc < 0) {
-            error = "events file '" + path + "': cannot create the ring for lcore slot " + std::to_string(i) + ": " +
-                    std::strerror(-rc);
-            return nullptr;
-        }
-    }
-    w->_n_producers = n_producers;
+    w->_sub = stream.subscribe("events file '" + path + "'", kAllKinds, ring_events, error);
+    if (w->_sub == nullptr)
+        return nullptr;
+    w->_n_producers = stream.producers();
     w->_ring_events = ring_events;
+    w->_drained.reset(new Drained[w->_n_producers]);
     w->_batch = std::make_unique<detail::Batch>(kBatchBytes);
-    w->_hit.assign(n_producers, 0);
+    w->_hit.assign(w->_n_producers, 0);
     return w;
 }
 
@@ -82,25 +45,21 @@ Writer::~Writer()
     stop_and_flush();
 }
 
-Producer& Writer::producer(unsigned i) noexcept
-{
-    return _producers[i];
-}
-
 WriterStats Writer::stats(unsigned producer) const noexcept
 {
-    const Producer& p = _producers[producer];
-    return WriterStats{stats::load_relaxed(p._drained.written), p.dropped_full(),
-                       stats::load_relaxed(p._drained.dropped_write), stats::load_relaxed(p._drained.write_errors)};
+    const Drained& d = _drained[producer];
+    return WriterStats{_sub->offered(producer), d.written.load(std::memory_order_relaxed), _sub->dropped_full(producer),
+                       d.dropped_write.load(std::memory_order_relaxed), d.write_errors.load(std::memory_order_relaxed)};
 }
 
-void Writer::start()
+void Writer::start(std::function<void()> on_thread_start)
 {
     if (_thread.joinable())
         return;
+    _on_thread_start = std::move(on_thread_start);
     _stop.store(false, std::memory_order_relaxed);
     _abandoned = false;
-    _thread = spawn_without_signals([this] { run(); });
+    _thread = spawn_consumer_thread(_on_thread_start, [this] { run(); });
 }
 
 void Writer::stop_and_flush()
@@ -112,7 +71,7 @@ void Writer::stop_and_flush()
     if (!_thread.joinable()) {
         _abandoned = false;
         _stop.store(true, std::memory_order_release);
-        _thread = spawn_without_signals([this] { run(); });
+        _thread = spawn_consumer_thread(_on_thread_start, [this] { run(); });
     }
     // Release pairs with the writer's acquire: everything emitted before this call is visible to the
     // final pass (callers make their lcores' emits happen-before this call, e.g. by joining them).
@@ -139,18 +98,17 @@ void Writer::run() noexcept
 
 bool Writer::drain(unsigned p) noexcept
 {
-    rte_ring* ring = _producers[p]._drained.ring;
     Event ev[kBurst];
     unsigned taken = 0;
     unsigned left = 0;
     while (taken < _ring_events) {
-        const unsigned n = rte_ring_sc_dequeue_burst_elem(ring, ev, sizeof(Event), kBurst, &left);
+        const unsigned n = _sub->take(p, ev, kBurst, left);
         for (unsigned i = 0; i < n; ++i) {
             if (_batch->add(ev[i], static_cast<uint16_t>(p)))
                 continue;
             flush();
             if (!_batch->add(ev[i], static_cast<uint16_t>(p)))
-                stats::bump(_producers[p]._drained.dropped_write); // unformattable even in an empty batch
+                stats::bump(_drained[p].dropped_write); // unformattable even in an empty batch
         }
         taken += n;
         if (n < kBurst)
@@ -175,16 +133,16 @@ void Writer::flush() noexcept
     const size_t n = _batch->lines();
     size_t i = 0;
     for (; i < n && _batch->line(i).end <= r.done; ++i)
-        stats::bump(_producers[_batch->line(i).producer]._drained.written);
+        stats::bump(_drained[_batch->line(i).producer].written);
     if (i < n) {
         const uint32_t line_start = i == 0 ? 0 : _batch->line(i - 1).end;
         if (r.done > line_start)
             _partial_line = true;
         for (; i < n; ++i) {
             const uint16_t p = _batch->line(i).producer;
-            stats::bump(_producers[p]._drained.dropped_write);
+            stats::bump(_drained[p].dropped_write);
             if (!_hit[p])
-                stats::bump(_producers[p]._drained.write_errors);
+                stats::bump(_drained[p].write_errors);
             _hit[p] = 1;
         }
         std::fill(_hit.begin(), _hit.end(), 0);

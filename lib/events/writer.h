@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-// The off-hot-path side of the event log: one thread drains every Producer's ring, formats JSON lines
-// into one large batch and writes it with write(2).
+// The event log: one thread drains the writer's subscription to the event stream (stream.h), formats
+// JSON lines into one large batch and writes it with write(2).
 //
-// Ownership: Writer::open() returns the only owner; it owns the Producers, their rings, the batch
-// buffer and the file descriptor (stdout, for "-", is used but never closed). Destruction calls
-// stop_and_flush(). Threading: open/start/stop_and_flush/~Writer are control-plane calls made from one
-// thread at a time; producer(i) hands lcore i its Producer; stats() may be called from any thread.
+// Ownership: Writer::open() returns the only owner; it owns the batch buffer and the file descriptor
+// (stdout, for "-", is used but never closed); the Stream owns its subscription's rings and must
+// outlive the Writer. Destruction calls stop_and_flush(). Threading: open/start/stop_and_flush/~Writer
+// are control-plane calls made from one thread at a time; stats() may be called from any thread.
 // The writer thread runs with every signal blocked, so signal handlers run on other threads and a
 // closed pipe yields EPIPE instead of killing the process with SIGPIPE.
 // Invariant, per producer, after stop_and_flush() returns (and approximately while running):
-//   stats(i).written + stats(i).dropped_full + stats(i).dropped_write == producer(i).produced().
+//   stats(i).written + stats(i).dropped_full + stats(i).dropped_write == stats(i).offered.
 // Degraded behaviour: a slow or failing output never blocks an lcore: rings fill and events are
 // dropped into dropped_full. A failed write(2) (ENOSPC, EIO, EPIPE, ...) loses that batch's unwritten
 // lines into dropped_write, bumps write_errors, prints one line on stderr the first time only, and the
@@ -20,17 +20,19 @@
 // the remaining events are counted as dropped_write instead of hanging the shutdown.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <events/event.h>
-#include <events/producer.h>
+#include <events/stream.h>
 
 namespace flowcop::events {
 
 struct WriterStats {
+    uint64_t offered;       // events emitted on this lcore (the writer subscribes to every kind)
     uint64_t written;       // lines fully handed to the kernel
     uint64_t dropped_full;  // emit() found the ring full
     uint64_t dropped_write; // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
@@ -56,30 +58,28 @@ public:
     // systemd's default 90 s stop timeout.
     static constexpr unsigned kShutdownStallMs = 1000;
 
-    // path "-" = stdout. Returns nullptr and sets `error` (one sentence naming the path and strerror)
-    // if the file cannot be opened for append/create, or if n_producers is 0 or above 65536, or
-    // ring_events is 0 or above 2^24. Each ring holds exactly ring_events events and takes
-    // next_pow2(ring_events + 1) * sizeof(Event) bytes, so 2^k - 1 wastes no memory.
-    static std::unique_ptr<Writer> open(const std::string& path, unsigned n_producers, unsigned ring_events,
+    // path "-" = stdout. Subscribes to every kind of `stream` with rings of ring_events (setup time:
+    // before lcores emit). Returns nullptr and sets `error` (one sentence naming the path and the
+    // cause) if the file cannot be opened for append/create or the subscription fails (stream.h).
+    static std::unique_ptr<Writer> open(const std::string& path, Stream& stream, unsigned ring_events,
                                         std::string& error);
 
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
     ~Writer(); // stop_and_flush()
 
-    // Precondition: i < n_producers given to open().
-    Producer& producer(unsigned i) noexcept;
-
     // Starts the writer thread; no-op if it is running. May be called again after stop_and_flush().
-    // Throws std::system_error if the thread cannot be created (setup time only).
-    void start();
+    // `on_thread_start` runs first on the new thread (the service places it on DPDK's control-thread
+    // CPUs there, so it never shares a polling lcore's CPU). Throws std::system_error if the thread
+    // cannot be created (setup time only).
+    void start(std::function<void()> on_thread_start = {});
 
     // Drains everything produced before the call, writes it, joins the thread. Idempotent: a later call
     // again drains whatever was produced since (on a short-lived thread), so nothing is ever left
     // uncounted. If start() was never called, the drain still happens.
     void stop_and_flush();
 
-    // Per producer (lcore). Precondition: producer < n_producers.
+    // Per producer (lcore). Precondition: producer < the stream's producers().
     WriterStats stats(unsigned producer) const noexcept;
 
 private:
@@ -89,9 +89,18 @@ private:
     void flush() noexcept;
     void report_once(int err) noexcept;
 
-    std::unique_ptr<Producer[]> _producers;
+    // Per producer, written only by the writer thread.
+    struct Drained {
+        uint64_t written = 0;
+        uint64_t dropped_write = 0;
+        uint64_t write_errors = 0;
+    };
+
+    Subscription* _sub = nullptr;
+    std::unique_ptr<Drained[]> _drained;
     unsigned _n_producers = 0;
     unsigned _ring_events = 0;
+    std::function<void()> _on_thread_start;
     std::string _path;
     std::unique_ptr<detail::Sink> _sink;
     std::unique_ptr<detail::Batch> _batch;

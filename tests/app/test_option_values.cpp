@@ -34,6 +34,10 @@ std::vector<Range> numeric_options()
         {"--mbuf-data-room", 192, 65535, false},
         {"--default-inactivity-timeout", 1, 31536000, false},
         {"--active-timeout", 0, 31536000, false},
+        {"--ipfix-mtu", 576, 65535, false},
+        {"--ipfix-template-refresh", 1, 86400, false},
+        {"--ipfix-template-refresh-messages", 1, 1000000, false},
+        {"--ipfix-domain-base", 0, 4294966271, false},
         {"--events-ring", 64, 4194304, true},
         {"--stop-when-idle-ms", 0, 86400000, false},
     };

@@ -83,6 +83,15 @@ std::vector<Case> one_case_per_option()
         {"--active-timeout", "3600", [](const Options& o) { return o.active_timeout_s == 3600; }},
         {"--metrics-addr", "10.1.2.3:80",
          [](const Options& o) { return o.metrics_enabled && o.metrics_host == "10.1.2.3" && o.metrics_port == 80; }},
+        {"--ipfix", "[2001:db8::1]:4739",
+         [](const Options& o) {
+             return o.ipfix == std::vector<Options::Collector>{{"2001:db8::1", 4739}};
+         }},
+        {"--ipfix-mtu", "9000", [](const Options& o) { return o.ipfix_mtu == 9000; }},
+        {"--ipfix-template-refresh", "300", [](const Options& o) { return o.ipfix_template_refresh_s == 300; }},
+        {"--ipfix-template-refresh-messages", "20",
+         [](const Options& o) { return o.ipfix_template_refresh_messages == 20; }},
+        {"--ipfix-domain-base", "100", [](const Options& o) { return o.ipfix_domain_base == 100; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},

@@ -92,9 +92,9 @@ TEST_CASE("--help has a block for every option the parser accepts, and no other"
         else
             CHECK(parse({info.name}).kind != ParseOutcome::error);
     }
-    // The spec's 28 options taking values (19 + 9 TCP states), --quiet and --help.
-    CHECK(value_options == 28);
-    CHECK(option_table().size() == 30);
+    // The spec's 28 options taking values (19 + 9 TCP states), the 5 --ipfix ones, --quiet and --help.
+    CHECK(value_options == 33);
+    CHECK(option_table().size() == 35);
     CHECK(headings.count("  -h, --help") == 1);
     for (const char* state : kTcpStateFlagNames)
         CHECK(headings.count(std::string("  --tcp-timeout-") + state + " SECONDS") == 1);
@@ -145,7 +145,7 @@ TEST_CASE("every default --help shows parses back to default_options()", "[app][
 TEST_CASE("describe() renders the configuration with label-safe keys", "[app][options]")
 {
     const auto pairs = describe(default_options());
-    REQUIRE(pairs.size() == 29); // every option but --help
+    REQUIRE(pairs.size() == 34); // every option but --help
     // Prometheus label names: [a-zA-Z_][a-zA-Z0-9_]*. (std::regex trips GCC 12's
     // -Wmaybe-uninitialized under -fsanitize, so the rule is spelled out.)
     const auto is_label = [](const std::string& k) {
@@ -169,6 +169,8 @@ TEST_CASE("describe() renders the configuration with label-safe keys", "[app][op
                                                                        {"default_inactivity_timeout", "600"},
                                                                        {"metrics_addr", "127.0.0.1:9781"},
                                                                        {"events", "none"},
+                                                                       {"ipfix", "none"},
+                                                                       {"ipfix_mtu", "1500"},
                                                                        {"quiet", "off"},
                                                                        {"vlan_key", "both"},
                                                                        {"clock", "tsc"}};

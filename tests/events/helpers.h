@@ -3,6 +3,7 @@
 // Test fixtures: events that carry (lcore, sequence) so a line can be traced back to its emit(), a
 // temporary directory, file reading, and stderr capture.
 #include <events/event.h>
+#include <events/stream.h>
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,11 +13,23 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace flowcop::events::test {
+
+// A stream of n lcores; tests fail loudly rather than dereference nullptr.
+inline std::unique_ptr<Stream> make_stream(unsigned n)
+{
+    std::string error;
+    auto s = Stream::create(n, error);
+    if (!s)
+        throw std::runtime_error(error);
+    return s;
+}
 
 // 10.0.<lcore>.1:40000 -> 192.0.2.7:443; packets_orig carries the per-lcore sequence number.
 inline Event numbered_event(uint16_t lcore, uint64_t seq)

@@ -31,7 +31,8 @@ size_t count(const std::string& text, const std::string& what)
 void check_open_fails(const std::string& path, int expected_errno)
 {
     std::string error;
-    auto w = Writer::open(path, 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 15, error);
     CHECK(w == nullptr);
     INFO(error);
     CHECK(error.find("'" + path + "'") != std::string::npos);
@@ -67,7 +68,8 @@ TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[ev
     const int saved = dup(STDOUT_FILENO);
     close(STDOUT_FILENO);
     std::string error;
-    auto w = Writer::open("-", 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open("-", *stream, 15, error);
     dup2(saved, STDOUT_FILENO);
     close(saved);
     CHECK(w == nullptr);
@@ -75,16 +77,18 @@ TEST_CASE("Path \"-\" with stdout closed fails at open with a clear error", "[ev
     CHECK(error.find(std::strerror(EBADF)) != std::string::npos);
 }
 
-TEST_CASE("Zero or absurd producer and ring sizes fail at open with a clear error", "[events][faults]")
+TEST_CASE("Zero or absurd producer and ring sizes fail at setup with a clear error", "[events][faults]")
 {
     std::string error;
-    CHECK(Writer::open("/dev/null", 0, 15, error) == nullptr);
+    CHECK(Stream::create(0, error) == nullptr);
     CHECK(error.find("producer count 0") != std::string::npos);
-    CHECK(Writer::open("/dev/null", 70000, 15, error) == nullptr);
+    CHECK(Stream::create(70000, error) == nullptr);
     CHECK(error.find("producer count 70000") != std::string::npos);
-    CHECK(Writer::open("/dev/null", 1, 0, error) == nullptr);
+    auto stream = make_stream(1);
+    CHECK(Writer::open("/dev/null", *stream, 0, error) == nullptr);
     CHECK(error.find("ring size 0") != std::string::npos);
-    CHECK(Writer::open("/dev/null", 1, (1u << 24) + 1, error) == nullptr);
+    CHECK(error.find("'/dev/null'") != std::string::npos);
+    CHECK(Writer::open("/dev/null", *stream, (1u << 24) + 1, error) == nullptr);
     CHECK(error.find("ring size 16777217") != std::string::npos);
 }
 
@@ -94,16 +98,17 @@ TEST_CASE("On a full disk every event counts as dropped_write and stderr gets on
 {
     CaptureFd err(STDERR_FILENO);
     std::string error;
-    auto w = Writer::open("/dev/full", 2, 127, error);
+    auto stream = make_stream(2);
+    auto w = Writer::open("/dev/full", *stream, 127, error);
     REQUIRE(w);
     w->start();
     unsigned accepted = 0;
     for (uint64_t seq = 0; seq < 100; ++seq)
-        accepted += w->producer(0).emit(numbered_event(0, seq));
+        accepted += stream->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     w->start();
     for (uint64_t seq = 100; seq < 150; ++seq)
-        accepted += w->producer(0).emit(numbered_event(0, seq));
+        accepted += stream->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     const std::string text = err.text();
     const WriterStats s = w->stats(0);
@@ -126,13 +131,14 @@ TEST_CASE("A closed pipe yields counted EPIPE losses, not SIGPIPE", "[events][fa
     const std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
     CaptureFd err(STDERR_FILENO);
     std::string error;
-    auto w = Writer::open(path, 1, 63, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 63, error);
     REQUIRE(w);
     close(fds[1]);
     close(fds[0]); // no reader left
     w->start();
     for (uint64_t seq = 0; seq < 20; ++seq)
-        w->producer(0).emit(numbered_event(0, seq));
+        stream->producer(0).emit(numbered_event(0, seq));
     w->stop_and_flush();
     const std::string text = err.text();
     const WriterStats s = w->stats(0);
@@ -156,12 +162,13 @@ TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, the
     const std::string path = "/proc/self/fd/" + std::to_string(fds[1]);
     CaptureFd err(STDERR_FILENO);
     std::string error;
-    auto w = Writer::open(path, 1, 1023, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 1023, error);
     REQUIRE(w);
     close(fds[1]);
     unsigned accepted = 0;
     for (uint64_t seq = 0; seq < 1000; ++seq)
-        accepted += w->producer(0).emit(numbered_event(0, seq));
+        accepted += stream->producer(0).emit(numbered_event(0, seq));
     REQUIRE(accepted == 1000); // ~250 KB queued for a 64 KB pipe
     const auto t0 = std::chrono::steady_clock::now();
     w->stop_and_flush();
@@ -179,7 +186,7 @@ TEST_CASE("A stalled pipe reader delays shutdown by about shutdown_stall_ms, the
     CHECK(whole == s.written);
 
     // The reader is back: the next write must start on a fresh line.
-    w->producer(0).emit(numbered_event(0, 1000));
+    stream->producer(0).emit(numbered_event(0, 1000));
     w->stop_and_flush();
     got += drain_pipe(fds[0]);
     close(fds[0]);
@@ -203,13 +210,14 @@ TEST_CASE("An event too large for the batch counts as dropped_write without a wr
     const std::string path = dir.file("events.jsonl");
     static const std::string huge(Writer::kBatchBytes + 1, 'x');
     std::string error;
-    auto w = Writer::open(path, 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 15, error);
     REQUIRE(w);
     Event big = numbered_event(0, 0);
     big.state = huge.c_str();
-    w->producer(0).emit(numbered_event(0, 1));
-    w->producer(0).emit(big);
-    w->producer(0).emit(numbered_event(0, 2));
+    stream->producer(0).emit(numbered_event(0, 1));
+    stream->producer(0).emit(big);
+    stream->producer(0).emit(numbered_event(0, 2));
     w->stop_and_flush();
     const WriterStats s = w->stats(0);
     CHECK(s.written == 2);

@@ -21,7 +21,7 @@ void require_balanced(Writer& w, unsigned n)
     for (unsigned i = 0; i < n; ++i) {
         const WriterStats s = w.stats(i);
         INFO("producer " << i);
-        CHECK(s.written + s.dropped_full + s.dropped_write == w.producer(i).produced());
+        CHECK(s.written + s.dropped_full + s.dropped_write == s.offered);
     }
 }
 
@@ -34,14 +34,15 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
     const std::string path = dir.file("events.jsonl");
     constexpr unsigned kN = 4, kM = 500;
     std::string error;
-    auto w = Writer::open(path, kN, 1023, error);
+    auto stream = make_stream(kN);
+    auto w = Writer::open(path, *stream, 1023, error);
     REQUIRE(w);
     CHECK(error.empty());
     w->start();
     unsigned rejected = 0;
     for (uint64_t seq = 0; seq < kM; ++seq)
         for (unsigned p = 0; p < kN; ++p)
-            rejected += !w->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq));
+            rejected += !stream->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq));
     CHECK(rejected == 0); // 1023 slots per lcore outlast 500 events even if the writer never ran
     w->stop_and_flush();
 
@@ -64,7 +65,7 @@ TEST_CASE("Every event from every producer is written exactly once, in per-produ
         CHECK(s.dropped_full == 0);
         CHECK(s.dropped_write == 0);
         CHECK(s.write_errors == 0);
-        CHECK(w->producer(p).produced() == kM);
+        CHECK(w->stats(p).offered == kM);
     }
 }
 
@@ -75,14 +76,15 @@ TEST_CASE("A full ring drops and counts instead of blocking, and keeps exactly r
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
-    auto w = Writer::open(path, 1, 64, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 64, error);
     REQUIRE(w);
     unsigned accepted = 0;
     for (uint64_t seq = 0; seq < 100; ++seq)
-        accepted += w->producer(0).emit(numbered_event(0, seq));
+        accepted += stream->producer(0).emit(numbered_event(0, seq));
     CHECK(accepted == 64);
-    CHECK(w->producer(0).produced() == 100);
-    CHECK(w->producer(0).dropped_full() == 36);
+    CHECK(w->stats(0).offered == 100);
+    CHECK(w->stats(0).dropped_full == 36);
     w->start();
     w->stop_and_flush();
     const WriterStats s = w->stats(0);
@@ -100,16 +102,17 @@ TEST_CASE("stop_and_flush is idempotent and a later call flushes what was emitte
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
-    auto w = Writer::open(path, 2, 127, error);
+    auto stream = make_stream(2);
+    auto w = Writer::open(path, *stream, 127, error);
     REQUIRE(w);
     w->start();
     for (uint64_t seq = 0; seq < 10; ++seq)
-        w->producer(1).emit(numbered_event(1, seq));
+        stream->producer(1).emit(numbered_event(1, seq));
     w->stop_and_flush();
     w->stop_and_flush();
     CHECK(w->stats(1).written == 10);
     CHECK(lines_of(read_all(path)).size() == 10);
-    w->producer(1).emit(numbered_event(1, 10));
+    stream->producer(1).emit(numbered_event(1, 10));
     w->stop_and_flush();
     CHECK(w->stats(1).written == 11);
     CHECK(lines_of(read_all(path)).size() == 11);
@@ -123,14 +126,15 @@ TEST_CASE("Events emitted without start() are written by stop_and_flush and by t
     const std::string path = dir.file("events.jsonl");
     std::string error;
     {
-        auto w = Writer::open(path, 1, 15, error);
+        auto stream = make_stream(1);
+        auto w = Writer::open(path, *stream, 15, error);
         REQUIRE(w);
         for (uint64_t seq = 0; seq < 5; ++seq)
-            w->producer(0).emit(numbered_event(0, seq));
+            stream->producer(0).emit(numbered_event(0, seq));
         w->stop_and_flush();
         CHECK(w->stats(0).written == 5);
         for (uint64_t seq = 5; seq < 8; ++seq)
-            w->producer(0).emit(numbered_event(0, seq));
+            stream->producer(0).emit(numbered_event(0, seq));
     }
     CHECK(lines_of(read_all(path)).size() == 8);
 }
@@ -140,14 +144,15 @@ TEST_CASE("The writer can be restarted after stop_and_flush", "[events][writer]"
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
-    auto w = Writer::open(path, 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 15, error);
     REQUIRE(w);
     w->start();
-    w->producer(0).emit(numbered_event(0, 0));
+    stream->producer(0).emit(numbered_event(0, 0));
     w->stop_and_flush();
     w->start();
     w->start(); // no-op while running
-    w->producer(0).emit(numbered_event(0, 1));
+    stream->producer(0).emit(numbered_event(0, 1));
     w->stop_and_flush();
     CHECK(w->stats(0).written == 2);
 }
@@ -163,9 +168,10 @@ TEST_CASE("An existing events file is appended to, not truncated", "[events][wri
         std::fclose(f);
     }
     std::string error;
-    auto w = Writer::open(path, 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 15, error);
     REQUIRE(w);
-    w->producer(0).emit(numbered_event(0, 0));
+    stream->producer(0).emit(numbered_event(0, 0));
     w->stop_and_flush();
     const auto lines = lines_of(read_all(path));
     REQUIRE(lines.size() == 2);
@@ -181,11 +187,12 @@ TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer
     {
         CaptureFd out(STDOUT_FILENO);
         std::string error;
-        auto w = Writer::open("-", 1, 15, error);
+        auto stream = make_stream(1);
+        auto w = Writer::open("-", *stream, 15, error);
         if (w) {
             w->start();
             for (uint64_t seq = 0; seq < 3; ++seq)
-                w->producer(0).emit(numbered_event(0, seq));
+                stream->producer(0).emit(numbered_event(0, seq));
             w->stop_and_flush();
             s = w->stats(0);
         }
@@ -203,14 +210,15 @@ TEST_CASE("Path \"-\" writes to stdout and leaves stdout open", "[events][writer
 TEST_CASE("stats are readable while the writer runs and never exceed produced", "[events][writer]")
 {
     std::string error;
-    auto w = Writer::open("/dev/null", 1, 255, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open("/dev/null", *stream, 255, error);
     REQUIRE(w);
     w->start();
     unsigned ahead = 0;
     for (uint64_t seq = 0; seq < 2000; ++seq) {
-        w->producer(0).emit(numbered_event(0, seq));
+        stream->producer(0).emit(numbered_event(0, seq));
         const WriterStats s = w->stats(0);
-        ahead += s.written + s.dropped_full + s.dropped_write > w->producer(0).produced();
+        ahead += s.written + s.dropped_full + s.dropped_write > s.offered;
     }
     CHECK(ahead == 0);
     w->stop_and_flush();

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// flowcop's data templates and the encoding of one flow record (RFC 7011 section 3.4).
+//
+// A template is chosen per record from what the Event carries: the address family and which
+// optional fields are present (Event::present: TCP flags, ingress port, flow id). Each of the 16
+// combinations is a fixed template with its own id (kFirstTemplateId + variant), built once;
+// fields absent from an Event are left out of its template rather than sent as a false zero.
+// Every field has a fixed length, so a template's records all have record_bytes octets.
+//
+// Element order: the reverse tcpControlBits precedes the forward one because nfdump 1.7 (Debian 12)
+// maps every reverse element it has no reverse slot for onto the forward element, and its decoder
+// writes fields in template order: placed first, the forward value is the one it keeps.
+//
+// Threading: the templates are immutable after first use; encode functions are reentrant.
+#include <ipfix/elements.h>
+
+#include <events/event.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace flowcop::ipfix {
+
+inline constexpr uint16_t kFirstTemplateId = 256;
+inline constexpr unsigned kVariants = 16;
+inline constexpr unsigned kMaxFields = static_cast<unsigned>(Element::count);
+
+struct Template {
+    uint16_t id;
+    uint8_t n_fields;
+    Element fields[kMaxFields];
+    uint16_t record_bytes;   // one data record
+    uint16_t template_bytes; // the template record: 4-octet header + field specifiers
+};
+
+// Variant bits: kVariantIpv6 | the Event's kHas* bits that shape the template.
+inline constexpr unsigned kVariantIpv6 = 0x08;
+unsigned variant_of(const events::Event& e) noexcept;
+const Template& template_of(unsigned variant) noexcept;
+
+// The largest record and template of any variant, for sizing messages.
+unsigned max_record_bytes() noexcept;
+unsigned max_template_bytes() noexcept;
+
+// Writes the template record (header and field specifiers) at `out`, which has room for
+// t.template_bytes. @return t.template_bytes.
+size_t write_template(const Template& t, uint8_t* out) noexcept;
+
+// Writes `e` as a data record of `t` (t must be template_of(variant_of(e))) at `out`, which has room
+// for t.record_bytes. @return t.record_bytes.
+size_t write_record(const Template& t, const events::Event& e, uint8_t* out) noexcept;
+
+} // namespace flowcop::ipfix

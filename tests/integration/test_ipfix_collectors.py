@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""flowcop's IPFIX export read back by a real collector (nfdump's nfcapd, Debian package nfdump).
+
+Usage: test_ipfix_collectors.py FLOWCOP_EXE TMPDIR REPO_CAPTURES_DIR
+
+Two replays of real captures (IPv4 connections, then IPv6 ones) export to three collectors at once:
+an nfcapd on 127.0.0.1, an nfcapd on ::1, and a loopback port nothing listens on (a collector that
+is down). Then:
+  - each nfcapd stored exactly one record per destroyed flow of flowcop's own event log, with the
+    same endpoints, protocol and packet/byte counts per direction (originator = nfdump's "in"
+    side, the RFC 5103 reverse direction = its "out" side), and nfcapd saw no sequence error;
+  - the dead collector cost only counted send errors: flowcop exits 0, every flow was still
+    encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
+  - ingressInterface is the port the single polling lcore reads (0).
+Skips (TAP SKIP) when nfcapd/nfdump are not installed (deploy/install-deps.sh installs them).
+"""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+
+import collectors  # noqa: E402
+import realcaps  # noqa: E402
+from flowcoptest import harness  # noqa: E402
+
+# IPv4 connections, then IPv6 ones; the second run exports in its own observation domains
+# (--ipfix-domain-base), as a second flowcop instance on the same host must.
+CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1"), ("zeek_ftp_ipv6_only.pcap", "10"))
+
+
+def ipfix_summary(stderr):
+    m = re.search(r"^  ipfix: (\d+) records, (\d+) dropped \(queue full\)(.*)$", stderr, re.M)
+    if not m:
+        return None
+    per = {c: (int(a), int(b)) for c, a, b in re.findall(r"; (\S+): (\d+) messages, (\d+) send errors", m.group(3))}
+    return int(m.group(1)), int(m.group(2)), per
+
+
+def key_of_event(e):
+    return (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
+
+
+def key_of_record(r):
+    return (collectors.norm_addr(r["sa"]), int(r["sp"]), collectors.norm_addr(r["da"]), int(r["dp"]))
+
+
+def main():
+    exe, tmp, captures = sys.argv[1], sys.argv[2], sys.argv[3]
+    tap = harness.Tap()
+    if not collectors.have_nfdump():
+        tap.skip("IPFIX export read back by nfcapd", "nfcapd/nfdump not installed (deploy/install-deps.sh)")
+        tap.done()
+    os.makedirs(tmp, exist_ok=True)
+    v4 = collectors.Nfcapd(tmp, "127.0.0.1")
+    v6 = collectors.Nfcapd(tmp, "::1")
+    try:
+        tap.ok(v4.ready and v6.ready, "nfcapd listens on 127.0.0.1 and ::1", v4.log_text() + v6.log_text())
+        dead = "127.0.0.1:%d" % collectors.closed_udp_port()
+        runs = []
+        for capture, domain_base in CAPTURES:
+            # A small MTU makes many messages, so the dead collector's ICMP errors surely come back.
+            opts = ["--clock", "packet", "--ipfix", v4.address(), "--ipfix", v6.address() + "," + dead,
+                    "--ipfix-mtu", "576", "--ipfix-domain-base", domain_base]
+            path = os.path.join(captures, capture)
+            # The first run is scraped once the capture is in, for the export counters in /metrics.
+            scrape = realcaps.Reading(path).frames if not runs else None
+            runs.append((capture, harness.run(exe, ["net_pcap0,rx_pcap=" + path], opts, tmpdir=tmp, timeout=60,
+                                              scrape_when_rx=scrape)))
+    finally:
+        v4.stop()
+        v6.stop()
+    destroys = []
+    for capture, res in runs:
+        tap.eq(res.rc, 0, capture + ": flowcop exits 0 with one collector down")
+        harness.check_invariants(tap, res, capture)
+        ends = res.destroys()
+        destroys += ends
+        summ = ipfix_summary(res.stderr)
+        tap.ok(summ is not None, capture + ": the summary reports IPFIX export", res.stderr[-2000:])
+        if summ:
+            records, dropped, per = summ
+            tap.eq((records, dropped), (len(ends), 0), capture + ": every destroyed flow was encoded, none dropped")
+            tries = {c: sum(v) for c, v in per.items()}
+            tap.ok(len(set(tries.values())) == 1, capture + ": every message was tried on every collector", per)
+            if len(ends) >= 50:  # enough messages for the ICMP errors of the first ones to come back
+                tap.ok(per.get(dead, (0, 0))[1] > 0,
+                       capture + ": the collector that is down shows counted send errors", per)
+            tap.ok(per.get(v4.address(), (0, 1))[1] == 0 and per.get(v6.address(), (0, 1))[1] == 0,
+                   capture + ": the live collectors show none", per)
+    first = runs[0][1]
+    m = first.metrics or []
+    names = {n for n, _, _ in m}
+    tap.ok({"flowcop_ipfix_records_total", "flowcop_ipfix_dropped_total", "flowcop_ipfix_messages_total",
+            "flowcop_ipfix_bytes_total", "flowcop_ipfix_send_errors_total"} <= names,
+           "/metrics has every IPFIX export family", sorted(n for n in names if "ipfix" in n))
+    cols = {l.get("collector") for n, l, _ in m if n == "flowcop_ipfix_messages_total"}
+    tap.eq(cols, {v4.address(), v6.address(), dead}, "/metrics has one series per collector")
+    tap.ok(harness.metric(m, "flowcop_ipfix_records_total", lcore=0) <= len(first.destroys()),
+           "/metrics: records so far <= flows ended by the end of the run")
+    tap.ok(len(destroys) >= 80, "the replays end at least 80 flows", len(destroys))
+    tap.ok(any(":" in e["src"] for e in destroys) and any(":" not in e["src"] for e in destroys),
+           "... of both address families")
+    want = {}
+    for e in destroys:
+        want.setdefault(key_of_event(e), []).append(
+            (e["packets_orig"], e["bytes_orig"], e["packets_reply"], e["bytes_reply"]))
+    for c, name in ((v4, "nfcapd on 127.0.0.1"), (v6, "nfcapd on [::1]")):
+        tap.ok("Sequence Errors: 0" in c.log_text() and "Bad Packets: 0" in c.log_text(),
+               name + " reports no sequence error and no bad packet", c.log_text()[-1000:])
+        try:
+            recs = c.records()
+        except (RuntimeError, OSError) as err:
+            tap.ok(False, name + ": nfdump reads the stored flows", err)
+            continue
+        tap.eq(len(recs), len(destroys), name + ": one record per destroyed flow")
+        got = {}
+        for r in recs:
+            got.setdefault(key_of_record(r), []).append(
+                (int(r["ipkt"]), int(r["ibyt"]), int(r["opkt"]), int(r["obyt"])))
+        bad = ["%s: got %s want %s" % (k, sorted(got.get(k, [])), sorted(v)) for k, v in want.items()
+               if sorted(got.get(k, [])) != sorted(v)]
+        tap.ok(not bad and set(got) == set(want),
+               name + ": each flow arrives once with flowcop's packets and bytes, originator as 'in', reply as 'out'",
+               "\n".join(bad[:10]) + "\nextra keys: %s" % sorted(set(got) - set(want))[:5])
+        tap.ok(all(r["pr"] == "TCP" for r in recs), name + ": protocol TCP on every record")
+        tap.ok(all(r["in"] == "0" for r in recs), name + ": ingressInterface is port 0 (one port, one lcore)")
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
