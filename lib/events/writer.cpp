@@ -48,8 +48,8 @@ Writer::~Writer()
 WriterStats Writer::stats(unsigned producer) const noexcept
 {
     const Drained& d = _drained[producer];
-    return WriterStats{_sub->offered(producer), d.written.load(std::memory_order_relaxed), _sub->dropped_full(producer),
-                       d.dropped_write.load(std::memory_order_relaxed), d.write_errors.load(std::memory_order_relaxed)};
+    return WriterStats{_sub->offered(producer), stats::load_relaxed(d.written), _sub->dropped_full(producer),
+                       stats::load_relaxed(d.dropped_write), stats::load_relaxed(d.write_errors)};
 }
 
 void Writer::start(std::function<void()> on_thread_start)

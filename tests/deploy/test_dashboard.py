@@ -211,12 +211,15 @@ def test_every_runbook_and_doc_link_resolves():
 class Flowcop:
     """flowcop replaying the demo capture on two pcap ports, plus flowgen's synthetic traffic paced to
     wall time (200 flows a second, a tenth ending in RSTs), so rates and flows coming due are non-zero
-    while Prometheus watches; exporter on a free port."""
+    while Prometheus watches; exporter on a free port; IPFIX to a UDP port nobody listens on."""
 
     def __init__(self, tmp):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("127.0.0.1", 0))
+            self.ipfix_port = s.getsockname()[1]  # released: nothing listens there
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self.prefix = f"fct-dash-{os.getpid()}"
         self.log = os.path.join(tmp, "flowcop.log")
@@ -225,7 +228,9 @@ class Flowcop:
                 [EXE, "--no-huge", "-m", "512", "--no-pci", "-l", "0", f"--file-prefix={self.prefix}",
                  "--log-level=lib.eal:error", f"--vdev=net_pcap0,rx_pcap={PCAP}", f"--vdev=net_pcap1,rx_pcap={PCAP}",
                  "--", "--clock", "tsc", "--flows-per-lcore", "65536", "--metrics-addr", f"127.0.0.1:{self.port}",
-                 "--flowgen", "flows=200,lifetime=1,pps=4000,realtime=1"],
+                 "--flowgen", "flows=200,lifetime=1,pps=4000,realtime=1",
+                 # A collector nobody listens on: the IPFIX panels have series (sends and errors).
+                 "--ipfix", f"127.0.0.1:{self.ipfix_port}"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f)
         try:
             self.text = wait(lambda: self.scrape(), 30, "flowcop's /metrics")
