@@ -10,10 +10,10 @@ build_pkgs=(g++ meson ninja-build pkg-config dpdk-dev libdpdk-dev libpcap-dev ca
 # Run and test: dpdk (testpmd, dpdk-telemetry.py, dpdk-hugepages.py, dpdk-devbind.py),
 # real peers for end-to-end tests (iproute2, ethtool, curl, python3), Prometheus (server + promtool),
 # python3-yaml (tests/deploy reads the Prometheus and Grafana YAML), Linux's conntrack as the oracle
-# of the window-tracking test (tcpreplay, nftables, conntrack: tests/tcpstate/test_netfilter_diff.py)
-# and nfdump (nfcapd, the IPFIX collector tests/integration/test_ipfix_collectors.py exports to; its
-# service is not started).
-run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml tcpreplay nftables conntrack nfdump)
+# of the window-tracking test (tcpreplay, nftables, conntrack: tests/tcpstate/test_netfilter_diff.py),
+# nfdump and pmacct (nfcapd and nfacctd, the IPFIX collectors tests/integration/test_ipfix_collectors.py
+# starts on loopback).
+run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml tcpreplay nftables conntrack nfdump pmacct)
 
 pkgs=("${build_pkgs[@]}" "${run_pkgs[@]}")
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi

@@ -12,8 +12,11 @@ is down). Then:
     side, the RFC 5103 reverse direction = its "out" side), and nfcapd saw no sequence error;
   - the dead collector cost only counted send errors: flowcop exits 0, every flow was still
     encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
-  - ingressInterface is the port the single polling lcore reads (0).
-Skips (TAP SKIP) when nfcapd/nfdump are not installed (deploy/install-deps.sh installs them).
+  - ingressInterface is the port the single polling lcore reads (0);
+  - pmacct's nfacctd, a fourth collector in the first run, aggregates every flow with flowcop's
+    originator packets and bytes (pmacct reads no RFC 5103 reverse counts).
+Skips (TAP SKIP) when nfcapd/nfdump or nfacctd are not installed (deploy/install-deps.sh installs
+them).
 """
 
 import os
@@ -57,6 +60,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     v4 = collectors.Nfcapd(tmp, "127.0.0.1")
     v6 = collectors.Nfcapd(tmp, "::1")
+    pm = collectors.Nfacctd(tmp) if collectors.have_nfacctd() else None
+    pm_flows = None
     try:
         tap.ok(v4.ready and v6.ready, "nfcapd listens on 127.0.0.1 and ::1", v4.log_text() + v6.log_text())
         dead = "127.0.0.1:%d" % collectors.closed_udp_port()
@@ -65,14 +70,20 @@ def main():
             # A small MTU makes many messages, so the dead collector's ICMP errors surely come back.
             opts = ["--clock", "packet", "--ipfix", v4.address(), "--ipfix", v6.address() + "," + dead,
                     "--ipfix-mtu", "576", "--ipfix-domain-base", domain_base]
+            if pm is not None and not runs:
+                opts += ["--ipfix", pm.address()]
             path = os.path.join(captures, capture)
             # The first run is scraped once the capture is in, for the export counters in /metrics.
             scrape = realcaps.Reading(path).frames if not runs else None
             runs.append((capture, harness.run(exe, ["net_pcap0,rx_pcap=" + path], opts, tmpdir=tmp, timeout=60,
                                               scrape_when_rx=scrape)))
+        if pm is not None:
+            pm_flows = pm.records(len(runs[0][1].destroys()))
     finally:
         v4.stop()
         v6.stop()
+        if pm is not None:
+            pm.stop()
     destroys = []
     for capture, res in runs:
         tap.eq(res.rc, 0, capture + ": flowcop exits 0 with one collector down")
@@ -98,7 +109,8 @@ def main():
             "flowcop_ipfix_bytes_total", "flowcop_ipfix_send_errors_total"} <= names,
            "/metrics has every IPFIX export family", sorted(n for n in names if "ipfix" in n))
     cols = {l.get("collector") for n, l, _ in m if n == "flowcop_ipfix_messages_total"}
-    tap.eq(cols, {v4.address(), v6.address(), dead}, "/metrics has one series per collector")
+    want_cols = {v4.address(), v6.address(), dead} | ({pm.address()} if pm is not None else set())
+    tap.eq(cols, want_cols, "/metrics has one series per collector")
     tap.ok(harness.metric(m, "flowcop_ipfix_records_total", lcore=0) <= len(first.destroys()),
            "/metrics: records so far <= flows ended by the end of the run")
     tap.ok(len(destroys) >= 80, "the replays end at least 80 flows", len(destroys))
@@ -128,6 +140,15 @@ def main():
                "\n".join(bad[:10]) + "\nextra keys: %s" % sorted(set(got) - set(want))[:5])
         tap.ok(all(r["pr"] == "TCP" for r in recs), name + ": protocol TCP on every record")
         tap.ok(all(r["in"] == "0" for r in recs), name + ": ingressInterface is port 0 (one port, one lcore)")
+    if pm is None:
+        tap.skip("pmacct's nfacctd reads the same records", "nfacctd not installed (Debian package pmacct)")
+    else:
+        first = runs[0][1].destroys()
+        want_fwd = {key_of_event(e): [e["packets_orig"], e["bytes_orig"]] for e in first}
+        bad = ["%s: got %s want %s" % (k, pm_flows.get(k), v) for k, v in want_fwd.items() if pm_flows.get(k) != v]
+        tap.ok(pm.ready and not bad and set(pm_flows) == set(want_fwd),
+               "nfacctd (pmacct) aggregates every flow of the first replay with flowcop's originator packets and bytes",
+               "\n".join(bad[:10]) + "\nextra: %s" % sorted(set(pm_flows or {}) - set(want_fwd))[:5])
     tap.done()
 
 
