@@ -36,8 +36,8 @@ struct LcoreView {
     const events::Writer* events = nullptr;     // nullptr without --events: every event count is 0
     unsigned events_producer = 0;               // this lcore's producer index in `events`
 
-    const ipfix::Exporter* ipfix = nullptr;     // nullptr without --ipfix: every IPFIX count is 0
-    unsigned ipfix_producer = 0;                // this lcore's producer index in `ipfix`
+    const ipfix::Exporter* ipfix = nullptr; // nullptr without --ipfix: every IPFIX count is 0
+    unsigned ipfix_producer = 0;            // this lcore's producer index in `ipfix`
 
     events::WriterStats event_stats() const noexcept
     {
@@ -67,8 +67,8 @@ struct PortSample {
 };
 
 struct StatsView {
-    std::vector<LcoreView> lcores; // one per worker lcore, in worker order
-    std::vector<PortView> ports;   // every ethdev port, in port id order
+    std::vector<LcoreView> lcores;         // one per worker lcore, in worker order
+    std::vector<PortView> ports;           // every ethdev port, in port id order
     std::vector<CollectorView> collectors; // every --ipfix collector, in command-line order
     // Reads one port's counters; false if the port cannot say (it is then left out).
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
