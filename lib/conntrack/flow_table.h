@@ -2,9 +2,10 @@
 // FlowTable: one lcore's tracked TCP flows, their deadlines and their expiry.
 //
 // Structure. A plain library over one block of memory its TableMemory provides (EAL hugepages in the
-// service, the heap in tests): `capacity` hot records (128 bytes, key included) and cold entries
-// (32 bytes; flow_record.h has the byte map), the index (flow_index.h: one-line buckets of signatures
-// and positions, bounded linear probing), and one spinlock per shard of kShardSize positions. A lookup
+// service, the heap in tests): `capacity` hot records (128 bytes, key included), cold entries (32
+// bytes) and rare entries (8 bytes; flow_record.h has the byte map), the index (flow_index.h: one-line
+// buckets of signatures and positions, bounded linear probing), and one spinlock per shard of
+// kShardSize positions. A lookup
 // is two dependent memory rounds: the bucket, then the record. Positions are handed out from a free
 // list (most recently freed first) and then from the never-used tail.
 //
@@ -65,9 +66,9 @@
 // in probe_window_full; a refusal also in tcp_table_full. Below capacity no other insert fails.
 //
 // Memory (measured by the memory benchmark, tests/benchmarks.md part 4): 128 bytes of record, 32 of
-// cold entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity, exactly (no
-// power-of-two rounding), plus 64 bytes per kShardSize flows of locks and the wheel's heads
-// (32 bytes per bucket); memory_bytes() reports it.
+// cold entry, 8 of rare entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity,
+// exactly (no power-of-two rounding): 180.8 bytes, plus 64 bytes per kShardSize flows of locks and the
+// wheel's heads (32 bytes per bucket); memory_bytes() reports it.
 //
 // Expiry cost: the cop retires a due flow under its shard lock at once (the record stops being in use)
 // but batches the index deletes (kDeleteBatch), and hints the wheel's next flows (cold entry, record,
@@ -292,6 +293,7 @@ private:
 
     FlowRecord* _records = nullptr;
     FlowCold* _cold = nullptr;
+    FlowRare* _rare = nullptr; // issue 16's WindowCold (flow_record.h); unused until window tracking lands
     Shard* _shards = nullptr;
     FlowIndex _index;
     std::unique_ptr<Wheel> _wheel;
