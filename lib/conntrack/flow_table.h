@@ -15,7 +15,9 @@
 // found two calls earlier may have gone stale (a flow ended or was created since, in this burst or an
 // earlier one): tracking uses it only if the record is still in use and holds the packet's key, and
 // otherwise looks the key up again (its bucket is in cache by then). process_burst() is the same
-// pipeline run to completion, for callers that need every packet tracked on return.
+// pipeline run to completion, for callers that need every packet tracked on return; the worker uses
+// it: with bursts of 32 the prefetches of one burst already keep more misses in flight than the core
+// holds, and overlapping consecutive bursts measured no faster (tests/benchmarks.md, issue 19).
 //
 // Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
 // kill(), set_timeouts(), rebase_step(), destroy_all() and find(). Any other thread may call counters(),
