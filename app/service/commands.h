@@ -12,6 +12,7 @@
 
 #include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
+#include <tcpstate/window.h>
 
 #include <atomic>
 #include <cstdint>
@@ -23,6 +24,7 @@ struct Command {
         kill,         // key -> result 1 if the flow was on this lcore (it is reaped on the next tick)
         set_timeouts, // timeouts + active_timeout_s -> result 0
         set_budgets,  // fire_budget + visit_budget_factor -> result 0
+        set_window,   // window (TCP window tracking's policy) -> result 0
     };
     Type type = Type::kill;
     packet::FlowKey key{};
@@ -30,6 +32,7 @@ struct Command {
     uint32_t active_timeout_s = 0;
     uint64_t fire_budget = 0;
     uint32_t visit_budget_factor = 0;
+    tcpstate::WindowPolicy window{};
     int result = 0;
     std::atomic<bool> done{false};
 };

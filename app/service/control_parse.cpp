@@ -48,7 +48,7 @@ bool parse_addr(const std::string& s, uint8_t out[16])
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
-constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>";
+constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>, tcp_* window tracking";
 
 // A user-supplied part of an error sentence, quoted and shortened so that what
 // the sentence says about it still fits in one telemetry string.
@@ -169,6 +169,10 @@ std::vector<std::string> settable_names()
                                    "active_timeout"};
     for (const char* st : kTcpStateFlagNames)
         names.push_back(std::string("tcp_timeout_") + st);
+    // TCP window tracking.
+    for (const char* n : {"tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans", "tcp_timeout_max_retrans",
+                          "tcp_timeout_unacknowledged"})
+        names.emplace_back(n);
     return names;
 }
 
@@ -185,7 +189,10 @@ std::string apply_setting(const std::string& params, Options& opt)
         return quoted(name) + " cannot be set at run time (" + kSettableHint + ")";
     // Validate through the command line's parser: same ranges, same messages.
     std::string flag;
-    if (name.rfind("tcp_timeout_", 0) == 0) {
+    bool state_timeout = false;
+    for (const char* st : kTcpStateFlagNames)
+        state_timeout = state_timeout || name == std::string("tcp_timeout_") + st;
+    if (state_timeout) {
         flag = "--tcp-timeout-" + name.substr(12); // the state keeps its underscore: --tcp-timeout-syn_sent
     } else {
         flag = "--" + name;
@@ -209,6 +216,16 @@ std::string apply_setting(const std::string& params, Options& opt)
         opt.default_inactivity_timeout_s = n.default_inactivity_timeout_s;
     else if (name == "active_timeout")
         opt.active_timeout_s = n.active_timeout_s;
+    else if (name == "tcp_be_liberal")
+        opt.tcp_be_liberal = n.tcp_be_liberal;
+    else if (name == "tcp_ignore_invalid_rst")
+        opt.tcp_ignore_invalid_rst = n.tcp_ignore_invalid_rst;
+    else if (name == "tcp_max_retrans")
+        opt.tcp_max_retrans = n.tcp_max_retrans;
+    else if (name == "tcp_timeout_max_retrans")
+        opt.tcp_timeout_max_retrans_s = n.tcp_timeout_max_retrans_s;
+    else if (name == "tcp_timeout_unacknowledged")
+        opt.tcp_timeout_unacknowledged_s = n.tcp_timeout_unacknowledged_s;
     else
         for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i)
             if (name == std::string("tcp_timeout_") + kTcpStateFlagNames[i])

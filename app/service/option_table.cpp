@@ -2,6 +2,8 @@
 // Every flowcop option: name, meaning, allowed values, and how it is stored and shown.
 #include "option_table.h"
 
+#include <tcpstate/window.h>
+
 #include <type_traits>
 
 #include "mbuf_pool.h"
@@ -343,6 +345,36 @@ std::vector<Spec> build_specs()
     t.push_back(text("--loose-pickup", "on|off",
                      "Track flows first seen mid-stream (netfilter's nf_conntrack_tcp_loose).", "on, off",
                      set_switch<&O::loose_pickup>, show_switch<&O::loose_pickup>));
+    // TCP window tracking (issue 16): netfilter's nf_conntrack_tcp_* knobs of the same names.
+    t.push_back(text("--tcp-be-liberal", "on|off",
+                     "Accept TCP segments outside the window (they teach it nothing); only\n"
+                     "RSTs before the receiver's highest ack are refused. For links where\n"
+                     "flowcop misses segments of both directions (asymmetric routing, a\n"
+                     "lossy mirror port). netfilter's nf_conntrack_tcp_be_liberal.",
+                     "on, off", set_switch<&O::tcp_be_liberal>, show_switch<&O::tcp_be_liberal>));
+    t.push_back(text("--tcp-ignore-invalid-rst", "on|off",
+                     "Accept RSTs before the receiver's highest ack (stacks that send them,\n"
+                     "or acks lost before flowcop); an assured flow still needs the exact\n"
+                     "sequence to end. netfilter's nf_conntrack_tcp_ignore_invalid_rst.",
+                     "on, off", set_switch<&O::tcp_ignore_invalid_rst>, show_switch<&O::tcp_ignore_invalid_rst>));
+    t.push_back(number("--tcp-max-retrans", "N",
+                       "Identical segments in a row (no progress) after which a flow's timeout\n"
+                       "is capped at --tcp-timeout-max-retrans. netfilter's\n"
+                       "nf_conntrack_tcp_max_retrans.",
+                       1, tcpstate::WindowPolicy::kMaxMaxRetrans, set_number<&O::tcp_max_retrans>,
+                       show_number<&O::tcp_max_retrans>));
+    t.push_back(number("--tcp-timeout-max-retrans", "SECONDS",
+                       "Timeout cap of a TCP flow retransmitting without progress (see\n"
+                       "--tcp-max-retrans) or whose last ACK advertised a zero window;\n"
+                       "0 = no cap.",
+                       0, kMaxTimeoutS, set_number<&O::tcp_timeout_max_retrans_s>,
+                       show_number<&O::tcp_timeout_max_retrans_s>));
+    t.push_back(number("--tcp-timeout-unacknowledged", "SECONDS",
+                       "Timeout cap of a TCP flow with data not yet acknowledged, or picked\n"
+                       "up mid-stream and never answered (instead of ESTABLISHED's 5 days);\n"
+                       "0 = no cap.",
+                       0, kMaxTimeoutS, set_number<&O::tcp_timeout_unacknowledged_s>,
+                       show_number<&O::tcp_timeout_unacknowledged_s>));
     t.push_back(choice("--vlan-key",
                        "Which VLAN IDs are part of a flow's identity. both: outer and inner,\n"
                        "so overlapping address plans in different VLANs stay apart. outer:\n"

@@ -6,6 +6,9 @@
 #include "option_table.h"
 #include "option_values.h"
 
+#include <tcpstate/tcp_state.h>
+#include <tcpstate/window.h>
+
 namespace flowcop::app {
 namespace {
 
@@ -62,6 +65,11 @@ Options default_options()
     o.events_ring = 65536;
     o.stop_when_idle_ms = 0;
     o.loose_pickup = true;
+    o.tcp_be_liberal = tcpstate::WindowPolicy{}.be_liberal;
+    o.tcp_ignore_invalid_rst = tcpstate::WindowPolicy{}.ignore_invalid_rst;
+    o.tcp_max_retrans = tcpstate::WindowPolicy::kDefaultMaxRetrans;
+    o.tcp_timeout_max_retrans_s = tcpstate::Timeouts::kDefaultCapSeconds;
+    o.tcp_timeout_unacknowledged_s = tcpstate::Timeouts::kDefaultCapSeconds;
     o.vlan_key = packet::VlanKey::both;
     o.ipfix_mtu = 1500;
     o.ipfix_template_refresh_s = 60;

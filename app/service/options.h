@@ -117,8 +117,15 @@ struct Options {
         events_ring; // events buffered per lcore and per consumer (JSON, IPFIX) before dropping; power of two in [64, 2^22]
     uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long
     bool loose_pickup;          // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
-    packet::VlanKey vlan_key;   // which VLAN IDs are part of a flow's key
-    std::string flowgen;        // raw KEY=VAL,... for the synthetic port, empty = off; validated there
+    // TCP window tracking (lib/tcpstate/window.h), netfilter's nf_conntrack_tcp_* of the same names;
+    // defaults from tcpstate (WindowPolicy, Timeouts::kDefaultCapSeconds): off, off, 3, 300 s, 300 s.
+    bool tcp_be_liberal;                   // out-of-window segments pass; only the RST rules refuse
+    bool tcp_ignore_invalid_rst;           // RSTs below the receiver's highest ack pass
+    uint32_t tcp_max_retrans;              // identical segments before the max-retrans cap, [1, 127]
+    uint32_t tcp_timeout_max_retrans_s;    // that cap; 0 = none, max 31536000
+    uint32_t tcp_timeout_unacknowledged_s; // cap with data unacknowledged or no reply; 0 = none
+    packet::VlanKey vlan_key;              // which VLAN IDs are part of a flow's key
+    std::string flowgen;                   // raw KEY=VAL,... for the synthetic port, empty = off; validated there
     // quiet: no live status line, no informational lines (startup configuration, port list) and
     // no final summary; errors and warnings still go to stderr. Metrics and the event log are the
     // record for unattended runs.

@@ -31,6 +31,8 @@ tcpstate::Timeouts timeouts_from(const Options& opt)
             t.seconds[static_cast<size_t>(s)] = opt.tcp_timeout_s[i];
     }
     t.default_inactivity = opt.default_inactivity_timeout_s;
+    t.max_retrans = opt.tcp_timeout_max_retrans_s;
+    t.unacknowledged = opt.tcp_timeout_unacknowledged_s;
     return t;
 }
 
@@ -53,6 +55,15 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
         c.ingress_port.push_back(port);
     }
     return c;
+}
+
+tcpstate::WindowPolicy window_policy_from(const Options& opt)
+{
+    tcpstate::WindowPolicy p;
+    p.be_liberal = opt.tcp_be_liberal;
+    p.ignore_invalid_rst = opt.tcp_ignore_invalid_rst;
+    p.max_retrans = static_cast<uint8_t>(opt.tcp_max_retrans);
+    return p;
 }
 
 namespace {
@@ -92,7 +103,10 @@ bool Service::apply(const Options& o)
     timeouts.type = Command::Type::set_timeouts;
     timeouts.timeouts = timeouts_from(o);
     timeouts.active_timeout_s = o.active_timeout_s;
-    if (broadcast(budgets) < 0 || broadcast(timeouts) < 0)
+    Command window;
+    window.type = Command::Type::set_window;
+    window.window = window_policy_from(o);
+    if (broadcast(budgets) < 0 || broadcast(timeouts) < 0 || broadcast(window) < 0)
         return false;
     std::lock_guard<std::mutex> g(_current_mu);
     _current = o;
@@ -222,6 +236,7 @@ StartError Service::start()
         tc.timeouts = timeouts_from(_opt);
         tc.active_timeout_s = _opt.active_timeout_s;
         tc.loose_pickup = _opt.loose_pickup;
+        tc.window = window_policy_from(_opt);
         auto table = conntrack::FlowTable::create(tc, error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};

@@ -5,6 +5,7 @@
 #include <conntrack/reason.h>
 #include <packet/verdict.h>
 #include <stats/relaxed.h>
+#include <tcpstate/window.h>
 
 namespace flowcop::app {
 namespace {
@@ -19,11 +20,11 @@ using Lcore = Family<LcoreView>;
 using Port = Family<PortSample>;
 using Sink = Family<CollectorView>;
 
-// flowcop_packets_total's result label: the four outcomes of tracking a TCP packet, then every
-// other parser verdict (tcp itself is the sum of the four).
-constexpr unsigned kTcpResults = 4;
+// flowcop_packets_total's result label: the five outcomes of tracking a TCP packet, then every
+// other parser verdict (tcp itself is the sum of the five).
+constexpr unsigned kTcpResults = 5;
 constexpr const char* kTcpResultNames[kTcpResults] = {"tracked", "tcp_invalid_for_state", "tcp_no_flow",
-                                                      "tcp_table_full"};
+                                                      "tcp_table_full", "tcp_out_of_window"};
 constexpr unsigned kResultCount = kTcpResults + packet::kVerdictCount - 1;
 
 packet::Verdict untracked_verdict(unsigned i) noexcept
@@ -45,6 +46,7 @@ uint64_t read_result(const LcoreView& v, Index idx) noexcept
     case 1: return load_relaxed(c.tcp_invalid);
     case 2: return load_relaxed(c.tcp_no_flow);
     case 3: return load_relaxed(c.tcp_table_full);
+    case 4: return c.out_of_window_total();
     default: return load_relaxed(c.packets_by_verdict[unsigned(untracked_verdict(idx[0]))]);
     }
 }
@@ -54,6 +56,10 @@ constexpr Label kReason{"reason", conntrack::kReasonCount,
 constexpr Label kResult{"result", kResultCount, result_name};
 constexpr Label kVerdict{"verdict", packet::kVerdictCount,
                          [](unsigned i) noexcept { return packet::verdict_name(packet::Verdict(i)); }};
+// WindowReason without `none` (in the window is not a reason to count).
+constexpr Label kWindowReason{"reason", tcpstate::kWindowReasonCount - 1, [](unsigned i) noexcept {
+                                  return tcpstate::window_reason_name(tcpstate::WindowReason(i + 1));
+                              }};
 constexpr Label kTableFull{"reason", 1, [](unsigned) noexcept { return "table_full"; }};
 constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
 constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
@@ -128,6 +134,12 @@ const Lcore kLcoreRows[] = {
      .help = "New flows whose keys collided with a full probe window of the table's index (evicted in the home "
              "bucket or refused)",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->probe_window_full); }},
+    {.prometheus = "flowcop_tcp_out_of_window_total",
+     .telemetry = "tcp_out_of_window",
+     .help = "TCP segments outside their flow's window, by reason: counted in the flow's packets, state and "
+             "deadline unchanged",
+     .labels = {kWindowReason},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->tcp_out_of_window[i[0] + 1]); }},
     {.prometheus = "flowcop_packets_total",
      .telemetry = "packets",
      .help = "Packets by what the tracker did with them (tracked, tcp_* outcomes, not tracked protocols, each "

@@ -128,9 +128,13 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     for (unsigned i = 0; i < packet::kVerdictCount; ++i)
         if (const unsigned long long n = total_of(v, "verdict", i))
             std::fprintf(stderr, " %s %llu", packet::verdict_name(static_cast<packet::Verdict>(i)), n);
-    // The packets row's result label starts with tracked, tcp_invalid_for_state, tcp_no_flow, tcp_table_full.
-    std::fprintf(stderr, "\n  tcp: %llu invalid for state, %llu could not start a flow, %llu refused (table full)\n",
-                 total_of(v, "packets", 1), total_of(v, "packets", 2), total_of(v, "packets", 3));
+    // The packets row's result label starts with tracked, tcp_invalid_for_state, tcp_no_flow, tcp_table_full,
+    // tcp_out_of_window.
+    std::fprintf(stderr,
+                 "\n  tcp: %llu invalid for state, %llu out of window, %llu could not start a flow, %llu refused "
+                 "(table full)\n",
+                 total_of(v, "packets", 1), total_of(v, "packets", 4), total_of(v, "packets", 2),
+                 total_of(v, "packets", 3));
     std::fprintf(stderr, "  flows: %llu created, %llu active, %llu ended:", total(v, "flows_created"),
                  total(v, "flows_active"), total(v, "flows_expired"));
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)

@@ -147,6 +147,10 @@ void Worker::execute(Command& cmd) noexcept
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);
         cmd.result = 0;
         break;
+    case Command::Type::set_window:
+        _table.set_window_policy(cmd.window);
+        cmd.result = 0;
+        break;
     case Command::Type::set_budgets:
         if (cmd.fire_budget)
             _settings.fire_budget = cmd.fire_budget;

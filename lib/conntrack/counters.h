@@ -15,6 +15,7 @@
 #include <packet/packet.h>
 #include <stats/histogram.h>
 #include <stats/relaxed.h>
+#include <tcpstate/window.h>
 
 #include <array>
 #include <cstdint>
@@ -32,12 +33,15 @@ using stats::store_release;
 struct alignas(64) Counters {
     // Every packet handed to the table, by parser verdict.
     std::array<uint64_t, packet::kVerdictCount> packets_by_verdict{};
-    // TCP packets (verdict tcp) by what tracking did with them; the four add up to
-    // packets_by_verdict[tcp].
+    // TCP packets (verdict tcp) by what tracking did with them; these five (the last one summed over its
+    // reasons) add up to packets_by_verdict[tcp].
     uint64_t tcp_tracked = 0;    // belonged to (or created) a flow and moved it on
     uint64_t tcp_invalid = 0;    // belonged to a flow but was not valid for its state: state and deadline unchanged
     uint64_t tcp_no_flow = 0;    // unknown flow and the packet may not start one (stray RST, SYN-ACK, ...)
     uint64_t tcp_table_full = 0; // would have started a flow but the table was full: refused
+    // Belonged to a flow but was outside its TCP window, by tcpstate::WindowReason ([none] stays 0):
+    // counted in the flow's packets, state and deadline unchanged (an out-of-window RST ends nothing).
+    std::array<uint64_t, tcpstate::kWindowReasonCount> tcp_out_of_window{};
 
     uint64_t flows_created = 0;
     std::array<uint64_t, kReasonCount> flows_expired{};
@@ -62,6 +66,13 @@ struct alignas(64) Counters {
                              250'000'000,   500'000'000,    1'000'000'000,  2'000'000'000,
                              5'000'000'000, 10'000'000'000, 30'000'000'000, 60'000'000'000};
 
+    uint64_t out_of_window_total() const noexcept
+    {
+        uint64_t t = 0;
+        for (const auto& v : tcp_out_of_window)
+            t += load_relaxed(v);
+        return t;
+    }
     uint64_t expired_total() const noexcept
     {
         uint64_t t = 0;

@@ -3,7 +3,10 @@
 // expiry on arrival, shutdown) and by snapshot(), so a listing shows the deadline the cop works to.
 //
 // A flow's deadline is the earliest of
-//   inactivity = last_seen + timeout(state)   and   active = first_seen + active timeout (if any),
+//   inactivity = last_seen + min(timeout(state), cap)   and   active = first_seen + active timeout (if any),
+// where cap is the timeout cap TCP window tracking chose (tcpstate::Cap, kept in the record's flags:
+// retransmissions, unacknowledged data, a zero window, a one-sided flow, an in-window RST; none for
+// every other flow),
 // or kDueNow once an RST or a kill marked it: a time in every caller's past, so the wheel puts the flow
 // in the next bucket it drains and the cop reaps it on the next tick. Pure, inline, allocation-free.
 #pragma once
@@ -21,16 +24,32 @@ inline constexpr uint64_t kDueNow = 1;
 // The timeouts a deadline is computed from, in nanoseconds.
 struct DeadlineRules {
     uint64_t state_timeout_ns[tcpstate::kStateCount] = {}; // effective per-state timeouts: never 0
-    uint64_t active_timeout_ns = 0;                        // 0: no active timeout
+    // By tcpstate::Cap: the capped timeout (capped_timeout()'s cap); UINT64_MAX for none or a cap of 0 s.
+    uint64_t cap_timeout_ns[tcpstate::kCapCount] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    uint64_t active_timeout_ns = 0; // 0: no active timeout
 };
 
 // The earliest of the inactivity and active deadlines, ignoring RST/kill marks. first_seen() is called
 // only when an active timeout is set (the packet path then reads the flow's cold entry, else not).
-template <typename FirstSeen>
-inline uint64_t timeout_deadline(const DeadlineRules& rules, tcpstate::State state, uint64_t last_seen_ns,
-                                 FirstSeen&& first_seen) noexcept
+// The cap a record's flags carry (FlowRecord::kCapMask).
+inline constexpr tcpstate::Cap cap_of(uint8_t flags) noexcept
 {
-    const uint64_t inactivity = last_seen_ns + rules.state_timeout_ns[static_cast<size_t>(state)];
+    return static_cast<tcpstate::Cap>((flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift);
+}
+
+// The inactivity timeout of a flow in `state` whose record flags are `flags`: the state's, capped.
+inline uint64_t inactivity_timeout_ns(const DeadlineRules& rules, uint8_t flags, tcpstate::State state) noexcept
+{
+    const uint64_t own = rules.state_timeout_ns[static_cast<size_t>(state)];
+    const uint64_t cap = rules.cap_timeout_ns[static_cast<size_t>(cap_of(flags))];
+    return cap < own ? cap : own;
+}
+
+template <typename FirstSeen>
+inline uint64_t timeout_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state,
+                                 uint64_t last_seen_ns, FirstSeen&& first_seen) noexcept
+{
+    const uint64_t inactivity = last_seen_ns + inactivity_timeout_ns(rules, flags, state);
     if (rules.active_timeout_ns == 0)
         return inactivity;
     const uint64_t active = first_seen() + rules.active_timeout_ns;
@@ -44,7 +63,7 @@ inline uint64_t flow_deadline(const DeadlineRules& rules, uint8_t flags, tcpstat
 {
     if (flags & (FlowRecord::kReset | FlowRecord::kKilled))
         return kDueNow;
-    return timeout_deadline(rules, state, last_seen_ns, first_seen);
+    return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
 }
 
 } // namespace flowcop::conntrack

@@ -100,6 +100,12 @@ void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active
     for (size_t s = 0; s < tcpstate::kStateCount; ++s)
         store_relaxed(_rules.state_timeout_ns[s], uint64_t(timeouts.effective(static_cast<tcpstate::State>(s))) * kNs);
     store_relaxed(_rules.active_timeout_ns, uint64_t(active_timeout_s) * kNs);
+    // Window tracking's caps (tcpstate::capped_timeout): 0 s is no cap.
+    const uint32_t caps[tcpstate::kCapCount] = {0, timeouts.max_retrans, timeouts.unacknowledged,
+                                                timeouts.effective(tcpstate::State::close)};
+    for (size_t c = 0; c < tcpstate::kCapCount; ++c)
+        store_relaxed(_rules.cap_timeout_ns[c], caps[c] == 0 ? UINT64_MAX : uint64_t(caps[c]) * kNs);
+    _timeouts = timeouts;
     // Longer timeouts need nothing (the wheel re-reads deadlines), but a shorter
     // one would leave flows cached later than their new deadline: re-arm them all.
     _rebase_cursor = 0;

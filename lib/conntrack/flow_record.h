@@ -10,7 +10,9 @@
 //
 // Byte map. Hot record (FlowRecord), line 0 then line 1:
 //   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
-//   42       flags            kInUse | kOrigIsLo | kReset | kKilled; bits 0x10..0x80 free
+//   42       flags            kInUse | kOrigIsLo | kReset | kKilled, and (kCapMask) the timeout cap TCP
+//                             window tracking chose (tcpstate::Cap), which the deadline reads; bits
+//                             0x40..0x80 free
 //   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); the other
 //                             protocols' state (issue 15) shares these two bytes
 //   45..46   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
@@ -19,12 +21,12 @@
 //   48..55   last_seen_ns
 //   56..71   packets[2]       [orig, reply], exact 64-bit counters
 //   72..87   bytes[2]         frame bytes, exact 64-bit counters
-//   88..127  window           WindowSpan, 40 bytes reserved for TCP window tracking (issue 16: per
-//                             direction end/maxend/maxwin, scale, flags and the retransmission
-//                             bookkeeping it updates on every in-window packet)
+//   88..127  window           WindowSpan: tcpstate::WindowState for TCP (issue 16: per direction
+//                             end/maxend/maxwin/maxack, scale, flags and the retransmission bookkeeping
+//                             it updates on every in-window packet); zero for other protocols
 // A steady established packet reads the key, flags, l4 and last_seen (line 0) and writes last_seen,
-// tcp_flags_seen, its direction's counters (lines 0 and 1) and, with issue 16, the window (line 1).
-// A cop visit reads the hook (cold) and flags, l4 and last_seen (line 0).
+// tcp_flags_seen, its direction's counters (lines 0 and 1) and the window (line 1).
+// A cop visit reads the hook (cold) and flags (with the timeout cap), l4 and last_seen (line 0).
 //
 // Cold entry (FlowCold, 32 bytes, two per cache line):
 //   0..11    hook             the timer wheel's linkage (lib/timerwheel/hook.h): the cop touches it,
@@ -49,6 +51,7 @@
 
 #include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
+#include <tcpstate/window.h>
 #include <timerwheel/hook.h>
 
 #include <cstddef>
@@ -63,17 +66,21 @@ union L4State {
 };
 static_assert(sizeof(L4State) == 2);
 
-// Reserved for TCP window tracking (issue 16): its state type must fit here (static_assert it there).
+// TCP window tracking's state (issue 16, lib/tcpstate/window.h).
 union alignas(8) WindowSpan {
+    tcpstate::WindowState tcp{};
     uint8_t bytes[40];
     uint64_t words[5];
 };
+static_assert(sizeof(WindowSpan) == 40);
 
 struct alignas(128) FlowRecord {
     static constexpr uint8_t kInUse = 0x01;
     static constexpr uint8_t kOrigIsLo = 0x02; // the originator is the key's lower endpoint
     static constexpr uint8_t kReset = 0x04;    // an RST ended it: due on the next tick
     static constexpr uint8_t kKilled = 0x08;   // a control-plane kill: due on the next tick
+    static constexpr uint8_t kCapShift = 4;    // the timeout cap (tcpstate::Cap) in bits 0x30
+    static constexpr uint8_t kCapMask = 0x30;
 
     packet::FlowKey key;
     uint8_t flags;

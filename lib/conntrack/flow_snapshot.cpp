@@ -35,6 +35,8 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
     DeadlineRules rules;
     for (size_t s = 0; s < tcpstate::kStateCount; ++s)
         rules.state_timeout_ns[s] = load_relaxed(_rules.state_timeout_ns[s]);
+    for (size_t c = 0; c < tcpstate::kCapCount; ++c)
+        rules.cap_timeout_ns[c] = load_relaxed(_rules.cap_timeout_ns[c]);
     rules.active_timeout_ns = load_relaxed(_rules.active_timeout_ns);
     // Positions past the ones ever used hold no flow.
     const uint32_t used = load_relaxed(_fresh);
@@ -75,6 +77,9 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
                 snap.bytes[d] = load_relaxed(r.bytes[d]);
             }
             snap.deadline_ns = flow_deadline(rules, flags, tcp.state, last_seen, [&] { return snap.first_seen_ns; });
+            snap.cap = cap_of(flags);
+            for (size_t w = 0; w < std::size(r.window.words); ++w)
+                snap.window.words[w] = load_relaxed(r.window.words[w]);
             if (n < max) {
                 out[n++] = snap;
                 std::push_heap(out, out + n, more_recent);

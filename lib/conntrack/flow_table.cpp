@@ -3,6 +3,7 @@
 #include <conntrack/flow_table.h>
 
 #include <events/events.h>
+#include <tcpstate/segment.h>
 
 #include <algorithm>
 #include <cstring>
@@ -99,6 +100,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->_capacity = config.capacity;
     t->_lcore = config.lcore;
     t->_loose_pickup = config.loose_pickup;
+    t->_window_policy = config.window;
     t->_rng = config.seed;
     t->set_timeouts(config.timeouts, config.active_timeout_s);
     t->_rebase_cursor = t->_capacity; // nothing to rebase yet
@@ -157,11 +159,14 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         create_flow(pkt, p, now_ns);
         return;
     }
+    // The state machine and the window check together (tcpstate::track, window.h): an out-of-window
+    // segment changes neither the tracker nor the deadline.
     tcpstate::Tracker tracker = r.l4.tcp;
     const tcpstate::State before = tracker.state;
-    // steady(): the established flow's plain ACK, which step() would accept without a change.
-    const tcpstate::Outcome outcome =
-        tcpstate::steady(tracker, pkt.tcp_flags) ? tcpstate::Outcome::ok : tcpstate::step(tracker, dir, pkt.tcp_flags);
+    tcpstate::WindowState& w = r.window.tcp;
+    const tcpstate::TrackResult result = tcpstate::track(tcpstate::FlowRef{tracker, w.seq, w.meta}, dir,
+                                                         tcpstate::segment_of(pkt), _window_policy, _timeouts);
+    const tcpstate::Outcome outcome = result.outcome;
 
     if (outcome == tcpstate::Outcome::reopen) {
         // Port reuse of a finished flow: the old one ends and this SYN starts a new
@@ -180,25 +185,31 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     bump(r.packets[d]);
     bump(r.bytes[d], uint64_t(pkt.frame_len));
     store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
-    if (outcome == tcpstate::Outcome::ignored) {
+    if (outcome == tcpstate::Outcome::ignored) [[unlikely]] {
         // Not valid for the state: it counts in the flow's packets and bytes, but it
         // neither extends the deadline nor changes state, so garbage cannot keep a
         // flow alive.
         bump(_counters.tcp_invalid);
         return;
     }
+    if (outcome == tcpstate::Outcome::out_of_window) [[unlikely]] {
+        // Outside the window (a forged or stale segment): the same, counted by why.
+        bump(_counters.tcp_out_of_window[static_cast<unsigned>(result.reason) % tcpstate::kWindowReasonCount]);
+        return;
+    }
     bump(_counters.tcp_tracked);
     store_relaxed(r.last_seen_ns, now_ns);
-    if (tracker.state == before && outcome == tcpstate::Outcome::ok) {
-        // The hot path: same state means a plain extension, no wheel work. The tracker's flag bits may
-        // still have changed (a first reply, the handshake's assurance).
+    const uint8_t flags = uint8_t((r.flags & ~FlowRecord::kCapMask) | (w.meta.cap << FlowRecord::kCapShift));
+    if (tracker.state == before && outcome == tcpstate::Outcome::ok && flags == r.flags) [[likely]] {
+        // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
+        // bits may still have changed (a first reply, the handshake's assurance).
         if (tracker.flags != r.l4.tcp.flags)
             store_relaxed(r.l4.tcp, tracker);
         return;
     }
+    // A new state or timeout cap: re-arm (the wheel moves the flow only if its deadline got earlier).
     store_relaxed(r.l4.tcp, tracker);
-    if (outcome == tcpstate::Outcome::reset)
-        store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kReset));
+    store_relaxed(r.flags, uint8_t(flags | (outcome == tcpstate::Outcome::reset ? FlowRecord::kReset : 0)));
     rearm(pos);
 }
 
@@ -260,9 +271,12 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::S
     r.packets[1] = 0;
     r.bytes[0] = pkt.frame_len;
     r.bytes[1] = 0;
-    std::memset(&r.window, 0, sizeof r.window);
+    // The creating packet teaches the window (and may cap the timeout: a one-sided pickup).
+    tcpstate::window_create(tcpstate::FlowRef{r.l4.tcp, r.window.tcp.seq, r.window.tcp.meta}, tcpstate::segment_of(pkt),
+                            _timeouts);
+    const uint8_t cap = uint8_t(r.window.tcp.meta.cap << FlowRecord::kCapShift);
     // Publish: a reader that sees kInUse sees the fields and the key above.
-    store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0)));
+    store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0) | cap));
     ++_live;
     bump(_counters.flows_created);
     _wheel->schedule(pos, deadline_of(pos));
@@ -323,7 +337,7 @@ Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept
         return Reason::reset;
     if (r.flags & FlowRecord::kKilled)
         return Reason::killed;
-    const uint64_t inactivity = r.last_seen_ns + _rules.state_timeout_ns[static_cast<size_t>(r.l4.tcp.state)];
+    const uint64_t inactivity = r.last_seen_ns + inactivity_timeout_ns(_rules, r.flags, r.l4.tcp.state);
     if (_rules.active_timeout_ns) {
         const uint64_t active = _cold[pos].first_seen_ns + _rules.active_timeout_ns;
         if (active <= now_ns && active <= inactivity)

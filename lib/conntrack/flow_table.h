@@ -87,6 +87,7 @@
 #include <conntrack/table_memory.h>
 #include <packet/packet.h>
 #include <tcpstate/tcp_state.h>
+#include <tcpstate/window.h>
 #include <timerwheel/timer_wheel.h>
 
 #include <rte_spinlock.h>
@@ -126,6 +127,7 @@ struct TableConfig {
     tcpstate::Timeouts timeouts = tcpstate::Timeouts::netfilter_defaults();
     uint32_t active_timeout_s = 0; // 0 = none
     bool loose_pickup = true;      // track flows first seen mid-stream
+    tcpstate::WindowPolicy window; // TCP window tracking: liberal, invalid RSTs, retransmissions
     uint64_t seed = 0x5eed;        // early drop's sampling (deterministic per seed)
 };
 
@@ -144,6 +146,8 @@ struct FlowSnapshot {
     uint64_t first_seen_ns, last_seen_ns;
     uint64_t packets[2], bytes[2];
     uint64_t deadline_ns; // the true current deadline (deadline.h): kDueNow when RST- or kill-marked
+    tcpstate::Cap cap;    // the timeout cap window tracking chose (none for other protocols)
+    WindowSpan window;    // TCP window tracking's state (each word loaded relaxed: may be mid-update)
 };
 
 struct SnapshotFilter {
@@ -193,6 +197,9 @@ public:
     // New timeouts take effect for every flow's next deadline computation; a rebase
     // sweep (rebase_step) then re-arms flows so shortened timeouts fire on time.
     void set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept;
+    // TCP window tracking's choices from the next packet on (--tcp-be-liberal, ...). Deadlines do not
+    // move: a cap a flow already has stays until its next accepted packet.
+    void set_window_policy(const tcpstate::WindowPolicy& policy) noexcept { _window_policy = policy; }
     // Re-arms up to max_records records of a pending rebase sweep; returns how many
     // it looked at (0 when no sweep is pending). Call it between bursts.
     uint32_t rebase_step(uint32_t max_records) noexcept;
@@ -288,7 +295,8 @@ private:
     uint64_t timeout_deadline_of(uint32_t pos) const noexcept
     {
         const FlowRecord& r = _records[pos];
-        return timeout_deadline(_rules, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; });
+        return timeout_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns,
+                                [&] { return _cold[pos].first_seen_ns; });
     }
     Reason final_reason(uint32_t pos, Reason reason, uint64_t now_ns) const noexcept;
     Reason reason_of(uint32_t pos, uint64_t now_ns) const noexcept;
@@ -313,7 +321,9 @@ private:
     bool _clock_started = false;           // the wheel's cursor is placed at the first time seen
     uint16_t _lcore = 0;
     bool _loose_pickup = true;
-    uint64_t _rng = 0; // early drop's sampling state (SplitMix64)
+    tcpstate::WindowPolicy _window_policy;
+    tcpstate::Timeouts _timeouts = tcpstate::Timeouts::netfilter_defaults(); // what track() caps with
+    uint64_t _rng = 0;                                                       // early drop's sampling state (SplitMix64)
     size_t _memory_bytes = 0;
     // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
     // [_finished, _probed) have their candidates.

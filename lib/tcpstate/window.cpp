@@ -129,12 +129,12 @@ WindowReason check_window(WindowSeq& ws, WindowMeta& m, State old, unsigned side
         rf.unacked = 0;
 
     if (k == Klass::ack) {
-        const uint16_t fp = fingerprint(side, seq, ack, end, seg.window);
-        if (fp == m.fingerprint) {
+        const uint32_t fp = fingerprint(side, seq, ack, end, seg.window);
+        if (fp == m.last && !m.last_ignored) {
             if (m.retrans < WindowPolicy::kMaxMaxRetrans)
                 ++m.retrans;
         } else {
-            m.fingerprint = fp;
+            m.last = fp;
             m.retrans = 0;
         }
         m.last_win_zero = seg.window == 0;

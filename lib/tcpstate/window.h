@@ -11,11 +11,17 @@
 //   plus its length), td_maxend (highest sequence the peer allowed d: ack + scaled window), td_maxwin
 //   (largest window d advertised; 0 means nothing seen from d yet) and td_maxack (highest ack d sent);
 //   WindowMeta keeps per direction the window scale and netfilter's flags (SACK permitted, window scale
-//   offered, data unacknowledged, maxack set), and per flow the retransmission count, a 16-bit
+//   offered, data unacknowledged, maxack set), and per flow the retransmission count, a 32-bit
 //   fingerprint of the last ACK-class segment (netfilter keeps last_seq/ack/end/win: 14 bytes), the
 //   last packet's class and direction, whether the flow is liberal (picked up mid-stream) and the
-//   timeout cap the last accepted packet chose. WindowCold holds what only ignored packets write and
-//   only RSTs read.
+//   timeout cap the last accepted packet chose. WindowState is the two together: 40 bytes, all a flow
+//   needs (the flow table's record reserves exactly that).
+// - What only ignored packets write and only RSTs read shares bytes with what they make obsolete:
+//   while the last noted packet was ignored, WindowMeta::last holds its end instead of a fingerprint
+//   (the next ACK-class segment compares against it as netfilter compares against the ignored
+//   packet's last_* fields: they differ, the count restarts), and a reply ACK ignored in SYN_SENT
+//   (a possible challenge ACK) keeps its ack in maxack[reply], which is unused until a reply packet
+//   is accepted, and no accepted reply packet leaves a flow in SYN_SENT.
 // - A segment is checked against netfilter's four bounds (I seq <= sender maxend, II end >= sender end
 //   - receiver maxwin, III sack <= receiver end, IV sack >= receiver end - max(sender maxwin, 66000));
 //   a segment outside them returns Outcome::out_of_window with a WindowReason and changes neither the
@@ -35,7 +41,8 @@
 //   segments in a row -> Timeouts::max_retrans; an RST -> the CLOSE timeout; data unacknowledged in
 //   either direction -> Timeouts::unacknowledged; the last ACK advertised a zero window ->
 //   Timeouts::max_retrans; a flow in ESTABLISHED that has not seen a reply -> Timeouts::unacknowledged.
-//   The caller's deadline is last_seen + Timeouts::capped(state, cap).
+//   A cap of 0 s is off: never chosen, so the next rule in that order may apply.
+//   The caller's deadline is last_seen + capped_timeout(timeouts, state, cap).
 // - Ignored packets (Outcome::ignored) leave the Tracker, the window and the cap as they were; those
 //   netfilter also ignores (its sIG) note their class, direction and ends, which later RSTs consult.
 //
@@ -114,21 +121,31 @@ struct SideFlags {
 };
 
 enum class Cap : uint8_t { none, max_retrans, unacknowledged, close };
+inline constexpr size_t kCapCount = 4;
 
-// Per-flow bits beside the sequence state: 6 bytes.
+// Per-flow bits beside the sequence state: 8 bytes.
 struct WindowMeta {
     SideFlags flags[2];        // [Dir]
-    uint16_t fingerprint;      // of the last ACK-class segment (dir, seq, ack, end, raw window)
     uint8_t retrans : 7;       // identical ACK-class segments in a row, saturating at 127
-    uint8_t last_ignored : 1;  // the last noted packet was ignored: WindowCold holds its ends
+    uint8_t last_ignored : 1;  // the last noted packet was ignored: `last` holds its end
     uint8_t liberal : 1;       // picked up mid-stream: out-of-window segments pass (netfilter's per-flow flag)
     uint8_t last_dir : 1;      // direction of the last noted packet
     uint8_t last_class : 3;    // its class (detail::Klass); Klass::invalid before any
     uint8_t last_win_zero : 1; // the last ACK-class segment advertised a zero window
     uint8_t cap : 2;           // Cap chosen by the last accepted packet
+    // last_ignored == 0: a fingerprint of the last ACK-class segment (dir, seq, ack, end, raw window);
+    // last_ignored == 1: the end (Seq::raw) of the ignored packet, which the RST rules compare with.
+    uint32_t last;
     Cap timeout_cap() const noexcept { return static_cast<Cap>(cap); }
 };
-static_assert(sizeof(WindowMeta) == 6);
+static_assert(sizeof(WindowMeta) == 8);
+
+// Everything window tracking keeps per flow, in the flow table's record (flow_record.h).
+struct WindowState {
+    WindowSeq seq;
+    WindowMeta meta;
+};
+static_assert(sizeof(WindowState) == 40, "the flow record reserves 40 bytes");
 
 // The timeout of a flow in state s whose last accepted packet chose cap c: the state's own
 // (Timeouts::effective), lowered to the cap's; a cap of 0 seconds is no cap. Never 0.
@@ -142,22 +159,14 @@ constexpr uint32_t capped_timeout(const Timeouts& t, State s, Cap c) noexcept
     return cap != 0 && cap < own ? cap : own;
 }
 
-// Written only by packets the state machine ignores, read only by RSTs: fit for a cold side array.
-struct WindowCold {
-    Seq last_end; // end of the last ignored packet
-    Seq last_ack; // ack of a reply ACK ignored in SYN_SENT (a possible challenge ACK)
-};
-
 // Everything tracked per flow, as references so a flow record can place each part where it likes.
 struct FlowRef {
     Tracker& tracker;
     WindowSeq& seq;
     WindowMeta& meta;
-    WindowCold& cold;
 };
 
-// The operator's choices; the flags named beside each are for flowcop's options once the flow table
-// calls track() (not yet).
+// The operator's choices, flowcop's options of the same names (live-settable with /flowcop/set).
 struct WindowPolicy {
     bool be_liberal = false;                         // --tcp-be-liberal: out-of-window segments pass, RST rules stay
     bool ignore_invalid_rst = false;                 // --tcp-ignore-invalid-rst: rst_below_ack is not refused
@@ -172,7 +181,7 @@ struct TrackResult {
 };
 
 // A new flow: its Tracker is Tracker{initial_state(flags, loose)} (never State::none) and `first` is
-// the packet that created it, from Dir::orig. Writes the whole of seq, meta and cold (any previous
+// the packet that created it, from Dir::orig. Writes the whole of seq and meta (any previous
 // content is discarded) as netfilter's tcp_new() and the first tcp_in_window() do; picked-up flows
 // (any initial state but SYN_SENT) are liberal.
 void window_create(const FlowRef& flow, const Segment& first, const Timeouts& timeouts) noexcept;

@@ -40,17 +40,18 @@ void note_ignored(const FlowRef& f, State old, unsigned side, Klass k, const Seg
     m.last_dir = side;
     m.last_ignored = 1;
     m.last_win_zero = seg.window == 0;
-    m.fingerprint = detail::fingerprint(side, seg.seq, seg.ack, end, seg.window);
-    f.cold.last_end = end;
+    m.last = end.raw; // the fingerprint is lost: the next ACK-class segment restarts the count
+    // Perhaps a challenge ACK (RFC 5961) to the SYN. maxack[reply] is free here: a flow in SYN_SENT has
+    // accepted no reply packet (any accepted one leaves SYN_SENT), so maxack_set[reply] is 0.
     if (old == State::syn_sent && k == Klass::ack && side == 1)
-        f.cold.last_ack = seg.ack; // perhaps a challenge ACK (RFC 5961) to the SYN
+        f.seq.maxack[1] = seg.ack;
 }
 
 // The end of the last noted packet: kept exactly for an ignored one; for an accepted one, its side's
 // highest end, which is the same unless that packet was itself a retransmission.
 Seq last_end(const FlowRef& f) noexcept
 {
-    return f.meta.last_ignored ? f.cold.last_end : f.seq.side[f.meta.last_dir].end;
+    return f.meta.last_ignored ? Seq(f.meta.last) : f.seq.side[f.meta.last_dir].end;
 }
 
 struct RstRule {
@@ -94,7 +95,7 @@ RstRule rst_rule(const FlowRef& f, Tracker old, unsigned side, const Segment& se
     }
     // An RST answering a challenge ACK that the reply sent to our SYN.
     if (old.state == State::syn_sent && last == Klass::ack && m.last_dir == 1 && m.last_ignored &&
-        seg.seq == f.cold.last_ack)
+        seg.seq == f.seq.maxack[1])
         r.unchecked = true;
     return r;
 }
@@ -110,23 +111,27 @@ void commit(const FlowRef& f, Tracker old, Tracker next, unsigned side, Klass k,
     m.last_dir = side;
     m.last_ignored = 0;
     const uint32_t own = timeouts.effective(next.state);
+    // A cap of 0 s is no cap (capped_timeout()): it is never chosen, so a lower rule can apply.
+    const bool retrans_caps = timeouts.max_retrans != 0 && own > timeouts.max_retrans;
+    const bool unacked_caps = timeouts.unacknowledged != 0 && own > timeouts.unacknowledged;
     Cap cap = Cap::none;
     uint32_t chosen = own;
-    if (m.retrans >= policy.max_retrans && own > timeouts.max_retrans) {
+    if (m.retrans >= policy.max_retrans && retrans_caps) {
         cap = Cap::max_retrans;
         chosen = timeouts.max_retrans;
     } else if (k == Klass::rst) {
         cap = Cap::close;
         chosen = timeouts.effective(State::close);
-    } else if ((m.flags[0].unacked || m.flags[1].unacked) && own > timeouts.unacknowledged) {
+    } else if ((m.flags[0].unacked || m.flags[1].unacked) && unacked_caps) {
         cap = Cap::unacknowledged;
         chosen = timeouts.unacknowledged;
-    } else if (m.last_win_zero && own > timeouts.max_retrans) {
+    } else if (m.last_win_zero && retrans_caps) {
         cap = Cap::max_retrans;
         chosen = timeouts.max_retrans;
     }
     // Picked up mid-stream and never answered: not five days of ESTABLISHED.
-    if (!old.seen_reply() && next.state == State::established && chosen > timeouts.unacknowledged)
+    if (!old.seen_reply() && next.state == State::established && timeouts.unacknowledged != 0 &&
+        chosen > timeouts.unacknowledged)
         cap = Cap::unacknowledged;
     m.cap = static_cast<uint8_t>(cap);
 }
@@ -137,7 +142,6 @@ void window_create(const FlowRef& f, const Segment& first, const Timeouts& timeo
 {
     f.seq = WindowSeq{};
     f.meta = WindowMeta{};
-    f.cold = WindowCold{};
     f.meta.last_class = static_cast<uint8_t>(Klass::invalid);
     WindowSide& orig = f.seq.side[0];
     orig.end = detail::segment_end(first);

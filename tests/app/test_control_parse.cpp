@@ -178,10 +178,11 @@ TEST_CASE("Commands without parameters refuse any", "[app][control_parse]")
 TEST_CASE("Every settable name changes its own option and nothing else", "[app][control_parse]")
 {
     const Options base = default_options();
-    REQUIRE(settable_names().size() == 4 + kTcpStateFlagNames.size());
+    REQUIRE(settable_names().size() == 4 + kTcpStateFlagNames.size() + 5);
     for (const std::string& name : settable_names()) {
         Options o = base;
-        const std::string e = apply_setting(name + ",7", o);
+        const bool is_switch = name == "tcp_be_liberal" || name == "tcp_ignore_invalid_rst";
+        const std::string e = apply_setting(name + (is_switch ? ",on" : ",7"), o);
         INFO(name << " -> " << e);
         REQUIRE(e.empty());
         CHECK_FALSE(o == base);
@@ -194,6 +195,16 @@ TEST_CASE("Every settable name changes its own option and nothing else", "[app][
             expect.default_inactivity_timeout_s = 7;
         else if (name == "active_timeout")
             expect.active_timeout_s = 7;
+        else if (name == "tcp_be_liberal")
+            expect.tcp_be_liberal = true;
+        else if (name == "tcp_ignore_invalid_rst")
+            expect.tcp_ignore_invalid_rst = true;
+        else if (name == "tcp_max_retrans")
+            expect.tcp_max_retrans = 7;
+        else if (name == "tcp_timeout_max_retrans")
+            expect.tcp_timeout_max_retrans_s = 7;
+        else if (name == "tcp_timeout_unacknowledged")
+            expect.tcp_timeout_unacknowledged_s = 7;
         else
             for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i)
                 if (name == std::string("tcp_timeout_") + kTcpStateFlagNames[i])
@@ -219,6 +230,10 @@ TEST_CASE("Bad settings are refused with the flag parser's message and change no
         {"visit_budget_factor,1025", "--visit-budget-factor:"},
         {"tcp_timeout_established,31536001", "--tcp-timeout-established: must be at most 31536000"},
         {"default_inactivity_timeout,0", "--default-inactivity-timeout:"},
+        {"tcp_max_retrans,0", "--tcp-max-retrans: must be at least 1, got 0"},
+        {"tcp_max_retrans,128", "--tcp-max-retrans: must be at most 127"},
+        {"tcp_be_liberal,yes", "--tcp-be-liberal: 'yes' is not one of on, off"},
+        {"tcp_timeout_max_retrans,31536001", "--tcp-timeout-max-retrans: must be at most 31536000"},
         {"tcp_timeout_none,5", "'tcp_timeout_none' cannot be set at run time"},
         {"wheel_buckets,1024", "'wheel_buckets' cannot be set at run time"},
         {"TIMEOUT_BUDGET,5", "'TIMEOUT_BUDGET' cannot be set at run time"},

@@ -40,6 +40,9 @@ std::vector<Range> numeric_options()
         {"--ipfix-domain-base", 0, 4294966271, false},
         {"--events-ring", 64, 4194304, true},
         {"--stop-when-idle-ms", 0, 86400000, false},
+        {"--tcp-max-retrans", 1, 127, false},
+        {"--tcp-timeout-max-retrans", 0, 31536000, false},
+        {"--tcp-timeout-unacknowledged", 0, 31536000, false},
     };
     for (const char* state : kTcpStateFlagNames)
         r.push_back({std::string("--tcp-timeout-") + state, 0, 31536000, false});

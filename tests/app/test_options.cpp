@@ -37,6 +37,11 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]")
     CHECK(o.events_ring == 65536);
     CHECK(o.stop_when_idle_ms == 0);
     CHECK(o.loose_pickup);
+    CHECK_FALSE(o.tcp_be_liberal); // netfilter's defaults: window tracking as strict as Linux's
+    CHECK_FALSE(o.tcp_ignore_invalid_rst);
+    CHECK(o.tcp_max_retrans == 3);
+    CHECK(o.tcp_timeout_max_retrans_s == 300);
+    CHECK(o.tcp_timeout_unacknowledged_s == 300);
     CHECK(o.vlan_key == flowcop::packet::VlanKey::both);
     CHECK(o.flowgen.empty());
     CHECK_FALSE(o.quiet);
@@ -96,6 +101,11 @@ std::vector<Case> one_case_per_option()
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},
         {"--loose-pickup", "off", [](const Options& o) { return !o.loose_pickup; }},
+        {"--tcp-be-liberal", "on", [](const Options& o) { return o.tcp_be_liberal; }},
+        {"--tcp-ignore-invalid-rst", "on", [](const Options& o) { return o.tcp_ignore_invalid_rst; }},
+        {"--tcp-max-retrans", "9", [](const Options& o) { return o.tcp_max_retrans == 9; }},
+        {"--tcp-timeout-max-retrans", "0", [](const Options& o) { return o.tcp_timeout_max_retrans_s == 0; }},
+        {"--tcp-timeout-unacknowledged", "900", [](const Options& o) { return o.tcp_timeout_unacknowledged_s == 900; }},
         {"--vlan-key", "none", [](const Options& o) { return o.vlan_key == flowcop::packet::VlanKey::none; }},
         {"--flowgen", "flows=10,rate=5", [](const Options& o) { return o.flowgen == "flows=10,rate=5"; }},
     };

@@ -200,7 +200,9 @@ def test_kill_reaps_a_live_flow_on_the_next_tick_with_reason_killed():
 
 SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout", "active_timeout"} | {
     f"tcp_timeout_{s}" for s in ("syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "last_ack",
-                                 "time_wait", "close", "syn_sent2")}
+                                 "time_wait", "close", "syn_sent2")} | {
+    "tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans", "tcp_timeout_max_retrans",
+    "tcp_timeout_unacknowledged"}
 
 
 def test_bad_settings_get_errors_and_change_nothing():
@@ -245,7 +247,10 @@ def test_set_changes_budgets_and_timeouts_live():
                         ("active_timeout", "0"), ("tcp_timeout_syn_sent", "120"), ("tcp_timeout_syn_recv", "60"),
                         ("tcp_timeout_fin_wait", "120"), ("tcp_timeout_close_wait", "60"),
                         ("tcp_timeout_last_ack", "30"), ("tcp_timeout_time_wait", "120"), ("tcp_timeout_close", "10"),
-                        ("tcp_timeout_syn_sent2", "120"), ("tcp_timeout_established", "432000")]:
+                        ("tcp_timeout_syn_sent2", "120"), ("tcp_timeout_established", "432000"),
+                        ("tcp_be_liberal", "on"), ("tcp_be_liberal", "off"), ("tcp_ignore_invalid_rst", "on"),
+                        ("tcp_ignore_invalid_rst", "off"), ("tcp_max_retrans", "5"), ("tcp_timeout_max_retrans", "600"),
+                        ("tcp_timeout_unacknowledged", "0")]:
         check(tel(f"/flowcop/set,{name},{value}").get(name) == value, f"set {name}")
     check(tel("/flowcop/config")["timeout_budget"] == "512", "raised budget not shown")
 

@@ -10,6 +10,7 @@
 #include <conntrack/reason.h>
 #include <packet/flow_key.h>
 #include <packet/verdict.h>
+#include <tcpstate/window.h>
 
 #include <catch2/catch.hpp>
 
@@ -199,6 +200,8 @@ TEST_CASE("/flowcop/stats keeps every key it has always had", "[app][telemetry]"
                                      "packets_tcp_invalid_for_state",
                                      "packets_tcp_no_flow",
                                      "packets_tcp_table_full",
+                                     "packets_tcp_out_of_window",
+                                     "tcp_out_of_window",
                                      "inactivity_cop_pass_duration_count",
                                      "inactivity_cop_pass_duration_sum_ns",
                                      "timeout_lag_count",
@@ -223,6 +226,8 @@ TEST_CASE("/flowcop/stats keeps every key it has always had", "[app][telemetry]"
         keys.push_back(std::string("flows_expired_") + conntrack::reason_name(conntrack::Reason(r)));
     for (unsigned v = 1; v < packet::kVerdictCount; ++v)
         keys.push_back(std::string("packets_") + packet::verdict_name(packet::Verdict(v)));
+    for (unsigned r = 1; r < tcpstate::kWindowReasonCount; ++r)
+        keys.push_back(std::string("tcp_out_of_window_") + tcpstate::window_reason_name(tcpstate::WindowReason(r)));
     for (const std::string& k : keys) {
         INFO(k);
         CHECK(d.count(k) == 1);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,7 +29,8 @@ struct Ep {
 };
 
 // One TCP frame from a to b (IPv4 or IPv6 by the address text), optional VLAN.
-inline std::vector<uint8_t> tcp_frame(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t vlan = 0)
+inline std::vector<uint8_t> tcp_frame(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t vlan = 0,
+                                      uint32_t seq = 1000, uint32_t ack = 0)
 {
     FrameBuilder f;
     if (vlan)
@@ -38,7 +40,7 @@ inline std::vector<uint8_t> tcp_frame(Ep a, Ep b, uint8_t flags, size_t payload 
         f.ipv6({.src = ip6(a.addr), .dst = ip6(b.addr)});
     else
         f.ipv4({.src = ip4(a.addr), .dst = ip4(b.addr)});
-    f.tcp({.sport = a.port, .dport = b.port, .flags = flags});
+    f.tcp({.sport = a.port, .dport = b.port, .seq = seq, .ack = ack, .flags = flags});
     if (payload)
         f.payload(payload);
     return f.build();
@@ -73,9 +75,24 @@ public:
         table->process_burst(&pp, 1, now);
         return p.verdict;
     }
+    // A segment numbered as a real stack numbers it (see next_seq()), so window tracking sees a
+    // plausible conversation: the test writes only flags and payloads.
     void send(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t vlan = 0)
     {
-        send(tcp_frame(a, b, flags, payload, vlan));
+        uint32_t& nxt = next_seq(a, b);
+        const uint32_t ack = (flags & kAck) ? next_seq(b, a) : 0;
+        send(tcp_frame(a, b, flags, payload, vlan, nxt, ack));
+        nxt += uint32_t(payload) + ((flags & kSyn) ? 1u : 0u) + ((flags & kFin) ? 1u : 0u);
+    }
+    // The next sequence number a sends to b: an ISN from the endpoints, advanced by what a sent.
+    uint32_t& next_seq(Ep a, Ep b)
+    {
+        const std::string k =
+            std::string(a.addr) + ":" + std::to_string(a.port) + ">" + b.addr + ":" + std::to_string(b.port);
+        auto it = _next_seq.find(k);
+        if (it == _next_seq.end())
+            it = _next_seq.emplace(k, 1000u + 7919u * a.port + 104729u * b.port).first;
+        return it->second;
     }
     // a opens to b with a full handshake.
     void handshake(Ep a, Ep b)
@@ -123,6 +140,9 @@ public:
 
     std::unique_ptr<conntrack::FlowTable> table;
     uint64_t now = kStart;
+
+private:
+    std::map<std::string, uint32_t> _next_seq;
 };
 
 inline const Ep client{"10.0.0.1", 40000};

@@ -6,6 +6,7 @@
 #include "pcap_reader.h"
 #include "track_script.h"
 
+#include <map>
 #include <string>
 
 namespace flowcop::fuzz {
@@ -21,8 +22,24 @@ struct Ep {
     uint16_t port;
 };
 
+// The next sequence number a sends to b: an ISN from the endpoints, advanced by what a sent, so every
+// seed's segments are numbered as a real stack numbers them and pass window tracking (issue 16).
+uint32_t& next_seq(Ep a, Ep b)
+{
+    static std::map<std::string, uint32_t> next;
+    const std::string k =
+        std::string(a.addr) + ":" + std::to_string(a.port) + ">" + b.addr + ":" + std::to_string(b.port);
+    auto it = next.find(k);
+    if (it == next.end())
+        it = next.emplace(k, 1000u + 7919u * a.port + 104729u * b.port).first;
+    return it->second;
+}
+
 std::vector<uint8_t> tcp(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t vlan = 0, uint16_t vlan2 = 0)
 {
+    uint32_t& nxt = next_seq(a, b);
+    const uint32_t seq = nxt, ack = (flags & 0x10) ? next_seq(b, a) : 0;
+    nxt += uint32_t(payload) + ((flags & 0x02) ? 1u : 0u) + ((flags & 0x01) ? 1u : 0u);
     FrameBuilder f;
     if (vlan)
         f.vlan(vlan, vlan2 ? 0x88a8 : 0x8100);
@@ -32,7 +49,7 @@ std::vector<uint8_t> tcp(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t
         f.ipv6({.src = test::ip6(a.addr), .dst = test::ip6(b.addr)});
     else
         f.ipv4({.src = test::ip4(a.addr), .dst = test::ip4(b.addr)});
-    f.tcp({.sport = a.port, .dport = b.port, .flags = flags});
+    f.tcp({.sport = a.port, .dport = b.port, .seq = seq, .ack = ack, .flags = flags});
     if (payload)
         f.payload(payload);
     return f.build();

@@ -29,6 +29,16 @@ TableModel::TableModel(const conntrack::TableConfig& config, const std::vector<p
     for (size_t s = 0; s < tcpstate::kStateCount; ++s)
         _rules.state_timeout_ns[s] = uint64_t(config.timeouts.effective(tcpstate::State(s))) * kTableSecNs;
     _rules.active_timeout_ns = uint64_t(config.active_timeout_s) * kTableSecNs;
+    const uint32_t caps[tcpstate::kCapCount] = {0, config.timeouts.max_retrans, config.timeouts.unacknowledged,
+                                                config.timeouts.effective(tcpstate::State::close)};
+    for (size_t c = 0; c < tcpstate::kCapCount; ++c)
+        _rules.cap_timeout_ns[c] = caps[c] == 0 ? UINT64_MAX : uint64_t(caps[c]) * kTableSecNs;
+}
+
+uint8_t TableModel::marks(const ModelFlow& f) noexcept
+{
+    return uint8_t((f.reset ? conntrack::FlowRecord::kReset : 0) | (f.killed ? conntrack::FlowRecord::kKilled : 0) |
+                   (f.window.meta.cap << conntrack::FlowRecord::kCapShift));
 }
 
 size_t TableModel::live() const noexcept
@@ -41,9 +51,7 @@ size_t TableModel::live() const noexcept
 
 uint64_t TableModel::deadline(const ModelFlow& f) const noexcept
 {
-    const uint8_t marks =
-        (f.reset ? conntrack::FlowRecord::kReset : 0) | (f.killed ? conntrack::FlowRecord::kKilled : 0);
-    return conntrack::flow_deadline(_rules, marks, f.tcp.state, f.last_seen, [&] { return f.first_seen; });
+    return conntrack::flow_deadline(_rules, marks(f), f.tcp.state, f.last_seen, [&] { return f.first_seen; });
 }
 
 Reason TableModel::reason(const ModelFlow& f, uint64_t now) const noexcept
@@ -52,7 +60,7 @@ Reason TableModel::reason(const ModelFlow& f, uint64_t now) const noexcept
         return Reason::reset;
     if (f.killed)
         return Reason::killed;
-    const uint64_t inactivity = f.last_seen + _rules.state_timeout_ns[static_cast<size_t>(f.tcp.state)];
+    const uint64_t inactivity = f.last_seen + conntrack::inactivity_timeout_ns(_rules, marks(f), f.tcp.state);
     const uint64_t active = f.first_seen + _rules.active_timeout_ns;
     if (_rules.active_timeout_ns != 0 && active <= now && active <= inactivity)
         return Reason::active;
@@ -85,6 +93,8 @@ void TableModel::create(unsigned k, const packet::Packet& p, uint64_t t)
     f.packets[0] = 1;
     f.bytes[0] = p.frame_len;
     f.flags_seen[0] = p.tcp_flags;
+    tcpstate::window_create(tcpstate::FlowRef{f.tcp, f.window.seq, f.window.meta}, tcpstate::segment_of(p),
+                            _config.timeouts);
     ++_created;
     ++_tracked;
 }
@@ -99,15 +109,17 @@ void TableModel::packet(unsigned k, const packet::Packet& p, uint64_t t)
         return;
     }
     if (!f.reset && !f.killed &&
-        conntrack::timeout_deadline(_rules, f.tcp.state, f.last_seen, [&] { return f.first_seen; }) <= t) {
+        conntrack::timeout_deadline(_rules, marks(f), f.tcp.state, f.last_seen, [&] { return f.first_seen; }) <= t) {
         end(f, reason(f, t)); // expiry on arrival
         create(k, p, t);
         return;
     }
     const tcpstate::Dir dir = f.orig_is_lo == p.src_is_lo ? tcpstate::Dir::orig : tcpstate::Dir::reply;
     tcpstate::Tracker tr = f.tcp;
-    const tcpstate::Outcome o =
-        tcpstate::steady(tr, p.tcp_flags) ? tcpstate::Outcome::ok : tcpstate::step(tr, dir, p.tcp_flags);
+    const uint8_t cap_before = f.window.meta.cap;
+    const tcpstate::TrackResult res = tcpstate::track(tcpstate::FlowRef{tr, f.window.seq, f.window.meta}, dir,
+                                                      tcpstate::segment_of(p), _config.window, _config.timeouts);
+    const tcpstate::Outcome o = res.outcome;
     if (o == tcpstate::Outcome::reopen) {
         end(f, (f.reset || f.killed) ? reason(f, t) : Reason::closed);
         create(k, p, t);
@@ -119,6 +131,13 @@ void TableModel::packet(unsigned k, const packet::Packet& p, uint64_t t)
     f.flags_seen[d] |= p.tcp_flags;
     if (o == tcpstate::Outcome::ignored) {
         ++_invalid;
+        return;
+    }
+    if (o == tcpstate::Outcome::out_of_window) {
+        // The oracle rule: an out-of-window segment changes neither the state nor the deadline's inputs.
+        if (tr.state != f.tcp.state || tr.flags != f.tcp.flags || f.window.meta.cap != cap_before)
+            _violation = "an out-of-window segment changed the tracker or the timeout cap";
+        ++_out_of_window;
         return;
     }
     ++_tracked;
@@ -214,6 +233,7 @@ std::string TableModel::resync(const conntrack::FlowTable& table)
         f.killed = s.killed;
         f.first_seen = s.first_seen_ns;
         f.last_seen = s.last_seen_ns;
+        f.window = s.window.tcp;
         for (int d = 0; d < 2; ++d) {
             f.packets[d] = s.packets[d];
             f.bytes[d] = s.bytes[d];
@@ -221,7 +241,7 @@ std::string TableModel::resync(const conntrack::FlowTable& table)
         }
     }
     _base = table.counters();
-    _created = _tracked = _invalid = _no_flow = 0;
+    _created = _tracked = _invalid = _no_flow = _out_of_window = 0;
     _expired = {};
     _unpredicted = false;
     return "";
@@ -235,7 +255,12 @@ std::string TableModel::check(const conntrack::FlowTable& table)
     if (_unpredicted || c.early_drop_attempts != _base.early_drop_attempts ||
         c.probe_window_full != _base.probe_window_full || c.tcp_table_full != _base.tcp_table_full)
         return resync(table);
+    if (!_violation.empty())
+        return _violation;
     auto moved = [](uint64_t now, uint64_t before) { return now - before; };
+    if (moved(c.out_of_window_total(), _base.out_of_window_total()) != _out_of_window)
+        return "tcp out of window " + n2s(moved(c.out_of_window_total(), _base.out_of_window_total())) +
+               ", the model " + n2s(_out_of_window);
     if (moved(c.flows_created, _base.flows_created) != _created)
         return "flows created " + n2s(moved(c.flows_created, _base.flows_created)) + ", the model " + n2s(_created);
     if (moved(c.tcp_tracked, _base.tcp_tracked) != _tracked || moved(c.tcp_invalid, _base.tcp_invalid) != _invalid ||
@@ -261,6 +286,8 @@ std::string TableModel::check(const conntrack::FlowTable& table)
                    tcpstate::state_name(f.tcp.state);
         if (s.orig_is_lo != f.orig_is_lo || s.reset != f.reset || s.killed != f.killed)
             return who + "direction or marks differ";
+        if (s.cap != f.window.meta.timeout_cap() || std::memcmp(&s.window.tcp, &f.window, sizeof f.window) != 0)
+            return who + "window tracking's state or timeout cap differs";
         if (s.first_seen_ns != f.first_seen || s.last_seen_ns != f.last_seen)
             return who + "first/last seen " + n2s(s.first_seen_ns) + "/" + n2s(s.last_seen_ns) + ", the model " +
                    n2s(f.first_seen) + "/" + n2s(f.last_seen);

@@ -13,6 +13,8 @@
 
 #include <conntrack/flow_table.h>
 #include <packet/packet.h>
+#include <tcpstate/segment.h>
+#include <tcpstate/window.h>
 
 #include "table_script.h"
 
@@ -31,6 +33,7 @@ struct ModelFlow {
     uint64_t first_seen = 0, last_seen = 0;
     uint64_t packets[2] = {}, bytes[2] = {};
     uint8_t flags_seen[2] = {};
+    tcpstate::WindowState window{}; // window tracking (tcpstate::track), as the record keeps it
 };
 
 class TableModel {
@@ -54,6 +57,7 @@ public:
     size_t live() const noexcept;
 
 private:
+    static uint8_t marks(const ModelFlow& f) noexcept; // the record flags the deadline reads
     uint64_t deadline(const ModelFlow& f) const noexcept;
     conntrack::Reason reason(const ModelFlow& f, uint64_t now) const noexcept;
     void end(ModelFlow& f, conntrack::Reason r);
@@ -68,10 +72,11 @@ private:
     const std::vector<packet::FlowKey>& _keys;
     std::vector<ModelFlow> _flows;
     // What the model expects the table's counters to have moved by since the last check.
-    uint64_t _created = 0, _tracked = 0, _invalid = 0, _no_flow = 0;
+    uint64_t _created = 0, _tracked = 0, _invalid = 0, _no_flow = 0, _out_of_window = 0;
     std::array<uint64_t, conntrack::kReasonCount> _expired{};
     conntrack::Counters _base; // the table's counters at the last check
     bool _unpredicted = false; // this step created a flow the model could not place (table full)
+    std::string _violation;    // an oracle rule a packet broke (reported by the next check)
 };
 
 } // namespace flowcop::fuzz

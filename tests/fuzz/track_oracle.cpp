@@ -68,14 +68,14 @@ Oracle::Flows Oracle::take_snapshot()
 
 uint64_t Oracle::deadline(const FlowSnapshot& f) const
 {
-    const uint64_t inactivity = f.last_seen_ns + uint64_t(_timeouts.effective(f.state)) * kSecNs;
+    const uint64_t inactivity = f.last_seen_ns + uint64_t(tcpstate::capped_timeout(_timeouts, f.state, f.cap)) * kSecNs;
     const uint64_t active = _active_ns ? f.first_seen_ns + _active_ns : 0;
     return active != 0 && active < inactivity ? active : inactivity;
 }
 
 Reason Oracle::timeout_reason(const FlowSnapshot& f, uint64_t t) const
 {
-    const uint64_t inactivity = f.last_seen_ns + uint64_t(_timeouts.effective(f.state)) * kSecNs;
+    const uint64_t inactivity = f.last_seen_ns + uint64_t(tcpstate::capped_timeout(_timeouts, f.state, f.cap)) * kSecNs;
     if (_active_ns && f.first_seen_ns + _active_ns <= t && f.first_seen_ns + _active_ns <= inactivity)
         return Reason::active;
     return tcpstate::expiry_is_closed(f.state) ? Reason::closed : Reason::inactivity;
@@ -119,8 +119,10 @@ void Oracle::commit(Flows&& s1)
     if (by_verdict != _frames)
         fail("packets by verdict " + std::to_string(by_verdict) + " != frames fed " + std::to_string(_frames));
     const uint64_t tcp = c.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)];
-    if (c.tcp_tracked + c.tcp_invalid + c.tcp_no_flow + c.tcp_table_full != tcp)
-        fail("tracked + invalid + no_flow + table_full != TCP packets");
+    if (c.tcp_tracked + c.tcp_invalid + c.tcp_no_flow + c.tcp_table_full + c.out_of_window_total() != tcp)
+        fail("tracked + invalid + no_flow + table_full + out_of_window != TCP packets");
+    if (c.tcp_out_of_window[static_cast<unsigned>(tcpstate::WindowReason::none)] != 0)
+        fail("a packet counted out of window for no reason");
     if (c.cop_lock_failures != 0)
         fail("a cop lock failure with no reader holding a shard");
     for (const FlowSnapshot& f : s1.v) {
@@ -249,6 +251,40 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
         fail("more evictions than early-drop attempts");
 
     Flows s1 = take_snapshot();
+    // Window tracking (issue 16): a key with one packet in the burst, whose flow was live and not
+    // past its deadline, gets tcpstate::track()'s verdict on a copy of the flow's state; when that is
+    // out of window, the flow must have changed in nothing but its packet and byte counts (state,
+    // tracker bits, last_seen, deadline and timeout cap as they were).
+    std::map<packet::FlowKey, unsigned, KeyLess> count;
+    for (unsigned i = 0; i < n; ++i)
+        if (pkts[i]->verdict == packet::Verdict::tcp)
+            ++count[pkts[i]->key];
+    uint64_t predicted_out = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        const packet::Packet& p = *pkts[i];
+        if (p.verdict != packet::Verdict::tcp || count[p.key] != 1)
+            continue;
+        const FlowSnapshot* f = _flows.find(p.key);
+        if (!f || f->reset || f->killed || times[i] >= deadline(*f))
+            continue;
+        tcpstate::Tracker tr = f->tcp;
+        conntrack::WindowSpan w = f->window;
+        const tcpstate::Dir dir = f->orig_is_lo == p.src_is_lo ? tcpstate::Dir::orig : tcpstate::Dir::reply;
+        const tcpstate::TrackResult r = tcpstate::track(tcpstate::FlowRef{tr, w.tcp.seq, w.tcp.meta}, dir,
+                                                        tcpstate::segment_of(p), _policy, _timeouts);
+        if (r.outcome != tcpstate::Outcome::out_of_window)
+            continue;
+        ++predicted_out;
+        const FlowSnapshot* g = s1.find(p.key);
+        const unsigned d = static_cast<unsigned>(dir);
+        if (!g || g->first_seen_ns != f->first_seen_ns || g->state != f->state || g->tcp.flags != f->tcp.flags ||
+            g->last_seen_ns != f->last_seen_ns || g->deadline_ns != f->deadline_ns || g->cap != f->cap ||
+            g->packets[d] != f->packets[d] + 1)
+            fail(std::string("an out-of-window segment (") + tcpstate::window_reason_name(r.reason) +
+                 ") changed its flow's state or deadline");
+    }
+    if (_c1.out_of_window_total() - _c.out_of_window_total() < predicted_out)
+        fail("fewer segments counted out of window than track() refuses");
     uint64_t untouched_gone = 0;
     for (const FlowSnapshot& f : _flows.v) {
         const FlowSnapshot* g = s1.find(f.key);

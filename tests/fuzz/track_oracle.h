@@ -6,9 +6,14 @@
 //
 // What it checks (the first broken rule is kept in failure(); the driver stops there):
 // - always: flows created == sum of flows expired + flows in the table (walked, not counted);
-//   never more than capacity; packets by verdict add up to the frames fed, and the four TCP
-//   outcomes to the TCP verdict; every flow has first_seen <= last_seen <= now, a real state, and,
-//   unless RST- or kill-marked, the deadline min(last_seen + timeout(state), first_seen + active);
+//   never more than capacity; packets by verdict add up to the frames fed; every flow has
+//   first_seen <= last_seen <= now, a real state, and,
+//   unless RST- or kill-marked, the deadline min(last_seen + capped_timeout(state, cap), first_seen +
+//   active); the five TCP outcomes (out of window summed over its reasons) add up to the TCP verdict.
+// - window tracking: a key with a single packet in a burst whose flow was live gets tcpstate::track()'s
+//   verdict on a copy of the flow's state; an out-of-window one must leave the flow's state, tracker
+//   bits, last_seen, deadline and timeout cap as they were (only its packet count moves), and the
+//   table must count at least those as out of window.
 //   the cop never counts a lock failure (nothing else holds a shard here).
 // - a burst: exact per-verdict counts; no reset/killed/shutdown expiry; a flow whose key got no
 //   packet is unchanged, or was evicted, and only unassured flows are evicted; flows appear only
@@ -34,6 +39,8 @@
 
 #include <conntrack/flow_table.h>
 #include <packet/packet.h>
+#include <tcpstate/segment.h>
+#include <tcpstate/window.h>
 
 #include <cstdint>
 #include <string>
@@ -83,6 +90,7 @@ private:
     conntrack::FlowTable& _table;
     uint32_t _capacity;
     tcpstate::Timeouts _timeouts;
+    tcpstate::WindowPolicy _policy; // the table's (TableConfig's default)
     uint64_t _active_ns;
     uint64_t _now = 0;
     uint64_t _frames = 0;

@@ -34,7 +34,9 @@ from hostile import harness  # noqa: E402
 
 SECRET = "flowcop-exposure-sentinel-5d1c"
 SETTABLE_PREFIXES = ("tcp_timeout_",)
-SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout", "active_timeout"}
+SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout", "active_timeout",
+            # TCP window tracking's policy: how strictly segments are checked, never a path or an address
+            "tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans"}
 
 
 def port_of(url):
@@ -174,7 +176,7 @@ def check_commands(tap, fc, tmp):
            "no command changed flowcop's flows or counters")
     tap.ok(isinstance(bad_set, dict) and "error" in bad_set and settable and
            all(n in SETTABLE or n.startswith(SETTABLE_PREFIXES) for n in settable),
-           "/flowcop/set refuses a path; what it can set is timeouts and budgets only", bad_set)
+           "/flowcop/set refuses a path; what it can set is timeouts, budgets and window tracking's policy only", bad_set)
 
 
 def main():

@@ -43,9 +43,8 @@ struct Flow {
     tcpstate::Tracker tracker;
     tcpstate::WindowSeq seq{};
     tcpstate::WindowMeta meta{};
-    tcpstate::WindowCold cold{};
     bool orig_is_lo = false;
-    tcpstate::FlowRef ref() { return {tracker, seq, meta, cold}; }
+    tcpstate::FlowRef ref() { return {tracker, seq, meta}; }
 };
 
 // netfilter creates a conntrack only from a SYN, or (loose) from an ACK-class segment.

@@ -20,7 +20,6 @@ using flowcop::tcpstate::Segment;
 using flowcop::tcpstate::Seq;
 using flowcop::tcpstate::Timeouts;
 using flowcop::tcpstate::TrackResult;
-using flowcop::tcpstate::WindowCold;
 using flowcop::tcpstate::WindowMeta;
 using flowcop::tcpstate::WindowPolicy;
 using flowcop::tcpstate::WindowReason;
@@ -38,11 +37,10 @@ struct Wflow {
     Tracker tracker;
     WindowSeq seq{};
     WindowMeta meta{};
-    WindowCold cold{};
     WindowPolicy policy{};
     Timeouts timeouts = Timeouts::netfilter_defaults();
 
-    FlowRef ref() { return FlowRef{tracker, seq, meta, cold}; }
+    FlowRef ref() { return FlowRef{tracker, seq, meta}; }
     // The first packet of the flow, loose pickup on.
     void create(const Segment& s)
     {

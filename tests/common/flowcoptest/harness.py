@@ -12,8 +12,8 @@ check_invariants() holds for every run that exits 0, whatever was replayed:
     closes the one open flow of its key, and no key has two open flows at once;
   - the summary agrees with itself (created == ended == sum over reasons, 0 active, packets ==
     sum by verdict, events written == lines in the file, none dropped) and with the event log
-    (per reason), and per-flow packet counts add up to the TCP packets the tracker accepted
-    (tracked + invalid for state);
+    (per reason), and per-flow packet counts add up to the TCP packets that reached a flow
+    (tracked, invalid for state, out of window);
   - the last scrape, taken while flowcop still ran, agrees with the summary: created per lcore,
     each non-shutdown reason, and shutdown == what was still active then.
   - events written + dropped == produced, and no flow ended by a timeout before its deadline
@@ -150,8 +150,10 @@ def parse_summary(stderr):
     m = re.search(r"^  by verdict:(.*)$", stderr, re.M)
     toks = m.group(1).split() if m else []
     s["verdict"] = {toks[i]: int(toks[i + 1]) for i in range(0, len(toks) - 1, 2)}
-    m = re.search(r"^  tcp: (\d+) invalid for state, (\d+) could not start a flow, (\d+) refused", stderr, re.M)
-    s["tcp_invalid"], s["tcp_no_flow"], s["tcp_table_full"] = (int(x) for x in m.groups()) if m else (None,) * 3
+    m = re.search(r"^  tcp: (\d+) invalid for state, (\d+) out of window, (\d+) could not start a flow, (\d+) refused",
+                  stderr, re.M)
+    s["tcp_invalid"], s["tcp_out_of_window"], s["tcp_no_flow"], s["tcp_table_full"] = \
+        (int(x) for x in m.groups()) if m else (None,) * 4
     m = re.search(r"^  flows: (\d+) created, (\d+) active, (\d+) ended:(.*)$", stderr, re.M)
     if m:
         s["created"], s["active"], s["ended"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -361,10 +363,11 @@ def _check_run(tap, res, label):
     tap.eq((s.get("events_written"), s.get("events_dropped"), s.get("events_errors")), (len(res.events), 0, 0),
            p + "summary: every event was written, none dropped")
     tcp = s["verdict"].get("tcp", 0)
-    tracked = tcp - s["tcp_invalid"] - s["tcp_no_flow"] - s["tcp_table_full"]
+    reached = tcp - s["tcp_no_flow"] - s["tcp_table_full"]  # tracked + invalid for state + out of window
+    tracked = reached - s["tcp_invalid"] - s["tcp_out_of_window"]
     flow_pkts = sum(e["packets_orig"] + e["packets_reply"] for e in res.destroys())
-    tap.eq(flow_pkts, tracked + s["tcp_invalid"],
-           p + "per-flow packets summed == TCP packets that reached a flow (tracked + invalid for state)")
+    tap.eq(flow_pkts, reached,
+           p + "per-flow packets summed == TCP packets that reached a flow (tracked, invalid for state, out of window)")
     bad_t = [e for e in res.destroys() if not (e["first_seen"] <= e["last_seen"] <= e["time"])]
     tap.ok(not bad_t, p + "first_seen <= last_seen <= time for every destroyed flow", bad_t[:3])
     m = res.metrics
@@ -397,6 +400,8 @@ def _check_run(tap, res, label):
     tap.eq(results, s["received"], p + "metrics: packets by result add up to packets received")
     tap.eq(int(metric(m, "flowcop_packets_total", result="tracked")), tracked,
            p + "metrics: tracked TCP packets match the summary")
+    tap.eq(int(metric(m, "flowcop_packets_total", result="tcp_out_of_window")), s["tcp_out_of_window"],
+           p + "metrics: out-of-window TCP packets match the summary")
     tap.eq(int(metric(m, "flowcop_port_rx_packets_total")), s["received"],
            p + "metrics: port rx packets match the summary")
 
@@ -416,13 +421,23 @@ def parse_config(stderr):
 
 
 def state_timeouts_us(config):
-    """{'ESTABLISHED': microseconds, ...}: each state's inactivity timeout as the running flowcop
-    applies it (tcp_timeout_<state>, or default_inactivity_timeout when that is 0)."""
+    """{'ESTABLISHED': microseconds, ...}: the earliest a TCP flow in each state may end by inactivity.
+    That is the state's timeout as the running flowcop applies it (tcp_timeout_<state>, or
+    default_inactivity_timeout when that is 0), lowered to the smallest timeout cap TCP window
+    tracking may put on a flow (lib/tcpstate/window.h): tcp_timeout_max_retrans,
+    tcp_timeout_unacknowledged (0 = no cap) and the CLOSE timeout (an in-window RST that is not exact).
+    A destroy event does not say which cap a flow had, so this is the floor of all of them."""
     default = int(config["default_inactivity_timeout"])
+    caps = ("max_retrans", "unacknowledged")
     out = {}
     for k, v in config.items():
-        if k.startswith("tcp_timeout_"):
+        if k.startswith("tcp_timeout_") and k[len("tcp_timeout_"):] not in caps:
             out[k[len("tcp_timeout_"):].upper()] = (int(v) or default) * 1_000_000
+    floor = [out["CLOSE"]] if "CLOSE" in out else []
+    floor += [int(config["tcp_timeout_" + c]) * 1_000_000 for c in caps
+              if int(config.get("tcp_timeout_" + c, 0) or 0) > 0]
+    if floor:
+        out = {state: min([t] + floor) for state, t in out.items()}
     return out
 
 

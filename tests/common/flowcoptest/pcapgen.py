@@ -52,8 +52,23 @@ def v6_tuple(i):
     return V6_CLIENT, 41000 + i, V6_SERVER, 443
 
 
-# The frames are pcaplib's, with this capture's fixed choices: every tag 802.1Q, no DF bit,
-# sequence 1000 and acknowledgement 2000, no padding to 60 bytes.
+# The frames are pcaplib's, with this capture's fixed choices: every tag 802.1Q, no DF bit, no
+# padding to 60 bytes, and TCP segments numbered as real stacks number them (flowcop checks each
+# against its flow's window, as netfilter does): a connection's first sender starts at sequence
+# 1000, the other end at 2000, each advances by its payload, SYN and FIN, and an ACK acknowledges
+# everything the other end sent. Segments outside a connection (the malformed class) carry 1000/2000.
+_next_seq = {}
+
+
+def _numbered(src, sport, dst, dport, flags, data):
+    """(seq, ack) of the next segment from src:sport to dst:dport, and advances that direction."""
+    fwd, rev = (src, sport, dst, dport), (dst, dport, src, sport)
+    if fwd not in _next_seq:
+        _next_seq[fwd] = 2000 if rev in _next_seq else 1000
+    seq = _next_seq[fwd]
+    ack = _next_seq.get(rev, 2000)
+    _next_seq[fwd] = seq + len(data) + (1 if flags & SYN else 0) + (1 if flags & FIN else 0)
+    return seq, ack
 def eth(payload, ethertype, vlans=()):
     return pcaplib.ether(payload, ethertype, vlans, src=MAC_B, dst=MAC_A, tpids=[ETH_VLAN] * len(vlans))
 
@@ -67,17 +82,20 @@ def ipv6(src, dst, nh, payload, plen=None):
     return pcaplib.ipv6(src, dst, nh, payload, payload_length=plen)
 
 
-def tcp(src, dst, sport, dport, flags, data=b"", offset_words=5):
-    return pcaplib.tcp_segment(src, dst, sport, dport, flags, seq=1000, ack=2000, payload=data,
+def tcp(src, dst, sport, dport, flags, data=b"", offset_words=5, seq=1000, ack=2000):
+    return pcaplib.tcp_segment(src, dst, sport, dport, flags, seq=seq, ack=ack, payload=data,
                                data_offset=offset_words)
 
 
 def tcp4(src, sport, dst, dport, flags, data=b""):
-    return eth(ipv4(src, dst, 6, tcp(src, dst, sport, dport, flags, data)), ETH_IPV4)
+    seq, ack = _numbered(src, sport, dst, dport, flags, data)
+    return eth(ipv4(src, dst, 6, tcp(src, dst, sport, dport, flags, data, seq=seq, ack=ack)), ETH_IPV4)
 
 
 def tcp6(src, sport, dst, dport, flags, data=b""):
-    return eth(ipv6(src, dst, 6, tcp(src, dst, sport, dport, flags, data)), ETH_IPV6, vlans=(VLAN,))
+    seq, ack = _numbered(src, sport, dst, dport, flags, data)
+    return eth(ipv6(src, dst, 6, tcp(src, dst, sport, dport, flags, data, seq=seq, ack=ack)), ETH_IPV6,
+               vlans=(VLAN,))
 
 
 def udp4(src, dst, sport=5353, dport=53):
@@ -113,6 +131,7 @@ def _malformed():
 
 def frames():
     """The capture as a list of (time in microseconds, frame bytes)."""
+    _next_seq.clear()
     out = []
     for i in range(ESTABLISHED_V4):
         c, cp, s, sp = v4_tuple(i)
@@ -160,6 +179,7 @@ def _count_packets():
         "tcp_invalid_for_state": 1,
         "tcp_no_flow": STRAY_RST + NO_FLAGS,
         "tcp_table_full": 0,
+        "tcp_out_of_window": 0,  # every segment is numbered as a real stack numbers it
         "udp": 3 + 1,
         "icmp": 2,
         "icmp_error": 1,
