@@ -4,8 +4,10 @@
 // fills the rings from it) and the tests share one definition. Safe on any thread.
 //
 // What the pool must hold. flowcop creates one pool at start and never grows it. Each port gets
-// one RX and one TX queue per lcore at most (port_plan.h); every RX descriptor holds an mbuf while
-// the port runs and every TX descriptor may hold one until it is sent (inline mode). Each lcore
+// one RX and one TX queue per lcore at most, or the RX queues its device made itself (port_plan.h;
+// ports.h's planned_extra_mbufs() adds those and the handoff rings' mbufs to the `extra` the
+// service passes); every RX descriptor holds an mbuf while the port runs and every TX descriptor
+// may hold one until it is sent (inline mode). Each lcore
 // keeps up to 1.5 x its mempool cache (256) plus the bursts it is working on. Beyond that a spare
 // keeps a pool at its minimum from running dry the moment every ring and cache is full (which
 // flowcop_port_rx_nombuf_total would count). A device may need more: DPDK's pcap vdev with

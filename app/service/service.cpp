@@ -15,6 +15,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_random.h>
 
 #include <chrono>
 #include <cstdio>
@@ -147,6 +148,7 @@ Service::~Service()
     _exporter.reset();
     _ipfix.reset();
     _workers.clear();
+    _handoff.reset();
     _tables.clear();
     if (_flowgen)
         _flowgen->stop();
@@ -168,7 +170,11 @@ StartError Service::start()
     const uint16_t ports = rte_eth_dev_count_avail() + (_opt.flowgen.empty() ? 0 : 1);
     // The synthetic port holds up to its RX ring, its TX ring and a burst of
     // mbufs from the same pool, on top of what the real queues need.
-    const unsigned extra = _opt.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    uint64_t extra = _opt.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    // What the ownership plan adds: handoff rings full of packets, queues a device brings beyond one per lcore.
+    extra += planned_extra_mbufs(_opt, !_opt.flowgen.empty(), lcores, error);
+    if (!error.empty())
+        return {1, "flowcop: " + error};
     uint64_t mbufs = 0;
     if (std::string e = resolve_mbufs(_opt.mbufs, ports, lcores, extra, mbufs); !e.empty())
         return {2, format_flag_error("--mbufs", e)};
@@ -199,6 +205,14 @@ StartError Service::start()
                                                 "(DPDK's pcap vdev and --flowgen do)")};
 
     const unsigned n_workers = unsigned(_plan.workers.size());
+    if (_plan.handoff()) {
+        std::vector<int> sockets;
+        for (const WorkerPlan& w : _plan.workers)
+            sockets.push_back(int(rte_lcore_to_socket_id(w.lcore)));
+        _handoff = HandoffRings::create(sockets, error);
+        if (!_handoff)
+            return {1, "flowcop: " + error};
+    }
     if (!_opt.events_path.empty() || !_opt.ipfix.empty()) {
         _stream = events::Stream::create(n_workers, error);
         if (!_stream)
@@ -223,6 +237,7 @@ StartError Service::start()
     ws.fire_budget = _opt.timeout_budget;
     ws.visit_budget_factor = _opt.visit_budget_factor;
     ws.vlan_key = _opt.vlan_key;
+    const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
     for (unsigned w = 0; w < n_workers; ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         conntrack::TableConfig tc;
@@ -242,7 +257,12 @@ StartError Service::start()
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};
         if (_stream)
             table->set_events(&_stream->producer(w));
-        auto worker = Worker::create(_plan.workers[w], *table, _clock, ts, ws, error);
+        WorkerPlace place;
+        place.index = w;
+        place.peer = _plan.peer;
+        place.handoff = _handoff.get();
+        place.owner_seed = owner_seed;
+        auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};
         _tables.push_back(std::move(table));

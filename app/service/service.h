@@ -96,6 +96,7 @@ private:
     std::unique_ptr<events::Writer> _events;
     std::unique_ptr<ipfix::Exporter> _ipfix;
     std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
+    std::unique_ptr<HandoffRings> _handoff; // the handoff plan's rings (nullptr under the others)
     std::vector<std::unique_ptr<Worker>> _workers;
     StatsView _view;
     std::unique_ptr<Exporter> _exporter;

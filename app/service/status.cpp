@@ -94,13 +94,19 @@ void StatusLine::finish()
 
 void print_startup(const Options& o, const PortPlan& plan, rte_mempool* pool, const std::string& metrics_url)
 {
-    std::fprintf(stderr, "flowcop: %s mode, %s clock, %zu worker lcore(s)%s\n",
+    std::fprintf(stderr, "flowcop: %s mode, %s clock, %zu worker lcore(s)\n",
                  o.mode == Mode::monitor ? "monitor" : "inline", o.clock == ClockSource::tsc ? "tsc" : "packet",
-                 plan.workers.size(), plan.rss ? " with symmetric RSS" : "");
-    for (const WorkerPlan& w : plan.workers)
+                 plan.workers.size());
+    std::fprintf(stderr, "flowcop: ownership plan %s (%s): %s\n", plan_name(plan.kind), reason_name(plan.reason),
+                 plan.why.c_str());
+    for (const WorkerPlan& w : plan.workers) {
         for (const RxQueueRef& q : w.rx)
             std::fprintf(stderr, "flowcop:   lcore %u polls port %u (%s) queue %u\n", w.lcore, q.port,
                          plan.port_name(q.port).c_str(), q.queue);
+        if (w.rx.empty())
+            std::fprintf(stderr, "flowcop:   lcore %u polls no queue: it tracks the packets handed off to it\n",
+                         w.lcore);
+    }
     // --mbufs auto resolved: what the pool holds and the memory it took (mbuf_pool.h).
     if (pool != nullptr) {
         size_t bytes = 0;

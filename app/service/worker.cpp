@@ -16,10 +16,15 @@ namespace flowcop::app {
 using stats::bump;
 using stats::store_relaxed;
 
-std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock,
-                                       TimestampField ts, const WorkerSettings& settings, std::string& error)
+std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table,
+                                       const TscClock& clock, TimestampField ts, const WorkerSettings& settings,
+                                       std::string& error)
 {
-    std::unique_ptr<Worker> w(new Worker(plan, table, clock, ts, settings));
+    std::unique_ptr<Worker> w(new Worker(plan, place, table, clock, ts, settings));
+    if (place.handoff != nullptr) {
+        w->_outbox.assign(size_t(place.handoff->workers()) * kBurst, nullptr);
+        w->_outbox_size.assign(place.handoff->workers(), 0);
+    }
     const std::string name = "flowcop_mbox" + std::to_string(plan.lcore);
     w->_mailbox = rte_ring_create(name.c_str(), 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
     if (w->_mailbox == nullptr) {
@@ -50,6 +55,8 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         const uint64_t tsc = rte_rdtsc();
         for (const RxQueueRef& q : _plan.rx)
             poll(q, tsc);
+        if (_place.handoff != nullptr)
+            take_handoffs(tsc);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
         // A packet clock that has seen no packet yet has no time: nothing can be due.
@@ -59,6 +66,8 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         if (_table.rebase_pending())
             _table.rebase_step(kRebaseSlice);
     }
+    if (_place.handoff != nullptr)
+        finish_handoffs();
     drain_mailbox();
     _table.destroy_all(now_ns(), conntrack::Reason::shutdown);
 }
@@ -71,7 +80,11 @@ void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
         return;
     store_relaxed(_stats.last_rx_tsc, tsc);
     bump(_stats.rx_packets, uint64_t(n));
+    handle(mbufs, n, tsc, &q);
+}
 
+void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept
+{
     packet::Packet pkts[kBurst];
     const packet::Packet* ptrs[kBurst];
     for (uint16_t i = 0; i < n; ++i)
@@ -83,38 +96,60 @@ void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
     if (_settings.vlan_key != packet::VlanKey::both) [[unlikely]]
         for (uint16_t i = 0; i < n; ++i)
             packet::apply_vlan_key(pkts[i], _settings.vlan_key);
-    if (_settings.clock == ClockSource::packet) {
-        // Replay: each packet at its own time, and the cop runs wherever the
-        // timeline crosses a check instant, as it would have on the wire —
-        // not once per read with the read's latest timestamp.
-        uint64_t times[kBurst];
-        unsigned start = 0;
-        for (uint16_t i = 0; i < n; ++i) {
-            if (!_packet_clock.observe(mbufs[i]))
-                bump(_stats.no_timestamp);
-            times[i] = _packet_clock.now_ns();
-            if (times[i] >= _next_cop_ns && times[i] != 0 && _next_cop_ns != 0) {
-                _table.process_burst(ptrs + start, i - start, times + start);
-                run_cop(times[i]);
+    if (_place.handoff != nullptr && rx != nullptr) {
+        n = hand_off(mbufs, ptrs, n, rx->port);
+        if (n == 0)
+            return;
+    }
+    track(mbufs, ptrs, n, tsc);
+    if (_settings.mode != Mode::inline_fwd) {
+        rte_pktmbuf_free_bulk(mbufs, n);
+    } else if (rx != nullptr) {
+        forward(mbufs, n, rx->tx_port);
+    } else {
+        // Handed-off packets may come from several ports: forward each run of one port's packets.
+        uint16_t start = 0;
+        for (uint16_t i = 1; i <= n; ++i)
+            if (i == n || mbufs[i]->port != mbufs[start]->port) {
+                forward(mbufs + start, i - start, _place.peer[mbufs[start]->port]);
                 start = i;
             }
-        }
-        _table.process_burst(ptrs + start, n - start, times + start);
-        if (_next_cop_ns == 0) // the first packets: start the cop's schedule from them
-            _next_cop_ns = times[0] + _settings.check_interval_ns;
-    } else {
-        _table.process_burst(ptrs, n, _clock.ns_from_tsc(tsc));
     }
+}
 
-    if (_settings.mode == Mode::inline_fwd) {
-        const uint16_t sent = rte_eth_tx_burst(q.tx_port, q.tx_queue, mbufs, n);
-        bump(_stats.tx_packets, uint64_t(sent));
-        if (sent < n) {
-            bump(_stats.tx_dropped, uint64_t(n - sent));
-            rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
+void Worker::track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept
+{
+    if (_settings.clock != ClockSource::packet) {
+        _table.process_burst(ptrs, n, _clock.ns_from_tsc(tsc));
+        return;
+    }
+    // Replay: each packet at its own time, and the cop runs wherever the
+    // timeline crosses a check instant, as it would have on the wire —
+    // not once per read with the read's latest timestamp.
+    uint64_t times[kBurst];
+    unsigned start = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+        if (!_packet_clock.observe(mbufs[i]))
+            bump(_stats.no_timestamp);
+        times[i] = _packet_clock.now_ns();
+        if (times[i] >= _next_cop_ns && times[i] != 0 && _next_cop_ns != 0) {
+            _table.process_burst(ptrs + start, i - start, times + start);
+            run_cop(times[i]);
+            start = i;
         }
-    } else {
-        rte_pktmbuf_free_bulk(mbufs, n);
+    }
+    _table.process_burst(ptrs + start, n - start, times + start);
+    if (_next_cop_ns == 0) // the first packets: start the cop's schedule from them
+        _next_cop_ns = times[0] + _settings.check_interval_ns;
+}
+
+void Worker::forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept
+{
+    const uint16_t sent = rte_eth_tx_burst(tx_port, _plan.tx_queue, mbufs, n);
+    bump(_stats.tx_packets, uint64_t(sent));
+    if (sent < n) {
+        bump(_stats.tx_dropped, uint64_t(n - sent));
+        rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
     }
 }
 

@@ -3,14 +3,21 @@
 //
 // Each turn: for every RX queue the lcore owns, one burst of up to kBurst
 // packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
-// costs nothing) -> FlowTable::process_burst (the flow table) -> forward
-// (inline) or free (monitor). Then, between bursts: the inactivity cop when it
-// is due, the control-plane mailbox, and a slice of a pending rebase sweep.
+// costs nothing) -> [handoff plan: pass the packets of flows another worker owns to
+// it, worker_handoff.cpp] -> FlowTable::process_burst (the flow table) -> forward
+// (inline) or free (monitor). Under the handoff plan it then takes up to a burst
+// from each ring that feeds it and tracks and forwards those the same way. Then,
+// between bursts: the inactivity cop when it is due, the control-plane mailbox, and
+// a slice of a pending rebase sweep. Under the other plans (rss, single_lcore) the
+// handoff costs one predictable branch per burst.
 //
 // The cop runs every check interval. When a budget stops a pass with work left,
 // the next pass is scheduled kCopRetryNs (1 ms) later — not immediately, which
 // would starve RX (the seed's schedule_imm trap), and not a whole interval
 // later, which would delay every tick queued behind the over-full bucket.
+//
+// Inline mode forwards every packet once, from the worker that tracked it, on that
+// worker's own TX queue of the pair port (port_plan.h), in the order it tracked them.
 //
 // Nothing on this path allocates, locks a contended lock, logs or makes a
 // syscall. WorkerStats (worker_stats.h) are single-writer fields read by other threads.
@@ -18,6 +25,7 @@
 
 #include "clock.h"
 #include "commands.h"
+#include "handoff.h"
 #include "options.h"
 #include "ports.h"
 #include "worker_stats.h"
@@ -30,6 +38,7 @@
 #include <string>
 #include <vector>
 
+struct rte_mbuf;
 struct rte_ring;
 
 namespace flowcop::app {
@@ -47,10 +56,19 @@ struct WorkerSettings {
     packet::VlanKey vlan_key = packet::VlanKey::both; // applied to every parsed packet and to kills
 };
 
+// Where a worker sits among the others (port_plan.h, handoff.h).
+struct WorkerPlace {
+    unsigned index = 0;              // in PortPlan::workers
+    std::vector<uint16_t> peer;      // PortPlan::peer: where inline mode forwards each port's packets
+    HandoffRings* handoff = nullptr; // the handoff plan's rings; nullptr under the other plans
+    uint64_t owner_seed = 0;         // flow_owner.h
+};
+
 class Worker {
 public:
-    static std::unique_ptr<Worker> create(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock,
-                                          TimestampField ts, const WorkerSettings& settings, std::string& error);
+    static std::unique_ptr<Worker> create(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table,
+                                          const TscClock& clock, TimestampField ts, const WorkerSettings& settings,
+                                          std::string& error);
     ~Worker();
 
     // The lcore body: loops until `quit`, then ends every open flow (reason shutdown).
@@ -65,11 +83,20 @@ public:
     const WorkerStats& stats() const noexcept { return _stats; }
 
 private:
-    Worker(const WorkerPlan& plan, conntrack::FlowTable& table, const TscClock& clock, TimestampField ts,
-           const WorkerSettings& settings) noexcept
-        : _plan(plan), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
+    Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
+           TimestampField ts, const WorkerSettings& settings) noexcept
+        : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
     {}
     void poll(const RxQueueRef& q, uint64_t tsc) noexcept;
+    // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
+    // packets taken from a handoff ring (forwarded by their mbuf's port).
+    void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
+    void track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
+    void forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept;
+    // worker_handoff.cpp: the handoff plan's two halves.
+    uint16_t hand_off(rte_mbuf** mbufs, const packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept;
+    void take_handoffs(uint64_t tsc) noexcept;
+    void finish_handoffs() noexcept;
     void run_cop(uint64_t now_ns) noexcept;
     void drain_mailbox() noexcept;
     void execute(Command& cmd) noexcept;
@@ -77,6 +104,9 @@ private:
 
     WorkerStats _stats;
     WorkerPlan _plan;
+    WorkerPlace _place;
+    std::vector<rte_mbuf*> _outbox;     // handoff: kBurst packets staged per owner
+    std::vector<uint16_t> _outbox_size; // handoff: per owner
     conntrack::FlowTable& _table;
     const TscClock& _clock;
     PacketClock _packet_clock;

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Two lcores, two single-queue ports, each direction of every connection on a different port:
-the layout where a naive "one lcore per port" plan gives every flow two owners. flowcop must
-fall back to one owner lcore for both ports (app/service/port_plan.h), say so in one warning,
-and track each connection as ONE flow with both directions counted.
+the layout where a naive "one lcore per port" plan gives every flow two owners. Neither port has
+RSS, so flowcop runs the handoff plan (app/service/port_plan.h): lcore 0 polls port 0, lcore 1
+polls port 1, and each hands the packets of flows the other owns to it. It must say so, use both
+lcores, and track each connection as ONE flow on ONE lcore with both directions counted there.
 
 Usage: test_port_ownership.py FLOWCOP_EXE TMPDIR
 
@@ -74,10 +75,16 @@ def main():
     res = harness.run(exe, ["net_pcap0,rx_pcap=" + p0, "net_pcap1,rx_pcap=" + p1], ["--clock", "packet"],
                       lcores="0,1", tmpdir=tmp, timeout=30)
     harness.check_invariants(tap, res, "two lcores")
-    warnings = [l for l in res.stderr.splitlines() if "cannot spread flows symmetrically over 2 lcores" in l]
-    tap.ok(len(warnings) == 1 and "polled by lcore 0" in warnings[0] and "no flow has two owners" in warnings[0],
-           "one warning says the single-queue ports are all polled by lcore 0", res.stderr[-2000:])
-    tap.eq(sorted({e["lcore"] for e in res.events}), [0], "every flow is owned by lcore 0")
+    plan = [l for l in res.stderr.splitlines() if l.startswith("flowcop: ownership plan ")]
+    tap.ok(len(plan) == 1 and plan[0].startswith("flowcop: ownership plan handoff (no_rss): port 0 (net_pcap0)"),
+           "the startup says the handoff plan runs because port 0 has no RSS", res.stderr[-2000:])
+    tap.ok("lcore 0 polls port 0 (net_pcap0) queue 0" in res.stderr and
+           "lcore 1 polls port 1 (net_pcap1) queue 0" in res.stderr, "each lcore polls one port", res.stderr[-2000:])
+    tap.eq(sorted({e["lcore"] for e in res.events}), [0, 1], "both lcores own flows")
+    owner = {}
+    for e in res.events:
+        owner.setdefault(harness.conn_key(e), set()).add(e["lcore"])
+    tap.eq([k for k, v in owner.items() if len(v) != 1], [], "every connection's events come from one lcore")
     # Which side a flow calls its originator depends on which port's burst flowcop read first (the
     # pcap PMD hands out 32 frames a burst, whatever their times): a SYN-ACK read before its SYN is
     # picked up as the server's flow, as it would be on two real taps. Ownership is what is checked.
