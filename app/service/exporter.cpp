@@ -45,6 +45,14 @@ void Collector::config_family(std::vector<prometheus::MetricFamily>& out) const
         l.emplace_back(k, v);
     info.gauge(l, 1);
     out.push_back(info.take());
+    if (_view.plan != nullptr) {
+        Family plan("flowcop_ownership_plan_info",
+                    "How flows get one owner lcore: plan rss, handoff or single_lcore, and the rule that decided it "
+                    "(value is always 1)",
+                    MetricType::Gauge);
+        plan.gauge({{"plan", plan_name(_view.plan->kind)}, {"reason", reason_name(_view.plan->reason)}}, 1);
+        out.push_back(plan.take());
+    }
     Family up("flowcop_up", "1 while the data plane runs", MetricType::Gauge);
     up.gauge({}, _control.running() ? 1 : 0);
     out.push_back(up.take());

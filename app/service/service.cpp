@@ -48,8 +48,9 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
     c.ring_events = opt.events_ring;
     for (const WorkerPlan& w : plan.workers) {
         c.domain_id.push_back(opt.ipfix_domain_base + w.lcore);
-        // A flow's port is not in its record yet: an lcore that polls one port knows it anyway.
-        int32_t port = w.rx.empty() ? -1 : w.rx.front().port;
+        // A flow's port is not in its record yet: an lcore that polls one port knows it anyway, unless
+        // the handoff plan brings it packets other lcores read from other ports.
+        int32_t port = w.rx.empty() || plan.handoff() ? -1 : w.rx.front().port;
         for (const RxQueueRef& q : w.rx)
             if (q.port != port)
                 port = -1;
@@ -140,6 +141,7 @@ void Service::build_stats_view()
     uint16_t p;
     RTE_ETH_FOREACH_DEV(p)
     _view.ports.push_back({p, _plan.port_name(p)});
+    _view.plan = &_plan;
 }
 
 Service::~Service()

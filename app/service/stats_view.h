@@ -4,7 +4,8 @@
 // The service builds it once, after start() created the workers, tables and ports, and never
 // changes it; it outlives every reader (exporter, telemetry, status line). An LcoreView points at
 // one worker lcore's single-writer counters and holds what is constant after start; a PortView
-// names one ethdev port; a CollectorView one IPFIX collector. Readers combine the view with the descriptor rows of stats_rows.h, so
+// names one ethdev port; a CollectorView one IPFIX collector; `plan` is the ownership plan
+// (port_plan.h), constant after start. Readers combine the view with the descriptor rows of stats_rows.h, so
 // none of them includes service.h or walks the workers itself.
 //
 // Threading: any thread may read through the view at any time while the service lives; every
@@ -13,6 +14,7 @@
 // never a lock an RX or TX burst takes).
 #pragma once
 
+#include "port_plan.h"
 #include "worker_stats.h"
 
 #include <conntrack/counters.h>
@@ -70,6 +72,7 @@ struct StatsView {
     std::vector<LcoreView> lcores;         // one per worker lcore, in worker order
     std::vector<PortView> ports;           // every ethdev port, in port id order
     std::vector<CollectorView> collectors; // every --ipfix collector, in command-line order
+    const PortPlan* plan = nullptr;        // the ownership plan that runs (fixed once the ports started)
     // Reads one port's counters; false if the port cannot say (it is then left out).
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
         return rte_eth_stats_get(port, &out) == 0;

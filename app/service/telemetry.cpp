@@ -47,6 +47,11 @@ int cmd_config(const char*, const char* params, rte_tel_data* d)
     return bound(d, [&](const StatsView&, Control& c) { return telemetry_config(c, params, d); });
 }
 
+int cmd_ports(const char*, const char* params, rte_tel_data* d)
+{
+    return bound(d, [&](const StatsView& v, Control& c) { return telemetry_ports(v, c, params, d); });
+}
+
 int cmd_flows(const char*, const char* params, rte_tel_data* d)
 {
     return bound(d, [&](const StatsView& v, Control& c) { return telemetry_flows(v, c, params, d); });
@@ -75,6 +80,7 @@ std::string register_telemetry_commands()
     static const Cmd cmds[] = {
         {"/flowcop/stats", cmd_stats, "Counters: totals and per-lcore arrays. No parameters"},
         {"/flowcop/config", cmd_config, "The running configuration. No parameters"},
+        {"/flowcop/ports", cmd_ports, "The ownership plan: which lcore polls which queue, and why. No parameters"},
         {"/flowcop/flows", cmd_flows, "Most recently seen flows. Parameters: addr=IP,port=N,lcore=N,limit=N (max 32)"},
         {"/flowcop/kill", cmd_kill, "Reap a TCP flow on the next tick. Parameters: IP,PORT,IP,PORT[,VLAN[,VLAN]]"},
         {"/flowcop/set", cmd_set,

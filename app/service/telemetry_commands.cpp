@@ -52,6 +52,27 @@ void add_u64_array(rte_tel_data* d, const char* key, size_t n, Get get)
         rte_tel_data_free(a);
 }
 
+// A text longer than one telemetry string, as an array of strings cut at spaces.
+void add_text_array(rte_tel_data* d, const char* key, const std::string& text)
+{
+    rte_tel_data* a = rte_tel_data_alloc();
+    if (a == nullptr)
+        return;
+    rte_tel_data_start_array(a, RTE_TEL_STRING_VAL);
+    constexpr size_t kMax = RTE_TEL_MAX_STRING_LEN - 1;
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t end = std::min(text.size(), at + kMax);
+        if (end < text.size())
+            if (const size_t space = text.rfind(' ', end); space != std::string::npos && space > at)
+                end = space;
+        rte_tel_data_add_array_string(a, reply_text(text.substr(at, end - at), kMax).c_str());
+        at = end < text.size() && text[end] == ' ' ? end + 1 : end;
+    }
+    if (rte_tel_data_add_dict_container(d, key, a, 0) != 0)
+        rte_tel_data_free(a);
+}
+
 void add_field(rte_tel_data* a, const std::string& s)
 {
     rte_tel_data_add_array_string(a, reply_text(s, RTE_TEL_MAX_STRING_LEN - 1).c_str());
@@ -122,6 +143,36 @@ int telemetry_config(const Control& control, const char* params, rte_tel_data* d
         return reply_error(d, kNotRunning);
     rte_tel_data_start_dict(d);
     add_config(d, control.current_options());
+    return 0;
+}
+
+int telemetry_ports(const StatsView& view, const Control& control, const char* params, rte_tel_data* d)
+{
+    if (std::string e = parse_no_params(params ? params : ""); !e.empty())
+        return reply_error(d, e);
+    if (!control.running() || view.plan == nullptr)
+        return reply_error(d, kNotRunning);
+    const PortPlan& plan = *view.plan;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_string(d, "plan", plan_name(plan.kind));
+    rte_tel_data_add_dict_string(d, "reason", reason_name(plan.reason));
+    add_text_array(d, "why", plan.why);
+    add_u64_array(d, "workers", plan.workers.size(), [&](size_t i) { return uint64_t(plan.workers[i].lcore); });
+    rte_tel_data_add_dict_u64(d, "rss_hf", plan.rss_hf);
+    add_u64_array(d, "ports", plan.ports.size(), [&](size_t i) { return uint64_t(plan.ports[i].id); });
+    add_u64_array(d, "rx_queues", plan.ports.size(), [&](size_t i) { return uint64_t(plan.ports[i].rx_queues); });
+    add_u64_array(d, "tx_queues", plan.ports.size(), [&](size_t i) { return uint64_t(plan.ports[i].tx_queues); });
+    add_u64_array(d, "symmetric_rss", plan.ports.size(), [&](size_t i) { return uint64_t(plan.ports[i].symmetric); });
+    // Per port, the lcore polling each of its RX queues, in queue order.
+    for (const PortSetup& ps : plan.ports) {
+        std::vector<uint64_t> pollers(ps.rx_queues, 0);
+        for (const WorkerPlan& w : plan.workers)
+            for (const RxQueueRef& q : w.rx)
+                if (q.port == ps.id && q.queue < pollers.size())
+                    pollers[q.queue] = w.lcore;
+        const std::string key = "port" + std::to_string(ps.id) + "_queue_lcores";
+        add_u64_array(d, key.c_str(), pollers.size(), [&](size_t i) { return pollers[i]; });
+    }
     return 0;
 }
 

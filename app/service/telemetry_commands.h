@@ -20,6 +20,7 @@ namespace flowcop::app {
 
 int telemetry_stats(const StatsView& view, const Control& control, const char* params, rte_tel_data* d);
 int telemetry_config(const Control& control, const char* params, rte_tel_data* d);
+int telemetry_ports(const StatsView& view, const Control& control, const char* params, rte_tel_data* d);
 int telemetry_flows(const StatsView& view, const Control& control, const char* params, rte_tel_data* d);
 int telemetry_kill(Control& control, const char* params, rte_tel_data* d);
 int telemetry_set(Control& control, const char* params, rte_tel_data* d);

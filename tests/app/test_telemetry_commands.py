@@ -63,12 +63,19 @@ def stats():
     return tel("/flowcop/stats")
 
 
-def test_all_five_commands_are_registered_with_help():
+def test_all_six_commands_are_registered_with_help():
     listing = tel("/")
-    for c in ("stats", "config", "flows", "kill", "set"):
+    for c in ("stats", "config", "ports", "flows", "kill", "set"):
         check(f"/flowcop/{c}" in listing, f"/flowcop/{c} missing from {listing}")
         h = tel(f"/help,/flowcop/{c}")
         check(h.get(f"/flowcop/{c}"), f"no help for /flowcop/{c}: {h}")
+
+
+def test_ports_says_the_plan_and_who_polls_each_queue():
+    p = tel("/flowcop/ports")
+    check(p["plan"] == "single_lcore" and p["reason"] == "one_lcore", f"plan {p}")
+    check(" ".join(p["why"]).startswith("lcore "), f"why {p['why']}")
+    check(p["ports"] == [0] and p["rx_queues"] == [1] and p["port0_queue_lcores"] == p["workers"], f"ports {p}")
 
 
 def test_stats_reports_the_replay():
@@ -154,6 +161,7 @@ def test_bad_flow_filters_get_errors():
 def test_commands_without_parameters_reject_them():
     error_of("/flowcop/stats,now")
     error_of("/flowcop/config,all")
+    error_of("/flowcop/ports,all")
 
 
 def test_bad_kill_tuples_get_errors_and_kill_nothing():
@@ -170,7 +178,7 @@ def test_bad_kill_tuples_get_errors_and_kill_nothing():
 
 def test_oversized_and_binary_parameters_get_errors():
     # The socket read cuts a request at about 1 KB; what is left is still rejected cleanly.
-    for cmd in ("kill", "set", "flows", "stats", "config"):
+    for cmd in ("kill", "set", "flows", "stats", "config", "ports"):
         error_of(f"/flowcop/{cmd},".encode() + b"A" * 5000)
         error_of(f"/flowcop/{cmd},".encode() + bytes(range(1, 256)))
     r = error_of(b"/flowcop/kill,\xc3\xa9,1,2.2.2.2,2")  # UTF-8 in the echo: still valid JSON
@@ -313,7 +321,8 @@ def test_the_service_is_still_up_and_stops_cleanly():
 if __name__ == "__main__":
     with FC:
         run_tests([
-            test_all_five_commands_are_registered_with_help,
+            test_all_six_commands_are_registered_with_help,
+            test_ports_says_the_plan_and_who_polls_each_queue,
             test_stats_reports_the_replay,
             test_config_matches_config_info,
             test_flows_lists_filters_and_limits,

@@ -251,6 +251,7 @@ TEST_CASE("/flowcop/stats and /flowcop/config take no parameters and answer only
     for (auto call : {+[](Fixture&x, rte_tel_data*d) { return telemetry_stats(x.view, x.control, "", d); },
                       +[](Fixture&x, rte_tel_data*d) { return telemetry_config(x.control, "", d); },
                       +[](Fixture&x, rte_tel_data*d) { return telemetry_flows(x.view, x.control, "", d); },
+                      +[](Fixture&x, rte_tel_data*d) { return telemetry_ports(x.view, x.control, "", d); },
                       +[](Fixture&x, rte_tel_data*d) { return telemetry_kill(x.control, "10.0.0.1,1,10.0.0.2,2", d); },
                       +[](Fixture&x, rte_tel_data*d) { return telemetry_set(x.control, "timeout_budget,5", d); }}) {
         TelData r;
@@ -369,4 +370,46 @@ TEST_CASE("/flowcop/flows lists the most recently seen flows of every lcore, wit
         telemetry_flows(f.view, f.control, "limit=99", r.get());
         CHECK(error_of(r).find("limit") != std::string::npos);
     }
+}
+
+TEST_CASE("/flowcop/ports says which plan runs, why, and which lcore polls each queue of each port", "[app][telemetry]")
+{
+    Fixture f;
+    // Two af_packet ports with qpairs=2 on lcores 3 and 5: no RSS, so the handoff plan.
+    std::vector<PortCaps> caps(2);
+    for (uint16_t i = 0; i < 2; ++i) {
+        caps[i].id = i;
+        caps[i].name = "net_af_packet" + std::to_string(i);
+        caps[i].max_rx_queues = caps[i].max_tx_queues = caps[i].own_rx_queues = 2;
+    }
+    PortPlan plan;
+    std::string error;
+    REQUIRE(plan_ports(caps, {3, 5}, Mode::inline_fwd, plan, error));
+    f.view.plan = &plan;
+    {
+        TelData r;
+        telemetry_ports(f.view, f.control, "x", r.get());
+        CHECK(error_of(r).find("no parameters") != std::string::npos);
+    }
+    TelData r;
+    REQUIRE(telemetry_ports(f.view, f.control, "", r.get()) == 0);
+    const auto d = test::dict_of(r.get());
+    CHECK(d.at("plan").text == "handoff");
+    CHECK(d.at("reason").text == "no_rss");
+    REQUIRE(d.at("why").kind == TelValue::container);
+    std::string why;
+    for (const std::string& part : test::string_array_of(d.at("why").nested)) {
+        CHECK(part.size() < RTE_TEL_MAX_STRING_LEN);
+        why += (why.empty() ? "" : " ") + part;
+    }
+    CHECK(why == plan.why);
+    CHECK(u64s(d, "workers") == std::vector<uint64_t>{3, 5});
+    CHECK(u64s(d, "ports") == std::vector<uint64_t>{0, 1});
+    CHECK(u64s(d, "rx_queues") == std::vector<uint64_t>{2, 2});
+    CHECK(u64s(d, "tx_queues") == std::vector<uint64_t>{2, 2});
+    CHECK(u64s(d, "symmetric_rss") == std::vector<uint64_t>{0, 0});
+    CHECK(u64(d, "rss_hf") == 0);
+    // The four queues dealt to the two lcores in turn.
+    CHECK(u64s(d, "port0_queue_lcores") == std::vector<uint64_t>{3, 5});
+    CHECK(u64s(d, "port1_queue_lcores") == std::vector<uint64_t>{3, 5});
 }
