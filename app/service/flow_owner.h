@@ -9,10 +9,11 @@
 // its key has: it reaches the owner of its address pair, which is the flow's owner only by chance
 // (app/architecture.md, "Fragments").
 //
-// Why not the flow table's hash (CRC32-C of the same key): workers pick their share of keys by this
-// hash, and the table picks buckets by its own. Were they the same function, or CRCs that differ only
-// in their seed (CRC is linear: crc(s1, k) ^ crc(s2, k) depends on the length alone), each worker's
-// keys would all share low bits and crowd a fraction of its table's buckets. A multiply-xorshift mix
+// Why not the flow table's hash (CRC32-C of the same key, conntrack/flow_hash.h): workers pick their
+// share of keys by this hash, and the table picks buckets by its own (the high bits, multiply-shift).
+// Were they the same function, or CRCs that differ only in their seed (CRC is linear: crc(s1, k) ^
+// crc(s2, k) depends on the length alone), each worker's keys would all share those bits and crowd a
+// fraction of its table's buckets. A multiply-xorshift mix
 // is unrelated to CRC. The seed is drawn at start (rte_rand), so where a flow lands differs between
 // runs and a sender cannot aim every flow at one worker.
 //

@@ -34,7 +34,7 @@ std::string resolve_mbufs(uint32_t requested, unsigned ports, unsigned lcores, u
     if (extra != 0) {
         err += ", ";
         err += std::to_string(extra);
-        err += " for the --flowgen port";
+        err += " for the --flowgen port, the handoff rings and a device's own RX queues";
     }
     err += "); auto gives ";
     err += std::to_string(mbufs_default(ports, lcores, extra));

@@ -49,7 +49,8 @@ inline constexpr uint16_t kDefaultMbufDataRoom = 2048 + kMbufHeadroom;
 
 // The fewest mbufs these ports and lcores can run on: 2048 per RX and TX queue pair (the plan
 // gives each port at most one queue pair per lcore), 1024 per lcore, and the spare. `extra` is
-// what other users of the pool hold on top (the flowgen port's rings and bursts).
+// what other users of the pool hold on top: the flowgen port's rings and bursts, the handoff rings
+// and the RX queues a device made itself beyond one per lcore (ports.h, planned_extra_mbufs()).
 constexpr uint64_t mbufs_minimum(unsigned ports, unsigned lcores, uint64_t extra = 0) noexcept
 {
     const uint64_t queues = uint64_t(ports) * lcores;
@@ -64,7 +65,7 @@ constexpr uint64_t mbufs_default(unsigned ports, unsigned lcores, uint64_t extra
 }
 
 // The pool to create for --mbufs `requested` (0 = auto) on `ports` ports and `lcores` lcores, with
-// `extra` mbufs held by the flowgen port: sets `n` and returns "", or returns the --mbufs error
+// `extra` mbufs held elsewhere (above): sets `n` and returns "", or returns the --mbufs error
 // detail (one sentence, without the flag: the count, the minimum and how it is made up) and
 // leaves `n` untouched. `ports` 0 is counted as 1, as a pool for no port is never created.
 std::string resolve_mbufs(uint32_t requested, unsigned ports, unsigned lcores, uint64_t extra, uint64_t& n);

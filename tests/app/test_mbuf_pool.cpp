@@ -107,6 +107,7 @@ TEST_CASE("resolve_mbufs gives auto's default, keeps an adequate count, and refu
           "1024 per lcore, 4096 spare); auto gives 10240");
     CHECK(resolve_mbufs(8000, 1, 1, 2112, n) ==
           "8000 is too few: 1 port on 1 lcore needs at least 9280 (2048 per RX and TX queue pair, "
-          "1024 per lcore, 4096 spare, 2112 for the --flowgen port); auto gives 10303");
+          "1024 per lcore, 4096 spare, 2112 for the --flowgen port, the handoff rings and a device's own RX queues); "
+          "auto gives 10303");
     CHECK(n == 1);
 }

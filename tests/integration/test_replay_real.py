@@ -61,9 +61,15 @@ def check_capture(tap, exe, tmp, name, path, gt):
     if s is None:
         return res, rd
     if name == TWO_LCORES:
-        tap.ok("cannot spread flows symmetrically over 2 lcores" in res.stderr,
-               name + ": with 2 lcores on a pcap port flowcop warns that one lcore owns every flow", res.stderr)
-        tap.ok({e["lcore"] for e in res.events} <= {0}, name + ": ... and every flow is on lcore 0")
+        tap.ok("flowcop: ownership plan handoff (no_rss): port 0 (net_pcap0)" in res.stderr,
+               name + ": with 2 lcores on a pcap port flowcop runs the handoff plan", res.stderr)
+        owners = {}
+        for e in res.events:
+            owners.setdefault(harness.conn_key(e), set()).add(e["lcore"])
+        # Three flows: which lcore owns each is the seeded hash's choice, so only "one each" is fixed.
+        tap.ok(owners and all(len(v) == 1 for v in owners.values()),
+               name + ": ... and every connection's flow is on one lcore",
+               sorted((k, v) for k, v in owners.items() if len(v) != 1)[:5])
     if gt:
         tap.eq(s["received"], gt["pkts"], name + ": frames received == capinfos' count")
     tap.eq(s["verdict"].get("tcp", 0), rd.tcp_frames(), name + ": TCP frames == the independent reading's")
