@@ -164,8 +164,8 @@ def check_commands(tap, fc, tmp):
     t.close()
     alive = fc.alive()
     flowcop_cmds = sorted(c for c in commands if c.startswith("/flowcop/"))
-    tap.eq(flowcop_cmds, ["/flowcop/config", "/flowcop/flows", "/flowcop/kill", "/flowcop/set", "/flowcop/stats"],
-           "flowcop registers exactly its five commands")
+    tap.eq(flowcop_cmds, ["/flowcop/config", "/flowcop/flows", "/flowcop/kill", "/flowcop/ports", "/flowcop/set",
+                          "/flowcop/stats"], "flowcop registers exactly its six commands")
     tap.ok(not leaks and not errors and alive,
            "%d commands x %d parameters (bare, file paths, traversals): no reply carries a file's content, every "
            "reply is JSON, flowcop keeps running" % (len(commands), len(params)), (leaks[:5], errors[:5]))
