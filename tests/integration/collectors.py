@@ -42,7 +42,22 @@ def _udp_listening(port, v6):
         return False
 
 
-class Nfcapd:
+class _Collector:
+    """What both collectors share: a process (self.proc) logging to self.log."""
+
+    def stop(self):
+        """SIGTERM by PID (nfcapd flushes and renames its file on the way out), SIGKILL after 15 s."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.log.close()
+
+
+class Nfcapd(_Collector):
     """nfcapd -b HOST -p PORT -w DIR; host "::1" listens on IPv6."""
 
     def __init__(self, workdir, host="127.0.0.1"):
@@ -64,17 +79,6 @@ class Nfcapd:
 
     def address(self):
         return ("[%s]:%d" if self.v6 else "%s:%d") % (self.host, self.port)
-
-    def stop(self):
-        """SIGTERM by PID; nfcapd flushes and renames its file on the way out."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
 
     def log_text(self):
         with open(self.log.name) as f:
@@ -104,7 +108,7 @@ def norm_addr(a):
     return str(ipaddress.ip_address(a.strip()))
 
 
-class Nfacctd:
+class Nfacctd(_Collector):
     """pmacct's nfacctd on 127.0.0.1, aggregating by 5-tuple into a CSV file it appends to every
     second. pmacct reads the forward counts only: RFC 5103's reverse elements are not aggregated."""
 
@@ -149,16 +153,6 @@ class Nfacctd:
             if len(got) >= want or time.monotonic() > deadline:
                 return got
             time.sleep(0.5)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
 
 
 def have_nfacctd():
