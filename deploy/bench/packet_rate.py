@@ -55,7 +55,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 TOOLS = ("flowcop", "baseline", "rxonly", "io", "ovs")
 FLOWCOPS = ("flowcop", "baseline")  # both flowcop binaries: the same options, checks and scrape
 FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
-TABLE_BYTES_PER_FLOW = 190   # flow_table.h: 181 per flow of capacity (the rte_hash baseline: 128-137); margin
+TABLE_BYTES_PER_FLOW = 190   # flow_table.h: 173 per flow of capacity (the rte_hash baseline: 128-137); margin
 
 
 def sh(cmd, **kw):

@@ -38,11 +38,6 @@
 //   28..29   in_port          ingress port of the creating packet (issue 18)
 //   30..31   exports          interim IPFIX records sent for this flow (issue 18)
 //
-// Rare entry (FlowRare, 8 bytes, eight per cache line): state written only by packets the TCP state
-// machine ignores and read only by RSTs, issue 16's WindowCold (the end and ack of the last ignored
-// packet). A third array rather than a 40-byte cold entry, so that a cop visit still touches one cold
-// line and a steady packet none of either.
-//
 // Ownership: the owning lcore writes every field. Fields other threads read (listing, snapshot) are
 // accessed through stats/relaxed.h; `flags` carries kInUse, which the owner sets with release order after
 // the record, its key and its cold entry are complete and clears only while holding the record's
@@ -117,15 +112,5 @@ static_assert(offsetof(FlowCold, generation) == 12 && offsetof(FlowCold, first_s
                   offsetof(FlowCold, related) == 24 && offsetof(FlowCold, in_port) == 28 &&
                   offsetof(FlowCold, exports) == 30,
               "the byte map above");
-
-// Reserved for issue 16's WindowCold (lib/tcpstate/window.h): its type must fit here (static_assert it
-// there). The table zeroes the array at create() and never again: a new flow does not pay a miss for
-// a line it may never use, so its user must mark in the hot record when the entry is valid (window.h's
-// WindowMeta::last_ignored does).
-union alignas(8) FlowRare {
-    uint8_t bytes[8];
-    uint32_t words[2];
-};
-static_assert(sizeof(FlowRare) == 8, "eight rare entries per cache line");
 
 } // namespace flowcop::conntrack

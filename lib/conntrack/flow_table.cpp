@@ -15,7 +15,7 @@ namespace {
 
 // The block's layout: records, cold entries, buckets, shard locks, each at a 128-byte boundary.
 struct Layout {
-    size_t records, cold, rare, buckets, shards, total;
+    size_t records, cold, buckets, shards, total;
 };
 
 size_t round_up(size_t n) noexcept
@@ -29,8 +29,7 @@ Layout layout_of(uint32_t capacity) noexcept
     Layout l{};
     l.records = 0;
     l.cold = l.records + round_up(size_t(capacity) * sizeof(FlowRecord));
-    l.rare = l.cold + round_up(size_t(capacity) * sizeof(FlowCold));
-    l.buckets = l.rare + round_up(size_t(capacity) * sizeof(FlowRare));
+    l.buckets = l.cold + round_up(size_t(capacity) * sizeof(FlowCold));
     l.shards = l.buckets + round_up(size_t(FlowIndex::buckets_for(capacity)) * sizeof(Bucket));
     l.total = l.shards + round_up(size_t(n_shards) * 64);
     return l;
@@ -84,8 +83,6 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     std::memset(static_cast<void*>(t->_records), 0, size_t(config.capacity) * sizeof(FlowRecord));
     t->_cold = reinterpret_cast<FlowCold*>(base + l.cold);
     std::memset(static_cast<void*>(t->_cold), 0, size_t(config.capacity) * sizeof(FlowCold));
-    t->_rare = reinterpret_cast<FlowRare*>(base + l.rare);
-    std::memset(static_cast<void*>(t->_rare), 0, size_t(config.capacity) * sizeof(FlowRare));
     t->_index.attach(reinterpret_cast<Bucket*>(base + l.buckets), FlowIndex::buckets_for(config.capacity));
     t->_n_shards = (config.capacity + kShardSize - 1) / kShardSize;
     t->_shards = reinterpret_cast<Shard*>(base + l.shards);

@@ -3,7 +3,7 @@
 //
 // Structure. A plain library over one block of memory its TableMemory provides (EAL hugepages in the
 // service, the heap in tests): `capacity` hot records (128 bytes, key included), cold entries (32
-// bytes) and rare entries (8 bytes; flow_record.h has the byte map), the index (flow_index.h: one-line
+// bytes; flow_record.h has the byte map), the index (flow_index.h: one-line
 // buckets of signatures and positions, bounded linear probing), and one spinlock per shard of
 // kShardSize positions. A lookup
 // is two dependent memory rounds: the bucket, then the record. Positions are handed out from a free
@@ -68,8 +68,8 @@
 // in probe_window_full; a refusal also in tcp_table_full. Below capacity no other insert fails.
 //
 // Memory (measured by the memory benchmark, tests/benchmarks.md part 4): 128 bytes of record, 32 of
-// cold entry, 8 of rare entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity,
-// exactly (no power-of-two rounding): 180.8 bytes, plus 64 bytes per kShardSize flows of locks and the
+// cold entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity,
+// exactly (no power-of-two rounding): 172.8 bytes, plus 64 bytes per kShardSize flows of locks and the
 // wheel's heads (32 bytes per bucket); memory_bytes() reports it.
 //
 // Expiry cost: the cop retires a due flow under its shard lock at once (the record stops being in use)
@@ -303,9 +303,6 @@ private:
 
     FlowRecord* _records = nullptr;
     FlowCold* _cold = nullptr;
-    // Issue 16's WindowCold was folded into the record's 40-byte window span (tcpstate::WindowState), so
-    // nothing uses this array: 8 bytes per flow that can go.
-    FlowRare* _rare = nullptr;
     Shard* _shards = nullptr;
     FlowIndex _index;
     std::unique_ptr<Wheel> _wheel;
