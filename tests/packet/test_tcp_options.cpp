@@ -7,7 +7,7 @@
 #include <packet/packet.h>
 #include <packet/tcp_options.h>
 
-#include <cstring>
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -28,8 +28,8 @@ namespace {
 TcpOptions opts(const std::vector<uint8_t>& bytes, uint32_t ack = 1000)
 {
     // An exact-size heap copy: ASan reports a read past the option bytes.
-    std::unique_ptr<uint8_t[]> buf(new uint8_t[bytes.size() + 1]);
-    std::memcpy(buf.get(), bytes.data(), bytes.size());
+    std::unique_ptr<uint8_t[]> buf(new uint8_t[bytes.size()]);
+    std::copy(bytes.begin(), bytes.end(), buf.get());
     return parse_tcp_options(buf.get(), static_cast<uint32_t>(bytes.size()), ack);
 }
 
