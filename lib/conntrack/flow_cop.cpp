@@ -94,6 +94,27 @@ bool FlowTable::kill(const packet::FlowKey& key) noexcept
     return true;
 }
 
+bool FlowTable::kill_id(uint64_t flow_id) noexcept
+{
+    const uint32_t pos = uint32_t(flow_id);
+    if (pos >= _capacity || !(_records[pos].flags & FlowRecord::kInUse) ||
+        _cold[pos].generation != uint32_t(flow_id >> 32))
+        return false;
+    FlowRecord& r = _records[pos];
+    store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kKilled));
+    rearm(pos);
+    return true;
+}
+
+bool FlowTable::get(const packet::FlowKey& key, FlowSnapshot& out) const noexcept
+{
+    const int32_t pos = find(key);
+    if (pos < 0)
+        return false;
+    copy_flow(uint32_t(pos), _records[pos].flags, _rules, out);
+    return true;
+}
+
 void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept
 {
     constexpr uint64_t kNs = 1'000'000'000;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// FlowTable::snapshot: the control plane's read of live flows, from any thread.
-// It holds one shard lock at a time, for one pass over kShardSize records, so
-// the owner's cop defers at most that shard's due flows for that long.
+// FlowTable::snapshot and read_slice: the control plane's reads of live flows, from any thread.
+// snapshot() holds one shard lock at a time, for one pass over kShardSize records; read_slice() holds
+// one for at most the slice it copies. Either way the owner's cop defers at most that shard's due flows
+// for that long.
 #include <conntrack/flow_table.h>
 
 #include <algorithm>
@@ -27,10 +28,8 @@ bool more_recent(const FlowSnapshot& a, const FlowSnapshot& b) noexcept
 
 } // namespace
 
-size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const
+DeadlineRules FlowTable::reader_rules() const noexcept
 {
-    if (max == 0)
-        return 0;
     // The timeouts as the owner last set them, for the one deadline function (deadline.h).
     DeadlineRules rules;
     for (size_t s = 0; s < tcpstate::kStateCount; ++s)
@@ -38,6 +37,43 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
     for (size_t c = 0; c < tcpstate::kCapCount; ++c)
         rules.cap_timeout_ns[c] = load_relaxed(_rules.cap_timeout_ns[c]);
     rules.active_timeout_ns = load_relaxed(_rules.active_timeout_ns);
+    return rules;
+}
+
+void FlowTable::copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rules, FlowSnapshot& snap) const noexcept
+{
+    const FlowRecord& r = _records[pos];
+    const FlowCold& c = _cold[pos];
+    snap = FlowSnapshot{};
+    std::memcpy(&snap.key, &r.key, sizeof(r.key));
+    const tcpstate::Tracker tcp = load_relaxed(r.l4.tcp);
+    snap.orig_is_lo = flags & FlowRecord::kOrigIsLo;
+    snap.reset = flags & FlowRecord::kReset;
+    snap.killed = flags & FlowRecord::kKilled;
+    snap.assured = tcp.assured();
+    snap.state = tcp.state;
+    snap.tcp = tcp;
+    for (int d = 0; d < 2; ++d)
+        snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
+    snap.position = pos;
+    snap.flow_id = uint64_t(load_relaxed(c.generation)) << 32 | pos;
+    snap.first_seen_ns = load_relaxed(c.first_seen_ns);
+    snap.last_seen_ns = load_relaxed(r.last_seen_ns);
+    for (int d = 0; d < 2; ++d) {
+        snap.packets[d] = load_relaxed(r.packets[d]);
+        snap.bytes[d] = load_relaxed(r.bytes[d]);
+    }
+    snap.deadline_ns = flow_deadline(rules, flags, tcp.state, snap.last_seen_ns, [&] { return snap.first_seen_ns; });
+    snap.cap = cap_of(flags);
+    for (size_t w = 0; w < std::size(r.window.words); ++w)
+        snap.window.words[w] = load_relaxed(r.window.words[w]);
+}
+
+size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const
+{
+    if (max == 0)
+        return 0;
+    const DeadlineRules rules = reader_rules();
     // Positions past the ones ever used hold no flow.
     const uint32_t used = load_relaxed(_fresh);
     size_t n = 0;
@@ -56,30 +92,8 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
                 continue;
             if (!matches(filter, r.key))
                 continue;
-            const FlowCold& c = _cold[pos];
-            FlowSnapshot snap{};
-            std::memcpy(&snap.key, &r.key, sizeof(r.key));
-            const tcpstate::Tracker tcp = load_relaxed(r.l4.tcp);
-            snap.orig_is_lo = flags & FlowRecord::kOrigIsLo;
-            snap.reset = flags & FlowRecord::kReset;
-            snap.killed = flags & FlowRecord::kKilled;
-            snap.assured = tcp.assured();
-            snap.state = tcp.state;
-            snap.tcp = tcp;
-            for (int d = 0; d < 2; ++d)
-                snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
-            snap.position = pos;
-            snap.flow_id = uint64_t(c.generation) << 32 | pos;
-            snap.first_seen_ns = c.first_seen_ns;
-            snap.last_seen_ns = last_seen;
-            for (int d = 0; d < 2; ++d) {
-                snap.packets[d] = load_relaxed(r.packets[d]);
-                snap.bytes[d] = load_relaxed(r.bytes[d]);
-            }
-            snap.deadline_ns = flow_deadline(rules, flags, tcp.state, last_seen, [&] { return snap.first_seen_ns; });
-            snap.cap = cap_of(flags);
-            for (size_t w = 0; w < std::size(r.window.words); ++w)
-                snap.window.words[w] = load_relaxed(r.window.words[w]);
+            FlowSnapshot snap;
+            copy_flow(pos, flags, rules, snap);
             if (n < max) {
                 out[n++] = snap;
                 std::push_heap(out, out + n, more_recent);
@@ -93,6 +107,25 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
     }
     std::sort_heap(out, out + n, more_recent);
     return n;
+}
+
+uint32_t FlowTable::read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const
+{
+    n = 0;
+    const uint32_t used = load_relaxed(_fresh);
+    if (start >= used)
+        return kNoPosition;
+    const uint32_t shard = shard_of(start);
+    const uint32_t end = std::min({used, (shard + 1) * kShardSize, start + std::max(max_records, 1u)});
+    const DeadlineRules rules = reader_rules();
+    hold_shard(shard);
+    for (uint32_t pos = start; pos < end; ++pos) {
+        const uint8_t flags = load_acquire(_records[pos].flags);
+        if (flags & FlowRecord::kInUse)
+            copy_flow(pos, flags, rules, out[n++]);
+    }
+    release_shard(shard);
+    return end;
 }
 
 } // namespace flowcop::conntrack

@@ -20,8 +20,9 @@
 // holds, and overlapping consecutive bursts measured no faster (tests/benchmarks.md, issue 19).
 //
 // Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
-// kill(), set_timeouts(), rebase_step(), destroy_all() and find(). Any other thread may call counters(),
-// snapshot(), hold_shard()/release_shard() and the const accessors at any time. The synchronisation
+// kill(), kill_id(), get(), set_timeouts(), rebase_step(), destroy_all() and find(). Any other thread may
+// call counters(), snapshot(), read_slice(), hold_shard()/release_shard() and the const accessors at any
+// time. The synchronisation
 // between them is one spinlock per shard of kShardSize positions:
 //   - updating a live flow (the per-packet path) takes no lock: the fields readers look at are
 //     single-writer relaxed atomics (stats/relaxed.h); the index is the owner's alone;
@@ -194,6 +195,11 @@ public:
     // Marks the flow due on the next tick (reason killed). False if it is not here. Call drain() first
     // if packets may be pending (a flow they would create is not here yet).
     bool kill(const packet::FlowKey& key) noexcept;
+    // The same for the flow with this id (FlowSnapshot::flow_id), O(1): false if that flow has ended
+    // (its position is free or holds a later flow) or the id names no position of this table.
+    bool kill_id(uint64_t flow_id) noexcept;
+    // Copies the flow with this key into `out` (O(1): one index probe). False if it is not here.
+    bool get(const packet::FlowKey& key, FlowSnapshot& out) const noexcept;
     // New timeouts take effect for every flow's next deadline computation; a rebase
     // sweep (rebase_step) then re-arms flows so shortened timeouts fire on time.
     void set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept;
@@ -228,6 +234,15 @@ public:
     // Copies up to `max` flows matching `filter`, most recently seen first. Takes one
     // shard lock at a time; never blocks the owner's per-packet path.
     size_t snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const;
+    // A whole-table walk in bounded slices (issue 17's listing): copies the flows at positions
+    // [start, end) into out[0..n) and returns `end`, the next slice's start, or kNoPosition once no
+    // position at or after `start` was ever used. The slice stays inside one shard and spans at most
+    // max_records positions (out must hold that many), read under that shard's lock alone. A flow that
+    // lives through a whole walk (start 0 until kNoPosition) is copied exactly once: a flow keeps its
+    // position for life. Flows created or ended during the walk may or may not be.
+    uint32_t read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const;
+    // Positions [0, used) have ever held a flow (a walk's end).
+    uint32_t used_positions() const noexcept { return load_relaxed(_fresh); }
     // Bytes this table allocated at create(): its block and the wheel's bucket heads.
     size_t memory_bytes() const noexcept { return _memory_bytes; }
 
@@ -299,6 +314,9 @@ private:
                                 [&] { return _cold[pos].first_seen_ns; });
     }
     Reason final_reason(uint32_t pos, Reason reason, uint64_t now_ns) const noexcept;
+    // Readers' copy of the deadline rules (relaxed loads) and of one in-use record (flow_snapshot.cpp).
+    DeadlineRules reader_rules() const noexcept;
+    void copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rules, FlowSnapshot& snap) const noexcept;
     Reason reason_of(uint32_t pos, uint64_t now_ns) const noexcept;
 
     FlowRecord* _records = nullptr;

@@ -290,3 +290,72 @@ TEST_CASE("Keys crafted to collide fill their probe window: the home bucket's un
     CHECK(h.table->index().check([&](uint32_t p) { return h.table->home_bucket(p); }) == std::string());
     CHECK(h.accounting_holds());
 }
+
+// Issue 17's control socket: a walk in bounded slices, an O(1) get by key, a kill by flow id.
+TEST_CASE("read_slice walks every flow once in bounded slices; get and kill_id act on exactly one flow",
+          "[conntrack][table][ctl]")
+{
+    Harness h(small_config(4096));
+    std::vector<Ep> clients;
+    static std::vector<std::string> names; // Ep holds a pointer: keep the texts alive
+    names.clear();
+    for (int i = 0; i < 3000; ++i)
+        names.push_back("10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1));
+    for (int i = 0; i < 3000; ++i) {
+        const Ep c{names[size_t(i)].c_str(), uint16_t(20000 + i)};
+        h.handshake(c, server);
+        clients.push_back(c);
+    }
+    // A slice never crosses a shard and never spans more than asked; the walk ends with kNoPosition.
+    std::vector<conntrack::FlowSnapshot> buf(100);
+    std::map<uint64_t, conntrack::FlowSnapshot> seen;
+    uint32_t at = 0;
+    unsigned slices = 0;
+    while (at != conntrack::kNoPosition) {
+        size_t n = 0;
+        const uint32_t next = h.table->read_slice(at, 100, buf.data(), n);
+        REQUIRE(n <= 100);
+        if (next != conntrack::kNoPosition) {
+            CHECK(next > at);
+            CHECK(next - at <= 100);
+            CHECK(conntrack::FlowTable::shard_of(at) == conntrack::FlowTable::shard_of(next - 1));
+        }
+        for (size_t i = 0; i < n; ++i)
+            CHECK(seen.emplace(buf[i].flow_id, buf[i]).second);
+        at = next;
+        ++slices;
+    }
+    CHECK(seen.size() == 3000);
+    CHECK(slices >= 30);
+    // get: either direction, O(1), the same flow id as the walk saw.
+    conntrack::FlowSnapshot got{};
+    packet::Packet p;
+    const auto frame = tcp_frame(server, clients[1234], kAck);
+    packet::parse(frame.data(), uint32_t(frame.size()), p);
+    REQUIRE(h.table->get(p.key, got));
+    CHECK(seen.count(got.flow_id) == 1);
+    CHECK(got.state == State::established);
+    // kill_id: marks that flow only; a stale generation or a bad position marks nothing.
+    CHECK_FALSE(h.table->kill_id(got.flow_id + (uint64_t(1) << 32)));
+    CHECK_FALSE(h.table->kill_id(uint64_t(4095))); // never used
+    CHECK_FALSE(h.table->kill_id(0xffffffffull));  // past the capacity
+    REQUIRE(h.table->kill_id(got.flow_id));
+    h.run_for(1);
+    CHECK(h.expired(Reason::killed) == 1);
+    CHECK_FALSE(h.table->get(p.key, got));
+    // The freed position is reused first by the next new flow: the old id must not name it.
+    const Ep newcomer{"10.9.9.9", 1};
+    h.handshake(newcomer, server);
+    const auto nf = tcp_frame(newcomer, server, kAck);
+    packet::Packet np;
+    packet::parse(nf.data(), uint32_t(nf.size()), np);
+    conntrack::FlowSnapshot fresh{};
+    REQUIRE(h.table->get(np.key, fresh));
+    CHECK(fresh.position == got.position);
+    CHECK(fresh.flow_id != got.flow_id);
+    CHECK_FALSE(h.table->kill_id(got.flow_id));
+    h.run_for(1);
+    CHECK(h.expired(Reason::killed) == 1);
+    CHECK(h.table->get(np.key, fresh));
+    CHECK(h.accounting_holds());
+}
