@@ -10,6 +10,7 @@
 // has stopped), the waiter abandons — never frees — the command.
 #pragma once
 
+#include <conntrack/flow_table.h>
 #include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
@@ -25,7 +26,11 @@ struct Command {
         set_timeouts, // timeouts + active_timeout_s -> result 0
         set_budgets,  // fire_budget + visit_budget_factor -> result 0
         set_window,   // window (TCP window tracking's policy) -> result 0
+        get,          // key -> result 1 and `flow` if the flow is on this lcore, else 0
+        kill_ids,     // ids[0..n_ids) -> result: how many of those flows were still here and are now marked
     };
+    // Flow ids one kill_ids command carries: the owner marks them in one mailbox turn (a few us).
+    static constexpr unsigned kMaxIds = 256;
     Type type = Type::kill;
     packet::FlowKey key{};
     tcpstate::Timeouts timeouts{};
@@ -33,6 +38,9 @@ struct Command {
     uint64_t fire_budget = 0;
     uint32_t visit_budget_factor = 0;
     tcpstate::WindowPolicy window{};
+    conntrack::FlowSnapshot flow{};
+    unsigned n_ids = 0;
+    uint64_t ids[kMaxIds] = {};
     int result = 0;
     std::atomic<bool> done{false};
 };

@@ -9,7 +9,8 @@
 // (commands.h) and wait for each owner lcore to execute it, 2 s at most; a worker that does not
 // answer in time (it is stopping) makes the call report failure, and the service then keeps the
 // previous configuration. snapshot() copies flows under the owning table's shard locks, one shard
-// at a time (conntrack::FlowTable::snapshot). current_options() and apply() serialise on one mutex
+// at a time (conntrack::FlowTable::snapshot); read_slice() under one shard lock for one bounded slice.
+// get() and kill_ids() are executed by the owner lcore through its mailbox, as kill() is. current_options() and apply() serialise on one mutex
 // of their own, which only the control plane takes.
 #pragma once
 
@@ -43,6 +44,17 @@ public:
     // Copies up to `max` flows of worker `worker` (StatsView::lcores order) that match `filter`.
     virtual size_t snapshot(size_t worker, const conntrack::SnapshotFilter& filter, conntrack::FlowSnapshot* out,
                             size_t max) const = 0;
+    // One bounded slice of a whole-table walk of worker `worker` (conntrack::FlowTable::read_slice):
+    // returns the next start, or conntrack::kNoPosition at the end (also for a worker that is not there).
+    virtual uint32_t read_slice(size_t worker, uint32_t start, uint32_t max_records, conntrack::FlowSnapshot* out,
+                                size_t& n) const = 0;
+    // The flow with this key (either direction; VLAN IDs as --vlan-key keys them), asked of each worker's
+    // owner lcore in turn (an O(1) lookup each). 1 with `out` and its worker's index, 0 if no worker has
+    // it, -1 if some worker did not answer.
+    virtual int get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker) = 0;
+    // Marks the flows with these ids (at most Command::kMaxIds) due on worker `worker`, which executes it:
+    // how many were still there, or -1 if it did not answer.
+    virtual int kill_ids(size_t worker, const uint64_t* ids, unsigned n) = 0;
 };
 
 } // namespace flowcop::app

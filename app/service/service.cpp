@@ -2,6 +2,7 @@
 #include "service.h"
 
 #include "control_cpus.h"
+#include "ctl_server.h"
 #include "exporter.h"
 #include "mbuf_pool.h"
 #include "status.h"
@@ -17,6 +18,7 @@
 #include <rte_mbuf.h>
 #include <rte_random.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -121,6 +123,75 @@ size_t Service::snapshot(size_t worker, const conntrack::SnapshotFilter& filter,
     return worker < _tables.size() ? _tables[worker]->snapshot(filter, out, max) : 0;
 }
 
+uint32_t Service::read_slice(size_t worker, uint32_t start, uint32_t max_records, conntrack::FlowSnapshot* out,
+                             size_t& n) const
+{
+    n = 0;
+    return worker < _tables.size() ? _tables[worker]->read_slice(start, max_records, out, n) : conntrack::kNoPosition;
+}
+
+bool Service::ask(size_t worker, Command* cmd, bool& abandoned)
+{
+    abandoned = false;
+    if (worker >= _workers.size() || !running() || !_workers[worker]->post(cmd))
+        return false;
+    // The owner answers within one loop turn; spin briefly before sleeping, so a walk's many
+    // kill_ids commands are not each a scheduler tick long.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (unsigned spins = 0; !cmd->done.load(std::memory_order_acquire); ++spins) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            abandoned = true; // on purpose: the worker may still write it
+            return false;
+        }
+        if (spins < 64)
+            std::this_thread::yield();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return true;
+}
+
+int Service::get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker)
+{
+    for (size_t w = 0; w < _workers.size(); ++w) {
+        auto* c = new Command();
+        c->type = Command::Type::get;
+        c->key = key;
+        bool abandoned = false;
+        if (!ask(w, c, abandoned)) {
+            if (!abandoned)
+                delete c;
+            return -1;
+        }
+        const int found = c->result;
+        if (found == 1) {
+            out = c->flow;
+            worker = w;
+        }
+        delete c;
+        if (found == 1)
+            return 1;
+    }
+    return 0;
+}
+
+int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)
+{
+    auto* c = new Command();
+    c->type = Command::Type::kill_ids;
+    c->n_ids = std::min(n, Command::kMaxIds);
+    std::copy(ids, ids + c->n_ids, c->ids);
+    bool abandoned = false;
+    if (!ask(worker, c, abandoned)) {
+        if (!abandoned)
+            delete c;
+        return -1;
+    }
+    const int killed = c->result;
+    delete c;
+    return killed;
+}
+
 void Service::build_stats_view()
 {
     for (size_t w = 0; w < _workers.size(); ++w) {
@@ -146,6 +217,7 @@ void Service::build_stats_view()
 
 Service::~Service()
 {
+    _ctl.reset();
     _telemetry.reset();
     _exporter.reset();
     _ipfix.reset();
@@ -278,6 +350,10 @@ StartError Service::start()
             return {2, format_flag_error("--metrics-addr", error)};
     }
     _telemetry = std::make_unique<Telemetry>(_view, *this);
+    // The control socket (flowcopctl). Like telemetry, the service runs on without it.
+    _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, error);
+    if (!_ctl)
+        std::fprintf(stderr, "flowcop: warning: no control socket for flowcopctl: %s\n", error.c_str());
     return {};
 }
 

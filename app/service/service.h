@@ -44,6 +44,7 @@ namespace flowcop::app {
 
 class Exporter;
 class Telemetry;
+class CtlServer;
 
 // The per-state timeouts the options describe, as the flow table takes them.
 tcpstate::Timeouts timeouts_from(const Options& opt);
@@ -74,6 +75,10 @@ public:
     bool apply(const Options& o) override;
     size_t snapshot(size_t worker, const conntrack::SnapshotFilter& filter, conntrack::FlowSnapshot* out,
                     size_t max) const override;
+    uint32_t read_slice(size_t worker, uint32_t start, uint32_t max_records, conntrack::FlowSnapshot* out,
+                        size_t& n) const override;
+    int get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker) override;
+    int kill_ids(size_t worker, const uint64_t* ids, unsigned n) override;
 
     // What every reader of the counters iterates; complete once start() has succeeded.
     const StatsView& stats_view() const noexcept { return _view; }
@@ -82,6 +87,10 @@ private:
     // Posts a command to every worker and waits for all of them (control plane only).
     // Returns the sum of the results, or -1 if some worker did not answer in time.
     int broadcast(const Command& cmd);
+    // Posts `cmd` (heap-allocated) to one worker and waits for it (2 s at most). True once done: the
+    // caller then owns and frees it; false if it was not posted (the caller frees it) or abandoned
+    // (the worker may still write it: it must not be freed, and the caller forgets it).
+    bool ask(size_t worker, Command* cmd, bool& abandoned);
     void build_stats_view();
     void housekeeping();
 
@@ -101,6 +110,7 @@ private:
     StatsView _view;
     std::unique_ptr<Exporter> _exporter;
     std::unique_ptr<Telemetry> _telemetry;
+    std::unique_ptr<CtlServer> _ctl;
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};
     bool _ports_started = false;

@@ -178,6 +178,16 @@ void Worker::execute(Command& cmd) noexcept
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
         cmd.result = _table.kill(cmd.key) ? 1 : 0;
         break;
+    case Command::Type::get:
+        packet::apply_vlan_key(cmd.key, _settings.vlan_key);
+        _table.drain();
+        cmd.result = _table.get(cmd.key, cmd.flow) ? 1 : 0;
+        break;
+    case Command::Type::kill_ids:
+        cmd.result = 0;
+        for (unsigned i = 0; i < cmd.n_ids && i < Command::kMaxIds; ++i)
+            cmd.result += _table.kill_id(cmd.ids[i]) ? 1 : 0;
+        break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);
         cmd.result = 0;

@@ -50,6 +50,14 @@ public:
             out[n] = flows[worker][n];
         return n;
     }
+    // The control socket's calls (ctl_server.h), which these handlers never make.
+    uint32_t read_slice(size_t, uint32_t, uint32_t, conntrack::FlowSnapshot*, size_t& n) const override
+    {
+        n = 0;
+        return conntrack::kNoPosition;
+    }
+    int get(const packet::FlowKey&, conntrack::FlowSnapshot&, size_t&) override { return 0; }
+    int kill_ids(size_t, const uint64_t*, unsigned) override { return 0; }
 
     bool is_running = true;
     Options current = default_options();

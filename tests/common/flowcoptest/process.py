@@ -55,14 +55,15 @@ def free_port():
 
 
 class Flowcop:
-    """One flowcop process. args: flowcop options after '--' (the vdev comes from pcap)."""
+    """One flowcop process. args: flowcop options after '--' (the vdev comes from pcap; pcap=None for
+    none, e.g. with --flowgen in args)."""
 
     def __init__(self, exe, pcap, args, name, lcores="0", wait_metrics=True):
         self.prefix = f"fct-{name}-{os.getpid()}"
         _runtime_dirs.append(f"/var/run/dpdk/{self.prefix}")
         self.cmd = [exe, "--no-huge", "-m", "512", "--no-pci", "-l", lcores, f"--file-prefix={self.prefix}",
-                    "--log-level=lib.eal:error", "--log-level=lib.telemetry:error",
-                    f"--vdev=net_pcap0,rx_pcap={pcap}", "--"] + list(args)
+                    "--log-level=lib.eal:error", "--log-level=lib.telemetry:error"] + \
+                   ([f"--vdev=net_pcap0,rx_pcap={pcap}"] if pcap else []) + ["--"] + list(args)
         self.stderr = ""
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -92,6 +93,11 @@ class Flowcop:
     @property
     def socket_path(self):
         return f"/var/run/dpdk/{self.prefix}/dpdk_telemetry.v2"
+
+    @property
+    def ctl_socket_path(self):
+        """The control socket flowcopctl talks to (app/service/ctl_server.h)."""
+        return f"/var/run/dpdk/{self.prefix}/flowcop_ctl.sock"
 
     def alive(self):
         return self.proc.poll() is None

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "ctl_query.h"
+
+#include "control_parse.h"
+
+#include <tcpstate/tcp_state.h>
+
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+namespace flowcop::app {
+namespace {
+
+struct ProtoName {
+    uint8_t number;
+    const char* name;
+};
+constexpr ProtoName kProtoNames[] = {{1, "icmp"}, {6, "tcp"},     {17, "udp"},   {33, "dccp"},
+                                     {47, "gre"}, {58, "icmpv6"}, {132, "sctp"}, {136, "udplite"}};
+
+std::string quoted(const std::string& s)
+{
+    constexpr size_t kMax = 40;
+    std::string q = reply_text(s, kMax);
+    return "'" + q + (reply_text(s, SIZE_MAX).size() > kMax ? "...'" : "'");
+}
+
+bool parse_number(const std::string& s, uint64_t max, uint64_t& out)
+{
+    if (s.empty() || s.size() > 20)
+        return false;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && out <= max;
+}
+
+bool is_v4_mapped(const uint8_t a[16])
+{
+    static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return std::memcmp(a, kPrefix, sizeof kPrefix) == 0;
+}
+
+// ADDR or ADDR/LEN; `allow_len` false for get's exact tuple.
+std::string parse_prefix(const std::string& key, const std::string& v, bool allow_len, AddrPrefix& out)
+{
+    const size_t slash = v.find('/');
+    const std::string addr = v.substr(0, slash);
+    if (addr.find('\0') != std::string::npos)
+        return key + ": " + quoted(v) + " is not an IPv4 or IPv6 address";
+    in_addr v4{};
+    bool ipv4 = false;
+    std::memset(out.addr, 0, 16);
+    if (inet_pton(AF_INET, addr.c_str(), &v4) == 1) {
+        out.addr[10] = out.addr[11] = 0xff;
+        std::memcpy(out.addr + 12, &v4, 4);
+        ipv4 = true;
+    } else if (inet_pton(AF_INET6, addr.c_str(), out.addr) != 1) {
+        return key + ": " + quoted(v) + " is not an IPv4 or IPv6 address";
+    }
+    const unsigned max_len = ipv4 ? 32 : 128;
+    uint64_t len = max_len;
+    if (slash != std::string::npos) {
+        if (!allow_len)
+            return key + ": " + quoted(v) + ": get takes an exact address, not a prefix";
+        if (!parse_number(v.substr(slash + 1), max_len, len))
+            return key + ": " + quoted(v) + " has a prefix length outside 0.." + std::to_string(max_len);
+    }
+    out.bits = unsigned(len) + (ipv4 ? 96 : 0);
+    // Bits past the prefix are ignored when matching; clear them so the form is canonical.
+    for (unsigned b = out.bits; b < 128; ++b)
+        out.addr[b / 8] &= uint8_t(~(0x80u >> (b % 8)));
+    return "";
+}
+
+bool prefix_matches(const AddrPrefix& p, const uint8_t a[16])
+{
+    const unsigned whole = p.bits / 8, rest = p.bits % 8;
+    if (std::memcmp(p.addr, a, whole) != 0)
+        return false;
+    if (rest == 0)
+        return true;
+    const uint8_t mask = uint8_t(0xff00u >> rest);
+    return (a[whole] & mask) == p.addr[whole];
+}
+
+std::vector<std::string> split_spaces(const std::string& s)
+{
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < s.size()) {
+        while (i < s.size() && s[i] == ' ')
+            ++i;
+        const size_t start = i;
+        while (i < s.size() && s[i] != ' ')
+            ++i;
+        if (i > start)
+            out.push_back(s.substr(start, i - start));
+    }
+    return out;
+}
+
+std::string upper(std::string s)
+{
+    for (char& c : s)
+        c = char(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool known_state(const std::string& name)
+{
+    for (size_t i = 1; i < tcpstate::kStateCount; ++i)
+        if (name == tcpstate::state_name(static_cast<tcpstate::State>(i)))
+            return true;
+    return false;
+}
+
+// One KEY=VALUE into the filter.
+std::string apply_key(const std::string& k, const std::string& v, bool exact, CtlFilter& f)
+{
+    uint64_t n = 0;
+    auto twice = [&](bool& has) {
+        if (has)
+            return "'" + k + "' given twice";
+        has = true;
+        return std::string();
+    };
+    std::string e;
+    if (k == "proto") {
+        if (!(e = twice(f.has_proto)).empty())
+            return e;
+        if (!parse_proto(v, f.proto))
+            return "proto: " + quoted(v) + " is not a protocol name (tcp, udp, icmp, icmpv6, ...) or number (0..255)";
+    } else if (k == "src" || k == "dst") {
+        if (!(e = twice(k == "src" ? f.has_src : f.has_dst)).empty())
+            return e;
+        return parse_prefix(k, v, !exact, k == "src" ? f.src : f.dst);
+    } else if (k == "sport" || k == "dport") {
+        if (!(e = twice(k == "sport" ? f.has_sport : f.has_dport)).empty())
+            return e;
+        if (!parse_number(v, 65535, n))
+            return k + ": " + quoted(v) + " is not a port (0..65535)";
+        (k == "sport" ? f.sport : f.dport) = uint16_t(n);
+    } else if (k == "state" && !exact) {
+        if (!(e = twice(f.has_state)).empty())
+            return e;
+        f.state = upper(v);
+        if (!known_state(f.state))
+            return "state: " + quoted(v) + " is not a state (SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, " +
+                   "LAST_ACK, TIME_WAIT, CLOSE, SYN_SENT2)";
+    } else if (k == "vlan") {
+        if (!(e = twice(f.has_vlan)).empty())
+            return e;
+        const size_t comma = v.find(',');
+        uint64_t inner = 0;
+        if (!parse_number(v.substr(0, comma), 4095, n) ||
+            (comma != std::string::npos && !parse_number(v.substr(comma + 1), 4095, inner)))
+            return "vlan: " + quoted(v) + " is not OUTER[,INNER] with VLAN IDs 0..4095";
+        f.vlan_outer = uint16_t(n);
+        f.vlan_inner = uint16_t(inner);
+        f.has_vlan_inner = comma != std::string::npos;
+    } else if (k == "zone") {
+        if (!(e = twice(f.has_zone)).empty())
+            return e;
+        if (!parse_number(v, 65535, n))
+            return "zone: " + quoted(v) + " is not a zone (0..65535)";
+        f.zone = uint16_t(n);
+    } else if (k == "lcore" && !exact) {
+        if (!(e = twice(f.has_lcore)).empty())
+            return e;
+        if (!parse_number(v, 1023, n))
+            return "lcore: " + quoted(v) + " is not an lcore id (0..1023)";
+        f.lcore = unsigned(n);
+    } else {
+        return "unknown key " + quoted(k) +
+               (exact ? " for get (keys: proto, src, dst, sport, dport, vlan, zone)"
+                      : " (keys: proto, src, dst, sport, dport, state, vlan, zone, lcore)");
+    }
+    return "";
+}
+
+} // namespace
+
+const char* known_proto_name(uint8_t proto) noexcept
+{
+    for (const ProtoName& p : kProtoNames)
+        if (p.number == proto)
+            return p.name;
+    return nullptr;
+}
+
+std::string proto_name(uint8_t proto)
+{
+    const char* name = known_proto_name(proto);
+    return name != nullptr ? name : std::to_string(proto);
+}
+
+bool parse_proto(const std::string& text, uint8_t& out)
+{
+    const std::string lower = [&] {
+        std::string s = text;
+        for (char& c : s)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    }();
+    for (const ProtoName& p : kProtoNames)
+        if (lower == p.name || (lower == "ipv6-icmp" && p.number == 58)) {
+            out = p.number;
+            return true;
+        }
+    uint64_t n = 0;
+    if (!parse_number(text, 255, n))
+        return false;
+    out = uint8_t(n);
+    return true;
+}
+
+std::string parse_ctl_request(const std::string& line, CtlRequest& out)
+{
+    out = CtlRequest{};
+    if (line.size() > kMaxRequestBytes)
+        return "request longer than " + std::to_string(kMaxRequestBytes) + " bytes";
+    const std::vector<std::string> words = split_spaces(line);
+    if (words.empty())
+        return "empty request (verbs: list, count, get, delete, flush, stats)";
+    const std::string& verb = words[0];
+    if (verb == "list")
+        out.verb = CtlVerb::list;
+    else if (verb == "count")
+        out.verb = CtlVerb::count;
+    else if (verb == "delete")
+        out.verb = CtlVerb::remove;
+    else if (verb == "flush")
+        out.verb = CtlVerb::flush;
+    else if (verb == "get")
+        out.verb = CtlVerb::get;
+    else if (verb == "stats")
+        out.verb = CtlVerb::stats;
+    else
+        return "unknown verb " + quoted(verb) + " (verbs: list, count, get, delete, flush, stats)";
+    if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
+        return verb + " takes no filters, got " + quoted(words[1]);
+    const bool exact = out.verb == CtlVerb::get;
+    CtlFilter& f = out.filter;
+    for (size_t i = 1; i < words.size(); ++i) {
+        const size_t eq = words[i].find('=');
+        if (eq == std::string::npos || eq == 0)
+            return "expected KEY=VALUE, got " + quoted(words[i]);
+        if (std::string e = apply_key(words[i].substr(0, eq), words[i].substr(eq + 1), exact, f); !e.empty())
+            return e;
+    }
+    if (!exact)
+        return "";
+    if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport)
+        return "get needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+    if (is_v4_mapped(f.src.addr) != is_v4_mapped(f.dst.addr))
+        return "get: both addresses must be IPv4 or both IPv6";
+    packet::FlowKey& key = out.key;
+    std::memset(&key, 0, sizeof key);
+    // The parser's canonical order (flow_key.h): the lower (address, port) endpoint first.
+    const int c = std::memcmp(f.src.addr, f.dst.addr, 16);
+    const bool src_lo = c < 0 || (c == 0 && f.sport <= f.dport);
+    std::memcpy(key.addr_lo, src_lo ? f.src.addr : f.dst.addr, 16);
+    std::memcpy(key.addr_hi, src_lo ? f.dst.addr : f.src.addr, 16);
+    key.port_lo = src_lo ? f.sport : f.dport;
+    key.port_hi = src_lo ? f.dport : f.sport;
+    key.proto = f.has_proto ? f.proto : 6;
+    const uint32_t packed = uint32_t(f.vlan_outer) << 12 | f.vlan_inner;
+    key.vlan[0] = uint8_t(packed >> 16);
+    key.vlan[1] = uint8_t(packed >> 8);
+    key.vlan[2] = uint8_t(packed);
+    key.zone = f.zone;
+    return "";
+}
+
+bool ctl_matches(const CtlFilter& f, unsigned lcore, const conntrack::FlowSnapshot& s)
+{
+    if (f.has_lcore && lcore != f.lcore)
+        return false;
+    if (f.has_proto && s.key.proto != f.proto)
+        return false;
+    if (f.has_zone && s.key.zone != f.zone)
+        return false;
+    if (f.has_vlan) {
+        if (packet::key_vlan_outer(s.key) != f.vlan_outer)
+            return false;
+        if ((f.has_vlan_inner || f.vlan_outer == 0) && packet::key_vlan_inner(s.key) != f.vlan_inner)
+            return false;
+    }
+    if (f.has_state && f.state != tcpstate::state_name(s.state))
+        return false;
+    if (f.has_src || f.has_dst || f.has_sport || f.has_dport) {
+        uint8_t src[16], dst[16];
+        uint16_t sport = 0, dport = 0;
+        packet::key_endpoints(s.key, s.orig_is_lo, src, sport, dst, dport);
+        if ((f.has_sport && sport != f.sport) || (f.has_dport && dport != f.dport))
+            return false;
+        if ((f.has_src && !prefix_matches(f.src, src)) || (f.has_dst && !prefix_matches(f.dst, dst)))
+            return false;
+    }
+    return true;
+}
+
+} // namespace flowcop::app

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The control socket's requests (ctl_server.h): one line of text, parsed and matched here.
+//
+// Grammar: VERB [KEY=VALUE ...], space-separated, at most kMaxRequestBytes. Verbs: list, count, delete,
+// flush, get, stats. Keys (conntrack's filters, as flowcopctl passes them): proto=NAME|NUMBER,
+// src=ADDR[/LEN], dst=ADDR[/LEN] (the originator's source and destination, IPv4 or IPv6, with an optional
+// prefix length), sport=N, dport=N (the originator's ports), state=NAME (conntrack -L's spelling, any
+// case), vlan=OUTER[,INNER], zone=N, lcore=N. A filter key given twice, an unknown key or verb, a value out
+// of range and a key the verb does not take are errors. `get` takes an exact tuple: src= and dst= as
+// plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
+// either direction. flush and stats take no keys.
+//
+// Matching: `vlan=10` matches a flow whose outer VLAN ID is 10 (any inner one); `vlan=10,20` both IDs
+// (a listing prints both, so what it shows selects exactly that flow); `vlan=0` untagged flows only.
+//
+// Pure functions, any thread, no EAL. Errors are one sentence quoting the bad part through reply_text().
+#pragma once
+
+#include <conntrack/flow_table.h>
+#include <packet/flow_key.h>
+
+#include <cstdint>
+#include <string>
+
+namespace flowcop::app {
+
+inline constexpr size_t kMaxRequestBytes = 1024;
+
+enum class CtlVerb : uint8_t { list, count, remove, flush, get, stats };
+
+// An address prefix over the 16-byte key form (IPv4 as IPv4-mapped: a.b.c.d/8 is ::ffff:a.0.0.0/104).
+struct AddrPrefix {
+    uint8_t addr[16] = {};
+    unsigned bits = 0; // leading bits that must match
+};
+
+struct CtlFilter {
+    bool has_proto = false, has_src = false, has_dst = false, has_sport = false, has_dport = false;
+    bool has_state = false, has_vlan = false, has_vlan_inner = false, has_zone = false, has_lcore = false;
+    uint8_t proto = 0;
+    AddrPrefix src, dst;
+    uint16_t sport = 0, dport = 0;
+    std::string state; // upper case, as conntrack -L prints it
+    uint16_t vlan_outer = 0, vlan_inner = 0;
+    uint16_t zone = 0;
+    unsigned lcore = 0;
+};
+
+struct CtlRequest {
+    CtlVerb verb = CtlVerb::list;
+    CtlFilter filter;
+    packet::FlowKey key{}; // get: the canonical key of the tuple
+};
+
+// Parses one request line (without its newline). Returns "" or one sentence.
+std::string parse_ctl_request(const std::string& line, CtlRequest& out);
+
+// True when flow `f` of lcore `lcore` passes every filter that is set.
+bool ctl_matches(const CtlFilter& filter, unsigned lcore, const conntrack::FlowSnapshot& f);
+
+// "tcp", "udp", "icmp", "icmpv6", ... or the number, as conntrack names protocols.
+std::string proto_name(uint8_t proto);
+// The name alone (a static string), or nullptr for a protocol without one.
+const char* known_proto_name(uint8_t proto) noexcept;
+// The inverse (names above, or 0..255). False if neither.
+bool parse_proto(const std::string& text, uint8_t& out);
+
+} // namespace flowcop::app

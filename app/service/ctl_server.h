@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The control socket: a Unix stream socket that streams the whole flow table, and deletes, flushes
+// and gets flows, for flowcopctl (app/flowcopctl). DPDK telemetry's replies are size-limited (about
+// 32 flows), so a 10^6-flow listing needs a channel of its own.
+//
+// Where: <EAL runtime dir>/flowcop_ctl.sock, next to DPDK's dpdk_telemetry.v2 (/var/run/dpdk/PREFIX/ for
+// root: a directory of mode 0700), created mode 0600: only flowcop's user can connect, and whoever can
+// controls flowcop (delete, flush). A stale file of a dead instance with the same prefix is replaced (EAL
+// refuses a second live primary with one prefix). Removed when the server stops.
+//
+// Protocol: the client sends one request line (ctl_query.h); the server answers with JSON lines and
+// closes: one line per flow (ctl_format.h) for list and get, one line per lcore for stats, then a last
+// line {"done":VERB,...} with the totals, or {"error":"<one sentence>"} instead.
+//
+// Threading and the data path. One server thread (every signal blocked, pinned to EAL's control-thread
+// CPUs: never a polling lcore's CPU) serves every client with poll(). It reads tables only through
+// FlowTable::read_slice: kSliceRecords positions under one shard lock, copied, then formatted outside it,
+// so a worker waits for a reader at most one slice's copy, and its cop only defers that shard's due
+// flows. A walk lists every flow that lives through it exactly once (not an atomic snapshot, as conntrack
+// -L is not). Clients are served in turns of kSlicesPerTurn slices each, so one big listing does not
+// starve another client. Changes (delete, flush) and get go to the owner lcore's mailbox (commands.h):
+// get is one O(1) lookup per lcore; delete/flush send each slice's matching flow ids (at most
+// kSliceRecords) as one kill_ids command, which the owner marks in O(1) each; the cop reaps them as its
+// budget allows, like any kill (reason "killed"). A flow that ended and whose position was reused between
+// the read and the kill is not touched: ids carry the position's generation.
+//
+// Abusive clients get a bounded, counted refusal, never a stall: more than kMaxClients connections (the
+// extra one gets an error line, refused_busy), no complete request within kRequestTimeoutMs or a request
+// over kMaxRequestBytes or a malformed one (an error line, refused_bad), a reader that takes nothing for
+// kStallMs while output is pending (dropped: refused_slow). Output is produced only while less than
+// kOutputHighBytes wait for a client, so a slow reader costs bounded memory and no table work.
+#pragma once
+
+#include "control.h"
+#include "stats_view.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace flowcop::app {
+
+struct CtlServerStats {
+    uint64_t requests = 0;     // request lines answered (any verb, including errors)
+    uint64_t refused_busy = 0; // connections refused: kMaxClients were open
+    uint64_t refused_bad = 0;  // malformed, oversized or missing requests
+    uint64_t refused_slow = 0; // clients dropped for not reading their output
+};
+
+class CtlServer {
+public:
+    static constexpr unsigned kMaxClients = 16;
+    static constexpr uint32_t kSliceRecords = 256;
+    static constexpr unsigned kSlicesPerTurn = 16;
+    static constexpr size_t kOutputHighBytes = 256 * 1024;
+    static constexpr unsigned kRequestTimeoutMs = 5000;
+    static constexpr unsigned kStallMs = 10000;
+
+    // The socket's path for this process (EAL must be initialised): <runtime dir>/flowcop_ctl.sock.
+    static std::string default_path();
+
+    // Binds `path` and starts the server thread over `view` and `control` (both outlive the server).
+    // nullptr and one sentence in `error` if the socket cannot be made.
+    static std::unique_ptr<CtlServer> start(const std::string& path, const StatsView& view, Control& control,
+                                            std::string& error);
+    ~CtlServer(); // stops the thread, closes every client, removes the socket file
+    CtlServer(const CtlServer&) = delete;
+    CtlServer& operator=(const CtlServer&) = delete;
+
+    const std::string& path() const noexcept { return _path; }
+    // Any thread: relaxed loads of the server thread's counters.
+    CtlServerStats stats() const noexcept;
+
+    struct Client;
+
+private:
+    CtlServer(const StatsView& view, Control& control); // in the .cpp, where Client is complete
+    void run() noexcept;
+    void accept_clients() noexcept;
+    void on_readable(Client& c) noexcept;
+    void start_request(Client& c, const std::string& line);
+    void work(Client& c);
+    void finish(Client& c);
+    void flush_output(Client& c) noexcept;
+    uint64_t lcore_now(size_t worker) const noexcept;
+
+    const StatsView& _view;
+    Control& _control;
+    std::string _path;
+    int _listen_fd = -1;
+    std::thread _thread;
+    std::atomic<bool> _stop{false};
+    CtlServerStats _stats; // written by the server thread only
+    std::unique_ptr<Client[]> _clients;
+};
+
+} // namespace flowcop::app

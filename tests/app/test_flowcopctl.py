@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""flowcopctl against a running flowcop: the whole table listed, counted, got, deleted by filter and
+flushed through the control socket (app/service/ctl_server.h, app/flowcopctl/flowcopctl).
+
+usage: test_flowcopctl.py build/app/flowcop app/flowcopctl/flowcopctl [FLOWS]
+
+Two instances, each under --clock tsc so the flows stay open while the test runs:
+  1. a real capture (tests/data/captures, 80 TCP connections over IPv4 and IPv6): every listed flow is
+     found by -G in both directions, the listing agrees with /metrics and with the telemetry listing;
+  2. the synthetic port (--flowgen) with FLOWS concurrent flows (default 10^5): -L and -C agree with
+     flowcop_flows_active, every flow is listed once, -G finds a sample of them, -D with a source prefix
+     kills exactly the matching flows, -F empties the table; and abusive clients (garbage, too many
+     connections, a reader that stops reading) get counted refusals while others are served.
+"""
+import ipaddress
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest.checks import Fail, check, run_tests, wait_until  # noqa: E402
+from flowcoptest.exposition import Scrape  # noqa: E402
+from flowcoptest.process import DEMO_PCAP, Flowcop  # noqa: E402
+from flowcoptest.telemetry import telemetry  # noqa: E402
+
+EXE, CTL = sys.argv[1], sys.argv[2]
+FLOWS = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
+# All FLOWS flows start within the first virtual 0.1 s and live "forever"; the port stops once each has
+# had its handshake and a few data turns, so the table then holds exactly the flows flowgen keeps open.
+FLOWGEN = (f"flows={FLOWS},new_flow_rate={FLOWS * 10},pps={FLOWS * 100},lifetime=1000000,idle_pct=0,rst_pct=0,"
+           f"ipv6_pct=20,packets={FLOWS * 12},seed=17")
+
+
+def ctl(fc, *args, check_rc=0, timeout=300):
+    r = subprocess.run([sys.executable, CTL, f"--file-prefix={fc.prefix}"] + list(args), capture_output=True,
+                       text=True, timeout=timeout)
+    if check_rc is not None and r.returncode != check_rc:
+        raise Fail(f"flowcopctl {' '.join(args)}: exit {r.returncode}, expected {check_rc}\n{r.stderr}")
+    return r
+
+
+def listing(fc, *filters):
+    r = ctl(fc, "-L", "-o", "json", *filters)
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def active(fc):
+    return int(Scrape(fc.url).total("flowcop_flows_active"))
+
+
+def raw_request(fc, line, timeout=30):
+    """One request over the socket itself; the reply's JSON objects."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(fc.ctl_socket_path)
+        s.sendall(line)
+        buf = b""
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+    return [json.loads(x) for x in buf.splitlines() if x]
+
+
+def stable_active(fc, what):
+    """Waits until the table stops changing (the port has stopped); returns flows_active."""
+    seen = []
+
+    def settled():
+        seen.append(active(fc))
+        return len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3] and seen[-1] > 0 and seen[-1]
+    return wait_until(settled, 120, what, interval=0.5)
+
+
+def get_args(f, reverse=False):
+    a = ["-p", f["proto"], "-s", f["src"], "-d", f["dst"], "--sport", str(f["sport"]), "--dport", str(f["dport"])]
+    if reverse:
+        a = ["-p", f["proto"], "-s", f["dst"], "-d", f["src"], "--sport", str(f["dport"]), "--dport", str(f["sport"])]
+    if f.get("vlan"):
+        a += ["--vlan", ",".join(map(str, f["vlan"]))]
+    return a
+
+
+# ---- 1. a real capture -------------------------------------------------------------------------------
+
+def test_real_capture():
+    # Closed flows wait in TIME_WAIT: an hour, so none ends while the test runs, however slow.
+    with Flowcop(EXE, DEMO_PCAP, ["--clock", "tsc", "--stop-when-idle-ms", "0", "--metrics-addr", "127.0.0.1:0",
+                                  "--tcp-timeout-time_wait", "3600"], "ctlreal") as fc:
+        n = stable_active(fc, "the capture to be tracked")
+        flows = listing(fc)
+        check(len(flows) == n, f"listed {len(flows)}, flowcop_flows_active {n}")
+        check(len({f["flow_id"] for f in flows}) == n, "flow ids are unique")
+        check(ctl(fc, "-C").stdout.strip() == str(n), "-C")
+        # Every listed flow, by its exact tuple, either direction: the same flow (through flowcopctl for a
+        # few, the socket itself for all).
+        for f in flows[:4]:
+            for rev in (False, True):
+                got = json.loads(ctl(fc, "-G", "-o", "json", *get_args(f, rev)).stdout)
+                check(got["flow_id"] == f["flow_id"], f"-G {f} (reverse={rev}) found {got}")
+        for f in flows:
+            for s, d, sp, dp in ((f["src"], f["dst"], f["sport"], f["dport"]),
+                                 (f["dst"], f["src"], f["dport"], f["sport"])):
+                r = raw_request(fc, f"get src={s} dst={d} sport={sp} dport={dp}\n".encode())
+                check(r[-1] == {"done": "get", "flows": 1} and r[0]["flow_id"] == f["flow_id"], f"get {f}: {r}")
+        # conntrack's flags: exactly one of SEEN_REPLY and UNREPLIED; ASSURED only with SEEN_REPLY.
+        for f in flows:
+            fl = f["flags"]
+            check(("SEEN_REPLY" in fl) != ("UNREPLIED" in fl), f"flags {fl}")
+            check("ASSURED" not in fl or "SEEN_REPLY" in fl, f"flags {fl}")
+            check("SEEN_REPLY" not in fl or f["packets_reply"] > 0, f"flags {fl} vs packets {f}")
+        # The telemetry listing shows the same flags for the same flows.
+        tel = telemetry(fc.socket_path, "/flowcop/flows,limit=32")
+        by_key = {(f["src"], f["sport"], f["dst"], f["dport"]): f for f in flows}
+        for entry in tel:
+            t = dict(x.split("=", 1) for x in entry)
+            f = by_key[(t["src"], int(t["sport"]), t["dst"], int(t["dport"]))]
+            check(t["flags"].split(",") == f["flags"], f"telemetry flags {t['flags']} vs {f['flags']}")
+        # The default output is conntrack's line.
+        text = ctl(fc, "-L")
+        lines = text.stdout.splitlines()
+        check(len(lines) == n and f"{n} flow entries have been shown" in text.stderr, f"-L: {text.stderr}")
+        check(all(line.startswith("tcp      6 ") and " src=" in line and " lcore=0" in line for line in lines),
+              f"-L lines {lines[:2]}")
+        # A flow that is not there: exit 1.
+        r = ctl(fc, "-G", "-s", "192.0.2.1", "-d", "192.0.2.2", "--sport", "1", "--dport", "2", check_rc=1)
+        check("no such flow" in r.stderr, r.stderr)
+
+
+# ---- 2. the synthetic port at FLOWS flows ------------------------------------------------------------
+
+def pick_prefix(flows):
+    """An IPv4 source prefix that selects some but not most of the flows, and the ids it selects."""
+    v4 = [(int(ipaddress.IPv4Address(f["src"])), (f["lcore"], f["flow_id"])) for f in flows if ":" not in f["src"]]
+    for bits in (24, 20, 16, 12, 10, 9, 8):
+        mask = (0xffffffff << (32 - bits)) & 0xffffffff
+        base = v4[0][0] & mask
+        ids = {fid for a, fid in v4 if a & mask == base}
+        if len(flows) // 100 <= len(ids) <= len(flows) // 2:
+            return ipaddress.IPv4Network((base, bits)), ids
+    raise Fail("no source prefix selects between 1% and 50% of the flows")
+
+
+def test_synthetic_table():
+    # Every flow stays open however slow the test runs: no cap for unacknowledged data, and a day for the
+    # handshake states (on two lcores a handoff ring may overflow at full speed and lose a handshake's ACK).
+    opts = ["--flowgen", FLOWGEN, "--clock", "tsc", "--flows-per-lcore", str(FLOWS * 2), "--stop-when-idle-ms", "0",
+            "--metrics-addr", "127.0.0.1:0", "--tcp-timeout-unacknowledged", "0", "--tcp-timeout-syn_sent", "86400",
+            "--tcp-timeout-syn_recv", "86400"]
+    with Flowcop(EXE, None, opts, "ctlgen", lcores="0-1" if os.cpu_count() > 1 else "0") as fc:
+        n = stable_active(fc, f"{FLOWS} flowgen flows to be tracked")
+        check(n >= FLOWS * 9 // 10, f"only {n} of {FLOWS} flows tracked")
+        t0 = time.monotonic()
+        flows = listing(fc)
+        took = time.monotonic() - t0
+        print(f"# listed {len(flows)} flows in {took:.2f} s", flush=True)
+        check(len(flows) == n, f"listed {len(flows)}, flowcop_flows_active {n}")
+        ids = {(f["lcore"], f["flow_id"]) for f in flows}
+        check(len(ids) == n, "every flow listed once")
+        check(int(ctl(fc, "-C").stdout) == n, "-C")
+        check(int(ctl(fc, "-C", "-p", "tcp").stdout) == n, "-C -p tcp")
+        check(int(ctl(fc, "-C", "-p", "udp").stdout) == 0, "-C -p udp")
+        # -G finds listed flows in either direction (a sample: each is one process here).
+        for f in random.Random(5).sample(flows, 20):
+            got = json.loads(ctl(fc, "-G", "-o", "json", *get_args(f, reverse=True)).stdout)
+            check(got["flow_id"] == f["flow_id"] and got["lcore"] == f["lcore"], f"-G {f}: {got}")
+        # ... and every listed flow through the socket itself.
+        for f in flows[:: max(1, len(flows) // 2000)]:
+            req = f"get src={f['src']} dst={f['dst']} sport={f['sport']} dport={f['dport']}\n".encode()
+            r = raw_request(fc, req)
+            check(r[-1] == {"done": "get", "flows": 1} and r[0]["flow_id"] == f["flow_id"], f"get {f}: {r}")
+
+        # -D by source prefix removes exactly the matching flows.
+        net, doomed = pick_prefix(flows)
+        expect = len(doomed)
+        r = ctl(fc, "-D", "-s", str(net), "-o", "json")
+        done = json.loads(r.stdout.splitlines()[-1])
+        check(done["matched"] == expect and done["killed"] == expect, f"-D -s {net}: {done}, expected {expect}")
+        wait_until(lambda: active(fc) == n - expect, 60, f"{expect} killed flows to be reaped")
+        left = listing(fc)
+        check({(f["lcore"], f["flow_id"]) for f in left} == ids - doomed,
+              "-D killed a flow outside its filter, or left one inside it")
+        killed = Scrape(fc.url).total("flowcop_flows_expired_total", reason="killed")
+        check(killed == expect, f"flows_expired{{reason=killed}} {killed}, expected {expect}")
+
+        abusive_clients(fc, len(left))
+
+        # -F empties the table.
+        r = ctl(fc, "-F")
+        check(f"{len(left)} flow entries have been killed" in r.stderr, r.stderr)
+        wait_until(lambda: active(fc) == 0, 60, "the flushed table to empty")
+        check(ctl(fc, "-C").stdout.strip() == "0" and listing(fc) == [], "empty after -F")
+        check(fc.alive(), "flowcop still runs")
+
+
+def abusive_clients(fc, n):
+    # Garbage and oversized requests: an error line each.
+    check("error" in raw_request(fc, b"\x00\xff garbage\n")[0], "garbage")
+    try:
+        check("error" in raw_request(fc, b"list " + b"a" * 5000 + b"\n")[0], "oversized")
+    except ConnectionResetError:
+        pass  # refused before all of it was read: the counter below still says so
+    # A reader that stops reading: dropped after the stall limit, while others are served meanwhile.
+    slow = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.connect(fc.ctl_socket_path)
+    slow.sendall(b"list\n")
+    # Many connections at once: the ones beyond the server's limit are refused with an error line.
+    held = []
+    refused = 0
+    for _ in range(20):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(fc.ctl_socket_path)
+        held.append(s)
+    for s in held:
+        s.settimeout(0.5)
+        try:
+            data = s.recv(4096)
+            refused += b"too many control clients" in data
+        except socket.timeout:
+            pass
+    check(refused >= 20 - 15, f"{refused} of 20 extra connections refused")
+    for s in held:
+        s.close()
+    check(int(ctl(fc, "-C").stdout) == n, "served while a slow reader holds a listing")
+    wait_until(lambda: json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])["ctl_refused_slow"] >= 1,
+               30, "the slow reader to be dropped")
+    slow.close()
+    done = json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])
+    check(done["ctl_refused_busy"] >= refused and done["ctl_refused_bad"] >= 2, f"stats {done}")
+
+
+def test_usage_and_unreachable():
+    r = subprocess.run([sys.executable, CTL, "-L", "--sport", "x y"], capture_output=True, text=True)
+    check(r.returncode == 2, f"spaces in a value: {r.returncode} {r.stderr}")
+    r = subprocess.run([sys.executable, CTL, "-G", "-s", "10.0.0.1"], capture_output=True, text=True)
+    check(r.returncode == 2 and "whole tuple" in r.stderr, f"-G without a tuple: {r.returncode} {r.stderr}")
+    r = subprocess.run([sys.executable, CTL, "-F", "--sport", "1"], capture_output=True, text=True)
+    check(r.returncode == 2, f"-F with a filter: {r.returncode}")
+    r = subprocess.run([sys.executable, CTL, "-L", "--file-prefix", f"nosuch-{os.getpid()}"], capture_output=True,
+                       text=True)
+    check(r.returncode == 3 and "no flowcop" in r.stderr, f"unreachable: {r.returncode} {r.stderr}")
+    r = subprocess.run([sys.executable, CTL, "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and "-L, --dump" in r.stdout and "exit status" in r.stdout, "--help")
+
+
+if __name__ == "__main__":
+    run_tests([test_usage_and_unreachable, test_real_capture, test_synthetic_table])
