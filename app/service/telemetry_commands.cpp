@@ -2,6 +2,7 @@
 #include "telemetry_commands.h"
 
 #include "control_parse.h"
+#include "ctl_format.h"
 #include "stats_rows.h"
 
 #include <packet/flow_key.h>
@@ -98,8 +99,9 @@ rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint6
     add_field(a, "sport=" + std::to_string(sport));
     add_field(a, std::string("dst=") + da);
     add_field(a, "dport=" + std::to_string(dport));
-    if (const uint16_t v = packet::key_vlan_outer(f.key))
-        add_field(a, "vlan=" + std::to_string(v));
+    // Both IDs of a QinQ flow: the key holds both, and /flowcop/kill needs both to name it.
+    if (const uint16_t outer = packet::key_vlan_outer(f.key), inner = packet::key_vlan_inner(f.key); outer || inner)
+        add_field(a, "vlan=" + std::to_string(outer) + (inner ? "," + std::to_string(inner) : std::string()));
     add_field(a, "packets_orig=" + std::to_string(f.packets[0]));
     add_field(a, "bytes_orig=" + std::to_string(f.bytes[0]));
     add_field(a, "packets_reply=" + std::to_string(f.packets[1]));
@@ -107,11 +109,9 @@ rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint6
     // Seconds until the deadline on the service's own clock (0 = due).
     const uint64_t left = f.deadline_ns > now ? (f.deadline_ns - now) / 1'000'000'000ull : 0;
     add_field(a, "timeout=" + std::to_string(left));
-    std::string flags = f.assured ? "ASSURED" : "UNREPLIED";
-    if (f.reset)
-        flags += ",RESET";
-    if (f.killed)
-        flags += ",KILLED";
+    std::string flags;
+    for (const char* flag : flow_flags(f))
+        flags += (flags.empty() ? "" : ",") + std::string(flag);
     add_field(a, "flags=" + flags);
     return a;
 }

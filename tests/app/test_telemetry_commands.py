@@ -138,7 +138,7 @@ def test_flows_lists_filters_and_limits():
     v6 = flows("port=443,limit=32")
     check(len(v6) == pcapgen.ESTABLISHED_V6, f"port=443: {len(v6)} flows")
     for f in v6:
-        check(f["state"] == "ESTABLISHED" and f["vlan"] == str(pcapgen.VLAN) and f["flags"] == "ASSURED", f"{f}")
+        check(f["state"] == "ESTABLISHED" and f["vlan"] == str(pcapgen.VLAN) and f["flags"] == "SEEN_REPLY,ASSURED", f"{f}")
         check(f["src"] == pcapgen.V6_CLIENT and f["dport"] == "443", f"orig direction: {f}")
         check(f["packets_orig"] == "3" and f["packets_reply"] == "2", f"packet counts {f}")
         check(int(f["timeout"]) > 431000, f"timeout {f['timeout']}")

@@ -346,6 +346,7 @@ TEST_CASE("/flowcop/flows lists the most recently seen flows of every lcore, wit
         s.key = key_of(tuple);
         s.orig_is_lo = true;
         s.state = tcpstate::State::established;
+        s.tcp = tcpstate::Tracker{s.state, uint8_t(tcpstate::detail::kSeenReply | tcpstate::detail::kAssured)};
         s.assured = true;
         s.last_seen_ns = last_seen;
         s.deadline_ns = last_seen + 5'000'000'000;
@@ -364,7 +365,32 @@ TEST_CASE("/flowcop/flows lists the most recently seen flows of every lcore, wit
         CHECK(first.at(0) == "lcore=3");
         CHECK(first.at(4) == "sport=1001");
         CHECK(test::string_array_of(rows[1]).at(0) == "lcore=5");
-        CHECK(std::find(first.begin(), first.end(), "flags=ASSURED") != first.end());
+        CHECK(std::find(first.begin(), first.end(), "flags=SEEN_REPLY,ASSURED") != first.end());
+    }
+    {
+        // conntrack's flags: a replied flow that is not assured yet is SEEN_REPLY, not UNREPLIED; a QinQ
+        // flow lists both VLAN IDs, as /flowcop/kill needs them.
+        conntrack::FlowSnapshot replied = flow("10.0.0.1,1003,10.0.0.2,80,10,20", 40);
+        replied.state = tcpstate::State::syn_recv;
+        replied.tcp = tcpstate::Tracker{replied.state, tcpstate::detail::kSeenReply};
+        replied.assured = false;
+        conntrack::FlowSnapshot unreplied = flow("10.0.0.1,1004,10.0.0.2,80", 35);
+        unreplied.tcp = tcpstate::Tracker{tcpstate::State::syn_sent, 0};
+        unreplied.state = tcpstate::State::syn_sent;
+        unreplied.assured = false;
+        unreplied.killed = true;
+        f.control.flows[0].push_back(replied);
+        f.control.flows[0].push_back(unreplied);
+        TelData r;
+        telemetry_flows(f.view, f.control, "lcore=3", r.get());
+        const auto rows = test::container_array_of(r.get());
+        REQUIRE(rows.size() == 4);
+        const auto a = test::string_array_of(rows[0]); // most recent first
+        CHECK(std::find(a.begin(), a.end(), "flags=SEEN_REPLY") != a.end());
+        CHECK(std::find(a.begin(), a.end(), "vlan=10,20") != a.end());
+        const auto b = test::string_array_of(rows[1]);
+        CHECK(std::find(b.begin(), b.end(), "flags=UNREPLIED,KILLED") != b.end());
+        f.control.flows[0].resize(2);
     }
     {
         TelData r;
