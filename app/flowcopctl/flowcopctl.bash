@@ -12,6 +12,9 @@ _flowcopctl()
     --state)
         mapfile -t COMPREPLY < <(compgen -W "SYN_SENT SYN_RECV ESTABLISHED FIN_WAIT CLOSE_WAIT LAST_ACK TIME_WAIT CLOSE SYN_SENT2" -- "$cur")
         return ;;
+    -e | --event-mask)
+        mapfile -t COMPREPLY < <(compgen -W "NEW DESTROY NEW,DESTROY" -- "$cur")
+        return ;;
     -o | --output)
         mapfile -t COMPREPLY < <(compgen -W "json extended" -- "$cur")
         return ;;
@@ -30,7 +33,7 @@ _flowcopctl()
         --vlan | --zone | --lcore)
         return ;;
     esac
-    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -D --delete -F --flush -p --proto
+    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -D --delete -F --flush -E --event -e --event-mask -p --proto
         -s --src -d --dst --sport --dport --state --vlan --zone --lcore -o --output --file-prefix --socket -h --help" \
         -- "$cur")
 }

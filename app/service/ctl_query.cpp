@@ -86,6 +86,29 @@ bool prefix_matches(const AddrPrefix& p, const uint8_t a[16])
     return (a[whole] & mask) == p.addr[whole];
 }
 
+// "new,destroy" (any case; conntrack's NEW and DESTROY) -> a kind mask.
+std::string parse_kinds(const std::string& v, events::KindMask& out)
+{
+    out = 0;
+    size_t at = 0;
+    while (at <= v.size()) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        std::string k = v.substr(at, comma - at);
+        for (char& c : k)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        if (k == "new")
+            out |= events::kind_bit(events::Kind::created);
+        else if (k == "destroy")
+            out |= events::kind_bit(events::Kind::destroyed);
+        else if (k == "update")
+            return "kinds: 'update' events are not emitted yet (issue 17: new and destroy only)";
+        else
+            return "kinds: " + quoted(k) + " is not an event kind (new, destroy)";
+        at = comma + 1;
+    }
+    return "";
+}
+
 std::vector<std::string> split_spaces(const std::string& s)
 {
     std::vector<std::string> out;
@@ -238,17 +261,31 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
         out.verb = CtlVerb::get;
     else if (verb == "stats")
         out.verb = CtlVerb::stats;
+    else if (verb == "events")
+        out.verb = CtlVerb::events;
     else
-        return "unknown verb " + quoted(verb) + " (verbs: list, count, get, delete, flush, stats)";
+        return "unknown verb " + quoted(verb) + " (verbs: list, count, get, delete, flush, stats, events)";
     if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
     const bool exact = out.verb == CtlVerb::get;
     CtlFilter& f = out.filter;
+    bool has_kinds = false;
     for (size_t i = 1; i < words.size(); ++i) {
         const size_t eq = words[i].find('=');
         if (eq == std::string::npos || eq == 0)
             return "expected KEY=VALUE, got " + quoted(words[i]);
-        if (std::string e = apply_key(words[i].substr(0, eq), words[i].substr(eq + 1), exact, f); !e.empty())
+        const std::string key = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+        if (out.verb == CtlVerb::events && key == "kinds") {
+            if (has_kinds)
+                return "'kinds' given twice";
+            has_kinds = true;
+            if (std::string e = parse_kinds(value, out.kinds); !e.empty())
+                return e;
+            continue;
+        }
+        if (out.verb == CtlVerb::events && (key == "zone" || key == "state"))
+            return "events cannot be filtered by " + key + " (events do not carry it)";
+        if (std::string e = apply_key(key, value, exact, f); !e.empty())
             return e;
     }
     if (!exact)
@@ -300,6 +337,29 @@ bool ctl_matches(const CtlFilter& f, unsigned lcore, const conntrack::FlowSnapsh
         if ((f.has_src && !prefix_matches(f.src, src)) || (f.has_dst && !prefix_matches(f.dst, dst)))
             return false;
     }
+    return true;
+}
+
+} // namespace flowcop::app
+
+namespace flowcop::app {
+
+bool ctl_matches(const CtlFilter& f, const events::Event& e)
+{
+    if (f.has_lcore && e.lcore != f.lcore)
+        return false;
+    if (f.has_proto && e.proto != f.proto)
+        return false;
+    if (f.has_vlan) {
+        if (e.vlan_outer != f.vlan_outer)
+            return false;
+        if ((f.has_vlan_inner || f.vlan_outer == 0) && e.vlan_inner != f.vlan_inner)
+            return false;
+    }
+    if ((f.has_sport && e.sport != f.sport) || (f.has_dport && e.dport != f.dport))
+        return false;
+    if ((f.has_src && !prefix_matches(f.src, e.src)) || (f.has_dst && !prefix_matches(f.dst, e.dst)))
+        return false;
     return true;
 }
 

@@ -8,7 +8,8 @@
 // case), vlan=OUTER[,INNER], zone=N, lcore=N. A filter key given twice, an unknown key or verb, a value out
 // of range and a key the verb does not take are errors. `get` takes an exact tuple: src= and dst= as
 // plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
-// either direction. flush and stats take no keys.
+// either direction. flush and stats take no keys. `events` follows the event stream live: kinds=new,destroy
+// (default both) and the filters above except zone and state, which events do not carry.
 //
 // Matching: `vlan=10` matches a flow whose outer VLAN ID is 10 (any inner one); `vlan=10,20` both IDs
 // (a listing prints both, so what it shows selects exactly that flow); `vlan=0` untagged flows only.
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <conntrack/flow_table.h>
+#include <events/event.h>
 #include <packet/flow_key.h>
 
 #include <cstdint>
@@ -26,7 +28,7 @@ namespace flowcop::app {
 
 inline constexpr size_t kMaxRequestBytes = 1024;
 
-enum class CtlVerb : uint8_t { list, count, remove, flush, get, stats };
+enum class CtlVerb : uint8_t { list, count, remove, flush, get, stats, events };
 
 // An address prefix over the 16-byte key form (IPv4 as IPv4-mapped: a.b.c.d/8 is ::ffff:a.0.0.0/104).
 struct AddrPrefix {
@@ -49,7 +51,8 @@ struct CtlFilter {
 struct CtlRequest {
     CtlVerb verb = CtlVerb::list;
     CtlFilter filter;
-    packet::FlowKey key{}; // get: the canonical key of the tuple
+    events::KindMask kinds = events::kAllKinds; // events: the kinds to follow
+    packet::FlowKey key{};                      // get: the canonical key of the tuple
 };
 
 // Parses one request line (without its newline). Returns "" or one sentence.
@@ -57,6 +60,8 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out);
 
 // True when flow `f` of lcore `lcore` passes every filter that is set.
 bool ctl_matches(const CtlFilter& filter, unsigned lcore, const conntrack::FlowSnapshot& f);
+// The same for an event (its kind is checked against CtlRequest::kinds by the caller).
+bool ctl_matches(const CtlFilter& filter, const events::Event& e);
 
 // "tcp", "udp", "icmp", "icmpv6", ... or the number, as conntrack names protocols.
 std::string proto_name(uint8_t proto);

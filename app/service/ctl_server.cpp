@@ -31,7 +31,7 @@ using stats::bump;
 using stats::load_relaxed;
 
 struct CtlServer::Client {
-    enum class Phase : uint8_t { free, reading, walking, draining };
+    enum class Phase : uint8_t { free, reading, walking, draining, following };
     int fd = -1;
     Phase phase = Phase::free;
     std::string in, out;
@@ -40,8 +40,9 @@ struct CtlServer::Client {
     size_t worker = 0;
     uint32_t cursor = 0;
     uint64_t matched = 0, killed = 0;
-    bool failed = false;     // some worker did not answer a kill_ids
-    Clock::time_point since; // accepted, or the last byte the client took
+    bool failed = false;              // some worker did not answer a kill_ids
+    uint64_t lost = 0, lost_told = 0; // following: events lost because `out` was full, and told so
+    Clock::time_point since;          // accepted, or the last byte the client took
     size_t pending() const noexcept { return out.size() - out_off; }
 };
 
@@ -74,11 +75,12 @@ const char* verb_name(CtlVerb v)
     case CtlVerb::flush: return "flush";
     case CtlVerb::get: return "get";
     case CtlVerb::stats: return "stats";
+    case CtlVerb::events: return "events";
     }
     return "?";
 }
 
-void close_client(CtlServer::Client& c)
+void discard_and_close(CtlServer::Client& c)
 {
     if (c.fd >= 0) {
         // Unread request bytes (an oversized request) would make close() reset the connection, and the
@@ -95,13 +97,20 @@ void close_client(CtlServer::Client& c)
 
 CtlServer::CtlServer(const StatsView& view, Control& control) : _view(view), _control(control) {}
 
+void CtlServer::close(Client& c) noexcept
+{
+    if (c.phase == Client::Phase::following && --_followers == 0 && _follow != nullptr)
+        _follow->set_kinds(0); // nobody follows: the lcores stop building events for us
+    discard_and_close(c);
+}
+
 std::string CtlServer::default_path()
 {
     return std::string(rte_eal_get_runtime_dir()) + "/flowcop_ctl.sock";
 }
 
 std::unique_ptr<CtlServer> CtlServer::start(const std::string& path, const StatsView& view, Control& control,
-                                            std::string& error)
+                                            events::Subscription* follow, std::string& error)
 {
     sockaddr_un addr{};
     if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
@@ -113,6 +122,9 @@ std::unique_ptr<CtlServer> CtlServer::start(const std::string& path, const Stats
     addr.sun_family = AF_UNIX;
     std::unique_ptr<CtlServer> s(new CtlServer(view, control));
     s->_clients = std::make_unique<Client[]>(kMaxClients);
+    s->_follow = follow;
+    if (follow != nullptr)
+        follow->set_kinds(0); // paused until someone follows
     s->_listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->_listen_fd < 0) {
         error = std::string("control socket: ") + std::strerror(errno);
@@ -151,7 +163,7 @@ CtlServer::~CtlServer()
     if (_thread.joinable())
         _thread.join();
     for (unsigned i = 0; _clients && i < kMaxClients; ++i)
-        close_client(_clients[i]);
+        close(_clients[i]);
     if (_listen_fd >= 0) {
         ::close(_listen_fd);
         ::unlink(_path.c_str());
@@ -161,7 +173,7 @@ CtlServer::~CtlServer()
 CtlServerStats CtlServer::stats() const noexcept
 {
     return {load_relaxed(_stats.requests), load_relaxed(_stats.refused_busy), load_relaxed(_stats.refused_bad),
-            load_relaxed(_stats.refused_slow)};
+            load_relaxed(_stats.refused_slow), load_relaxed(_stats.events_lost)};
 }
 
 uint64_t CtlServer::lcore_now(size_t worker) const noexcept
@@ -180,18 +192,21 @@ void CtlServer::run() noexcept
         for (unsigned i = 0; i < kMaxClients; ++i) {
             const Client& c = _clients[i];
             short ev = 0;
-            if (c.phase == Client::Phase::reading)
-                ev = POLLIN;
-            else if (c.pending() > 0)
-                ev = POLLOUT;
+            if (c.phase == Client::Phase::reading || c.phase == Client::Phase::following)
+                ev = POLLIN; // a follower's end: its close
+            if (c.pending() > 0)
+                ev |= POLLOUT;
             busy = busy || (c.phase == Client::Phase::walking && c.pending() < kOutputHighBytes);
             fds[1 + i] = {c.fd, ev, 0};
         }
-        if (::poll(fds.data(), fds.size(), busy ? 0 : 50) < 0 && errno != EINTR)
+        const int timeout_ms = busy ? 0 : _followers > 0 ? int(kFollowPollMs) : 50;
+        if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
             return;
         try {
             if (fds[0].revents & POLLIN)
                 accept_clients();
+            if (_followers > 0)
+                fan_out();
             const auto now = Clock::now();
             for (unsigned i = 0; i < kMaxClients; ++i) {
                 Client& c = _clients[i];
@@ -199,25 +214,40 @@ void CtlServer::run() noexcept
                     continue;
                 if (c.phase == Client::Phase::reading && (fds[1 + i].revents & (POLLIN | POLLHUP | POLLERR)))
                     on_readable(c);
+                if (c.phase == Client::Phase::following && (fds[1 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                    char sink[256];
+                    const ssize_t n = ::recv(c.fd, sink, sizeof sink, MSG_DONTWAIT);
+                    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                        close(c); // the follower left
+                        continue;
+                    }
+                }
                 if (c.phase == Client::Phase::walking && c.pending() < kOutputHighBytes)
                     work(c);
                 if (c.phase != Client::Phase::free && c.pending() > 0)
                     flush_output(c);
+                if (c.phase == Client::Phase::following && c.pending() == 0 && c.lost > c.lost_told) {
+                    // Tell it, once it has read what waited, how many events it lost.
+                    c.out = "{\"lost\":" + std::to_string(c.lost) + "}\n";
+                    c.lost_told = c.lost;
+                    flush_output(c);
+                }
                 if (c.phase == Client::Phase::draining && c.pending() == 0) {
-                    close_client(c);
+                    close(c);
                 } else if (c.phase == Client::Phase::reading && ms_since(c.since, now) > long(kRequestTimeoutMs)) {
                     bump(_stats.refused_bad);
                     c.out = error_line("no request line within " + std::to_string(kRequestTimeoutMs) + " ms");
                     c.phase = Client::Phase::draining;
-                } else if (c.pending() > 0 && ms_since(c.since, now) > long(kStallMs)) {
+                } else if (c.phase != Client::Phase::following && c.pending() > 0 &&
+                           ms_since(c.since, now) > long(kStallMs)) {
                     bump(_stats.refused_slow); // it stopped reading: drop it rather than hold its output
-                    close_client(c);
+                    close(c);
                 }
             }
         } catch (const std::bad_alloc&) {
             // Out of memory formatting a reply: drop every client rather than the process.
             for (unsigned i = 0; i < kMaxClients; ++i)
-                close_client(_clients[i]);
+                close(_clients[i]);
         }
     }
 }
@@ -251,7 +281,7 @@ void CtlServer::on_readable(Client& c) noexcept
     char buf[2048];
     const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        close_client(c); // gone before asking anything
+        close(c); // gone before asking anything
         return;
     }
     if (n < 0)
@@ -317,10 +347,27 @@ void CtlServer::start_request(Client& c, const std::string& line)
                      ",\"rx_packets\":" + std::to_string(load_relaxed(v.worker->rx_packets)) + "}\n";
         }
         const CtlServerStats s = stats();
+        uint64_t ring_full = 0;
+        for (unsigned p = 0; _follow != nullptr && p < _follow->producers(); ++p)
+            ring_full += _follow->dropped_full(p);
         c.out += "{\"done\":\"stats\",\"ctl_requests\":" + std::to_string(s.requests) +
                  ",\"ctl_refused_busy\":" + std::to_string(s.refused_busy) +
                  ",\"ctl_refused_bad\":" + std::to_string(s.refused_bad) +
-                 ",\"ctl_refused_slow\":" + std::to_string(s.refused_slow) + "}\n";
+                 ",\"ctl_refused_slow\":" + std::to_string(s.refused_slow) +
+                 ",\"ctl_followers\":" + std::to_string(_followers) +
+                 ",\"ctl_events_lost\":" + std::to_string(s.events_lost) +
+                 ",\"ctl_events_ring_full\":" + std::to_string(ring_full) + "}\n";
+        return;
+    }
+    if (r.verb == CtlVerb::events) {
+        if (_follow == nullptr) {
+            c.out = error_line("this flowcop has no event stream to follow");
+            return;
+        }
+        c.phase = Client::Phase::following;
+        if (_followers++ == 0)
+            _follow->set_kinds(events::kAllKinds);
+        c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
     }
     c.phase = Client::Phase::walking; // list, count, delete, flush: sliced walks (work())
@@ -390,6 +437,39 @@ void CtlServer::finish(Client& c)
         c.out += ",\"flows\":" + std::to_string(c.matched) + "}\n";
 }
 
+void CtlServer::fan_out()
+{
+    constexpr unsigned kTake = 512;
+    static thread_local std::vector<events::Event> batch(kTake);
+    char line[events::kTypicalMaxLine];
+    for (unsigned p = 0; p < _follow->producers(); ++p) {
+        for (unsigned round = 0; round < 64; ++round) { // a bounded share per turn: other clients wait
+            unsigned left = 0;
+            const unsigned n = _follow->take(p, batch.data(), kTake, left);
+            for (unsigned i = 0; i < n; ++i) {
+                const events::Event& e = batch[i];
+                size_t len = 0;
+                for (unsigned k = 0; k < kMaxClients; ++k) {
+                    Client& c = _clients[k];
+                    if (c.phase != Client::Phase::following || !(c.req.kinds & events::kind_bit(e.kind)) ||
+                        !ctl_matches(c.req.filter, e))
+                        continue;
+                    if (c.pending() >= kOutputHighBytes) {
+                        ++c.lost;
+                        bump(_stats.events_lost);
+                        continue;
+                    }
+                    if (len == 0 && (len = events::format_json_line(e, line, sizeof line)) == 0)
+                        break; // unformattable (cannot happen for the table's events): nobody gets it
+                    c.out.append(line, len);
+                }
+            }
+            if (n < kTake || left == 0)
+                break;
+        }
+    }
+}
+
 void CtlServer::flush_output(Client& c) noexcept
 {
     while (c.pending() > 0) {
@@ -397,7 +477,7 @@ void CtlServer::flush_output(Client& c) noexcept
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
                 return;
-            close_client(c); // the client went away (EPIPE, ECONNRESET)
+            close(c); // the client went away (EPIPE, ECONNRESET)
             return;
         }
         c.out_off += size_t(n);

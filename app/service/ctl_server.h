@@ -24,6 +24,15 @@
 // budget allows, like any kill (reason "killed"). A flow that ended and whose position was reused between
 // the read and the kill is not touched: ids carry the position's generation.
 //
+// Following events (`events`, flowcopctl -E): the server owns one subscription to the event stream
+// (stream.h), paused (set_kinds(0): the lcores build no event for it) while nobody follows. With followers it
+// takes every lcore's ring every kFollowPollMs and hands each event, formatted once as the --events line
+// (events/event.h), to every follower whose kinds and filters match. A follower whose output is full loses
+// the event: counted per follower (a {"lost":N} line tells it, once it has read what waited) and in
+// events_lost; an lcore whose ring was full lost it for every follower (the subscription's dropped_full,
+// `stats`: ctl_events_ring_full). Neither ever slows an lcore. A follower is never dropped for reading
+// slowly; it only loses events.
+//
 // Abusive clients get a bounded, counted refusal, never a stall: more than kMaxClients connections (the
 // extra one gets an error line, refused_busy), no complete request within kRequestTimeoutMs or a request
 // over kMaxRequestBytes or a malformed one (an error line, refused_bad), a reader that takes nothing for
@@ -33,6 +42,8 @@
 
 #include "control.h"
 #include "stats_view.h"
+
+#include <events/stream.h>
 
 #include <atomic>
 #include <cstdint>
@@ -47,6 +58,7 @@ struct CtlServerStats {
     uint64_t refused_busy = 0; // connections refused: kMaxClients were open
     uint64_t refused_bad = 0;  // malformed, oversized or missing requests
     uint64_t refused_slow = 0; // clients dropped for not reading their output
+    uint64_t events_lost = 0;  // events a follower (events verb) lost: its output was full
 };
 
 class CtlServer {
@@ -57,14 +69,19 @@ public:
     static constexpr size_t kOutputHighBytes = 256 * 1024;
     static constexpr unsigned kRequestTimeoutMs = 5000;
     static constexpr unsigned kStallMs = 10000;
+    static constexpr unsigned kFollowPollMs = 5;
+    // Per lcore, the follow subscription's ring: kFollowPollMs of events at 3 M/s.
+    static constexpr unsigned kFollowRingEvents = 16383;
 
     // The socket's path for this process (EAL must be initialised): <runtime dir>/flowcop_ctl.sock.
     static std::string default_path();
 
     // Binds `path` and starts the server thread over `view` and `control` (both outlive the server).
-    // nullptr and one sentence in `error` if the socket cannot be made.
+    // `follow`: the subscription followers read (one ring per lcore in StatsView::lcores order; the
+    // server pauses and resumes it), or nullptr for none. nullptr and one sentence in `error` if the
+    // socket cannot be made.
     static std::unique_ptr<CtlServer> start(const std::string& path, const StatsView& view, Control& control,
-                                            std::string& error);
+                                            events::Subscription* follow, std::string& error);
     ~CtlServer(); // stops the thread, closes every client, removes the socket file
     CtlServer(const CtlServer&) = delete;
     CtlServer& operator=(const CtlServer&) = delete;
@@ -84,6 +101,9 @@ private:
     void work(Client& c);
     void finish(Client& c);
     void flush_output(Client& c) noexcept;
+    void close(Client& c) noexcept;
+    // Takes every lcore's follow ring and hands the events to the followers.
+    void fan_out();
     uint64_t lcore_now(size_t worker) const noexcept;
 
     const StatsView& _view;
@@ -94,6 +114,8 @@ private:
     std::atomic<bool> _stop{false};
     CtlServerStats _stats; // written by the server thread only
     std::unique_ptr<Client[]> _clients;
+    events::Subscription* _follow = nullptr;
+    unsigned _followers = 0;
 };
 
 } // namespace flowcop::app

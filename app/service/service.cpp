@@ -287,11 +287,16 @@ StartError Service::start()
         if (!_handoff)
             return {1, "flowcop: " + error};
     }
-    if (!_opt.events_path.empty() || !_opt.ipfix.empty()) {
-        _stream = events::Stream::create(n_workers, error);
-        if (!_stream)
-            return {1, "flowcop: " + error};
-    }
+    // The event stream always exists: flowcopctl -E follows it through the control socket, whose
+    // subscription stays paused (the lcores build no event for it) while nobody follows.
+    _stream = events::Stream::create(n_workers, error);
+    if (!_stream)
+        return {1, "flowcop: " + error};
+    events::Subscription* follow =
+        _stream->subscribe("flowcopctl -E", events::kAllKinds, CtlServer::kFollowRingEvents, error);
+    if (follow == nullptr)
+        return {1, "flowcop: " + error};
+    follow->set_kinds(0);
     if (!_opt.events_path.empty()) {
         _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring, error);
         if (!_events)
@@ -351,7 +356,7 @@ StartError Service::start()
     }
     _telemetry = std::make_unique<Telemetry>(_view, *this);
     // The control socket (flowcopctl). Like telemetry, the service runs on without it.
-    _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, error);
+    _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, follow, error);
     if (!_ctl)
         std::fprintf(stderr, "flowcop: warning: no control socket for flowcopctl: %s\n", error.c_str());
     return {};

@@ -367,7 +367,8 @@ void FlowTable::remove(uint32_t pos, const Probe& probe) noexcept
 
 void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept
 {
-    if (_events == nullptr)
+    // No subscriber wants this kind now (a live follower's subscription while nobody follows): build nothing.
+    if (_events == nullptr || !_events->wants(created ? events::Kind::created : events::Kind::destroyed))
         return;
     const FlowRecord& r = _records[pos];
     events::Event e{};

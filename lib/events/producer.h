@@ -35,6 +35,15 @@ public:
     // Copies `e` into every subscribed ring that wants e.kind. @return false if some ring was full
     // (that subscriber's dropped_full grows); true otherwise, including when nobody subscribed.
     bool emit(const Event& e) noexcept;
+    // True when some subscriber wants events of this kind now: the lcore may skip building an Event
+    // nobody takes (a live follower's subscription wants nothing while nobody follows).
+    bool wants(Kind k) const noexcept
+    {
+        for (unsigned i = 0; i < _n_slots; ++i)
+            if (stats::load_relaxed(_slots[i].kinds) & kind_bit(k))
+                return true;
+        return false;
+    }
 
 private:
     friend class Stream;
@@ -44,7 +53,7 @@ private:
     // One subscriber's view from this lcore; written only by the lcore after setup.
     struct Slot {
         rte_ring* ring = nullptr;
-        KindMask kinds = 0;
+        KindMask kinds = 0;        // relaxed: Subscription::set_kinds() may change it while the lcore emits
         uint64_t offered = 0;      // events of the subscribed kinds emitted
         uint64_t dropped_full = 0; // of those, lost because the ring was full
     };

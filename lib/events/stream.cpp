@@ -116,6 +116,12 @@ unsigned Subscription::take(unsigned producer, Event* out, unsigned max, unsigne
     return rte_ring_sc_dequeue_burst_elem(_rings[producer], out, sizeof(Event), max, &left);
 }
 
+void Subscription::set_kinds(KindMask kinds) noexcept
+{
+    for (unsigned i = 0; i < _n; ++i)
+        stats::store_relaxed(_producers[i]._slots[_slot].kinds, KindMask(kinds & _kinds));
+}
+
 uint64_t Subscription::offered(unsigned producer) const noexcept
 {
     return stats::load_relaxed(_producers[producer]._slots[_slot].offered);

@@ -40,12 +40,16 @@ public:
     unsigned producers() const noexcept { return _n; }
     unsigned ring_events() const noexcept { return _ring_events; }
     KindMask kinds() const noexcept { return _kinds; }
+    // Any thread, at any time: the kinds the lcores copy into this subscription's rings from now on
+    // (a subset of those it subscribed to; 0 pauses it: a live follower with nobody following costs
+    // the lcores nothing). Lcores see the change within a few emits (relaxed stores).
+    void set_kinds(KindMask kinds) noexcept;
 
 private:
     friend class Stream;
     Subscription() = default;
 
-    const Producer* _producers = nullptr;
+    Producer* _producers = nullptr; // the stream's; set_kinds() writes their slots
     unsigned _n = 0;
     unsigned _slot = 0; // index of this subscription in each Producer's slots
     unsigned _ring_events = 0;

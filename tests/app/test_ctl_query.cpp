@@ -184,3 +184,37 @@ TEST_CASE("Protocol names are conntrack's", "[app][ctl]")
     CHECK(proto_name(17) == "udp");
     CHECK(proto_name(250) == "250");
 }
+
+TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
+{
+    using events::Kind;
+    CHECK(request("events").kinds == events::kAllKinds);
+    CHECK(request("events kinds=NEW").kinds == events::kind_bit(Kind::created));
+    CHECK(request("events kinds=destroy,new proto=tcp").kinds == events::kAllKinds);
+    CHECK(error_of("events kinds=update").find("not emitted yet") != std::string::npos);
+    CHECK(error_of("events kinds=bogus").find("not an event kind") != std::string::npos);
+    CHECK(error_of("events kinds=new kinds=new").find("twice") != std::string::npos);
+    CHECK(error_of("events zone=1").find("zone") != std::string::npos);
+    CHECK(error_of("events state=CLOSE").find("state") != std::string::npos);
+    CHECK(error_of("list kinds=new").find("unknown key") != std::string::npos);
+
+    events::Event e{};
+    e.kind = Kind::created;
+    e.proto = 6;
+    e.lcore = 1;
+    e.sport = 40000;
+    e.dport = 443;
+    e.vlan_outer = 10;
+    e.vlan_inner = 20;
+    const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 77};
+    std::memcpy(e.src, v4, 16);
+    auto match = [&](const std::string& filters) { return ctl_matches(request("events " + filters).filter, e); };
+    CHECK(match(""));
+    CHECK(match("proto=tcp src=192.0.2.0/24 sport=40000 dport=443 vlan=10 lcore=1"));
+    CHECK(match("vlan=10,20"));
+    CHECK_FALSE(match("vlan=10,21"));
+    CHECK_FALSE(match("src=192.0.3.0/24"));
+    CHECK_FALSE(match("proto=udp"));
+    CHECK_FALSE(match("lcore=0"));
+    CHECK_FALSE(match("dport=80"));
+}

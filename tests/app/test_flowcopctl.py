@@ -16,6 +16,7 @@ import ipaddress
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +26,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from flowcoptest.checks import Fail, check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import Scrape  # noqa: E402
-from flowcoptest.process import DEMO_PCAP, Flowcop  # noqa: E402
+from flowcoptest.process import DEMO_PCAP, Flowcop, temp_dir  # noqa: E402
 from flowcoptest.telemetry import telemetry  # noqa: E402
 
 EXE, CTL = sys.argv[1], sys.argv[2]
@@ -176,9 +177,15 @@ def test_synthetic_table():
             r = raw_request(fc, req)
             check(r[-1] == {"done": "get", "flows": 1} and r[0]["flow_id"] == f["flow_id"], f"get {f}: {r}")
 
-        # -D by source prefix removes exactly the matching flows.
+        # -D by source prefix removes exactly the matching flows; a follower (-E) sees each one's destroy.
         net, doomed = pick_prefix(flows)
         expect = len(doomed)
+        events_file = os.path.join(temp_dir("flowcopctl-E-"), "events.jsonl")
+        with open(events_file, "w") as sink:
+            follower = subprocess.Popen([sys.executable, CTL, f"--file-prefix={fc.prefix}", "-E", "-e", "DESTROY",
+                                         "-o", "json"], stdout=sink, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])["ctl_followers"] == 1,
+                   30, "the follower to be following")
         r = ctl(fc, "-D", "-s", str(net), "-o", "json")
         done = json.loads(r.stdout.splitlines()[-1])
         check(done["matched"] == expect and done["killed"] == expect, f"-D -s {net}: {done}, expected {expect}")
@@ -188,6 +195,27 @@ def test_synthetic_table():
               "-D killed a flow outside its filter, or left one inside it")
         killed = Scrape(fc.url).total("flowcop_flows_expired_total", reason="killed")
         check(killed == expect, f"flows_expired{{reason=killed}} {killed}, expected {expect}")
+        by_id = {(f["lcore"], f["flow_id"]): f for f in flows}
+        want = {(by_id[i]["src"], by_id[i]["sport"], by_id[i]["dst"], by_id[i]["dport"]) for i in doomed}
+
+        def lines():
+            with open(events_file) as f:
+                return f.read().count("\n")
+        try:
+            wait_until(lambda: lines() >= expect, 30, f"{expect} destroy events")
+        except Fail:
+            pass  # some were lost: the counters below must say so
+        follower.send_signal(signal.SIGINT)  # flowcopctl -E prints its summary and exits 0
+        _, err = follower.communicate(timeout=30)
+        check(follower.returncode == 0, f"-E exit {follower.returncode}: {err}")
+        with open(events_file) as f:
+            events = [json.loads(line) for line in f]
+        check(all(e["event"] == "destroy" and e["reason"] == "killed" for e in events), f"-e DESTROY: {events[:3]}")
+        got = {(e["src"], e["sport"], e["dst"], e["dport"]) for e in events}
+        stats = json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])
+        lost = stats["ctl_events_lost"] + stats["ctl_events_ring_full"]
+        check(got == want or (lost > 0 and got <= want), f"-E saw {len(got)} of {len(want)} destroys, {lost} lost")
+        check(stats["ctl_followers"] == 0, "the follower is gone")
 
         abusive_clients(fc, len(left))
 

@@ -89,3 +89,34 @@ TEST_CASE("subscribe refuses bad rings, empty kind sets and a fifth subscriber, 
     CHECK(stream->subscribe("one too many", kAllKinds, 15, error) == nullptr);
     CHECK(error == "one too many: the event stream already has 4 subscribers");
 }
+
+// Issue 17's live follower: paused (kinds 0) while nobody follows, so the lcore builds no event for it.
+TEST_CASE("set_kinds pauses and narrows a subscription at run time; wants() says whether anyone takes a kind",
+          "[events][stream]")
+{
+    auto stream = make_stream(2);
+    std::string error;
+    Subscription* follow = stream->subscribe("follow", kAllKinds, 15, error);
+    REQUIRE(follow);
+    Producer& p = stream->producer(1);
+    CHECK(p.wants(Kind::created));
+    follow->set_kinds(0);
+    CHECK_FALSE(p.wants(Kind::created));
+    CHECK_FALSE(p.wants(Kind::destroyed));
+    CHECK(p.emit(of_kind(Kind::created, 0)));
+    CHECK(follow->offered(1) == 0); // not offered: nothing lost while paused
+    follow->set_kinds(kind_bit(Kind::destroyed) | kind_bit(Kind::created));
+    CHECK(p.wants(Kind::created));
+    follow->set_kinds(kind_bit(Kind::destroyed));
+    CHECK_FALSE(p.wants(Kind::created));
+    CHECK(p.wants(Kind::destroyed));
+    p.emit(of_kind(Kind::created, 1));
+    p.emit(of_kind(Kind::destroyed, 2));
+    CHECK(take_all(*follow, 1) == std::vector<uint64_t>{2});
+    // Never more than it subscribed to.
+    Subscription* ends = stream->subscribe("ends", kind_bit(Kind::destroyed), 15, error);
+    REQUIRE(ends);
+    ends->set_kinds(kAllKinds);
+    follow->set_kinds(0);
+    CHECK_FALSE(p.wants(Kind::created));
+}
