@@ -28,6 +28,11 @@ namespace flowcop::app {
 
 inline constexpr size_t kMaxRequestBytes = 1024;
 
+// The kinds flowcopctl -E can follow: conntrack's NEW and DESTROY (the stream's other kinds are not
+// offered to followers).
+inline constexpr events::KindMask kFollowKinds =
+    events::kind_bit(events::Kind::created) | events::kind_bit(events::Kind::destroyed);
+
 enum class CtlVerb : uint8_t { list, count, remove, flush, get, stats, events };
 
 // An address prefix over the 16-byte key form (IPv4 as IPv4-mapped: a.b.c.d/8 is ::ffff:a.0.0.0/104).
@@ -51,8 +56,8 @@ struct CtlFilter {
 struct CtlRequest {
     CtlVerb verb = CtlVerb::list;
     CtlFilter filter;
-    events::KindMask kinds = events::kAllKinds; // events: the kinds to follow
-    packet::FlowKey key{};                      // get: the canonical key of the tuple
+    events::KindMask kinds = kFollowKinds; // events: the kinds to follow
+    packet::FlowKey key{};                 // get: the canonical key of the tuple
 };
 
 // Parses one request line (without its newline). Returns "" or one sentence.

@@ -366,7 +366,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
         }
         c.phase = Client::Phase::following;
         if (_followers++ == 0)
-            _follow->set_kinds(events::kAllKinds);
+            _follow->set_kinds(kFollowKinds);
         c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
     }

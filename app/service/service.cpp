@@ -2,6 +2,7 @@
 #include "service.h"
 
 #include "control_cpus.h"
+#include "ctl_query.h"
 #include "ctl_server.h"
 #include "exporter.h"
 #include "mbuf_pool.h"
@@ -293,7 +294,7 @@ StartError Service::start()
     if (!_stream)
         return {1, "flowcop: " + error};
     events::Subscription* follow =
-        _stream->subscribe("flowcopctl -E", events::kAllKinds, CtlServer::kFollowRingEvents, error);
+        _stream->subscribe("flowcopctl -E", kFollowKinds, CtlServer::kFollowRingEvents, error);
     if (follow == nullptr)
         return {1, "flowcop: " + error};
     follow->set_kinds(0);
