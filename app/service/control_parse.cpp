@@ -3,7 +3,8 @@
 
 #include <arpa/inet.h>
 
-#include <charconv>
+#include <text/decimal.h>
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -27,10 +28,7 @@ std::vector<std::string> split(const std::string& s, char sep)
 
 bool parse_uint(const std::string& s, uint64_t max, uint64_t& out)
 {
-    if (s.empty() || s.size() > 20)
-        return false;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && out <= max;
+    return text::parse_decimal_in(s, 0, max, out);
 }
 
 bool parse_addr(const std::string& s, uint8_t out[16])

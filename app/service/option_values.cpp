@@ -3,8 +3,6 @@
 
 #include <arpa/inet.h>
 
-#include <charconv>
-
 namespace flowcop::app::detail {
 namespace {
 constexpr std::size_t kMaxQuotedBytes = 64;
@@ -56,18 +54,6 @@ std::string join(const std::vector<std::string>& items, std::string_view sep)
         out += item;
     }
     return out;
-}
-
-bool parse_decimal(std::string_view v, uint64_t& out)
-{
-    if (v.empty())
-        return false;
-    uint64_t n = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n, 10);
-    if (ec != std::errc{} || end != v.data() + v.size())
-        return false;
-    out = n;
-    return true;
 }
 
 std::string check_number(std::string_view v, uint64_t min, uint64_t max, bool pow2, uint64_t& out)

@@ -5,6 +5,8 @@
 // written only on success. No global state; safe on any thread.
 #pragma once
 
+#include <text/decimal.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,7 +25,7 @@ std::string quote(std::string_view v);
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 
 // Decimal digits only: false on empty input, a sign, a space, any other character, or overflow.
-bool parse_decimal(std::string_view v, uint64_t& out);
+using text::parse_decimal;
 
 // A number in [min, max], a power of two as well when pow2 (then min and max are powers of two).
 std::string check_number(std::string_view v, uint64_t min, uint64_t max, bool pow2, uint64_t& out);

@@ -8,6 +8,7 @@
 
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
+#include <timerwheel/config.h>
 
 namespace flowcop::app {
 namespace {
@@ -48,16 +49,18 @@ Options default_options()
     Options o{};
     o.mode = Mode::monitor;
     o.clock = ClockSource::tsc;
-    o.wheel_buckets = 4096;
-    o.tick_ms = 1000;
-    o.check_interval_ms = 1000;
-    o.timeout_budget = 128;
-    o.visit_budget_factor = 16;
+    o.wheel_buckets = timerwheel::kDefaultBuckets;
+    o.tick_ms = uint32_t(timerwheel::kDefaultTickNs / 1'000'000);
+    o.check_interval_ms = kDefaultCheckIntervalMs;
+    o.timeout_budget = kDefaultTimeoutBudget;
+    o.visit_budget_factor = timerwheel::kDefaultVisitBudgetFactor;
     o.flows_per_lcore = 1u << 20;
     o.mbufs = 0; // auto
     o.mbuf_data_room = kDefaultMbufDataRoom;
-    o.tcp_timeout_s = {120, 60, 432000, 120, 60, 30, 120, 10, 120};
-    o.default_inactivity_timeout_s = 600;
+    constexpr tcpstate::Timeouts kNetfilter = tcpstate::Timeouts::netfilter_defaults();
+    for (size_t i = 0; i < kTcpTimeoutStates; ++i)
+        o.tcp_timeout_s[i] = kNetfilter.seconds[size_t(tcp_timeout_state(i))];
+    o.default_inactivity_timeout_s = kNetfilter.default_inactivity;
     o.active_timeout_s = 0;
     o.metrics_enabled = true;
     o.metrics_host = "127.0.0.1";

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <packet/key_policy.h>
+#include <tcpstate/tcp_state.h>
 
 #include <array>
 #include <cstdint>
@@ -48,25 +49,29 @@ enum class ClockSource : uint8_t {
     packet, // time from packet timestamps: a pcap replays its own timeline at full speed
 };
 
-// The defaults (see default_options()) and why:
-// - wheel_buckets 4096, tick_ms 1000: the ATS wheel's choice, measured there: 4095 one-second
-//   ticks (~68 min) of range cover every default timeout but established, which then costs one
-//   extra visit per lap of the ring rather than a wrong expiry.
-// - check_interval_ms 1000: the cop runs once per tick; running it more often finds nothing new.
-// - visit_budget_factor 16: ATS's VISIT_BUDGET_FACTOR (a re-arm is far cheaper than an expiry).
-// - timeout_budget 128: measured (tests/benchmarks.md, issue 6 part 5): with 2 MiB pages a fire
-//   costs ~130 ns and a re-link of a busy flow 25-45 ns, so a pass stopped by the fire budget takes
-//   ~17 us and one stopped by the visit budget (16 x 128 re-links) 50-90 us: both under the 102 us a
-//   1024-descriptor RX ring takes to fill at 10 Mpps. 256 measured 33 us and 100-180 us. A backlog
-//   drains at 128,000 expiries a second per lcore; a pass that hits the budget resumes 1 ms later,
-//   so the budget delays expiries, never loses them.
+// The defaults (see default_options()) and why. Each is named once, where it is explained; options
+// and every layer below read the name:
+// - wheel_buckets 4096, tick_ms 1000 (timerwheel::kDefaultBuckets, kDefaultTickNs): the ATS wheel's
+//   choice, measured there: 4095 one-second ticks (~68 min) of range cover every default timeout
+//   but established, which then costs one extra visit per lap of the ring rather than a wrong expiry.
+// - check_interval_ms 1000 (kDefaultCheckIntervalMs): the cop runs once per tick; running it more
+//   often finds nothing new.
+// - visit_budget_factor 16 (timerwheel::kDefaultVisitBudgetFactor): ATS's VISIT_BUDGET_FACTOR (a
+//   re-arm is far cheaper than an expiry).
+// - timeout_budget 128 (kDefaultTimeoutBudget): measured (tests/benchmarks.md, issue 6 part 5):
+//   with 2 MiB pages a fire costs ~130 ns and a re-link of a busy flow 25-45 ns, so a pass stopped
+//   by the fire budget takes ~17 us and one stopped by the visit budget (16 x 128 re-links)
+//   50-90 us: both under the 102 us a 1024-descriptor RX ring takes to fill at 10 Mpps. 256
+//   measured 33 us and 100-180 us. A backlog drains at 128,000 expiries a second per lcore; a pass
+//   that hits the budget resumes 1 ms later, so the budget delays expiries, never loses them.
 // - flows_per_lcore 2^20 and events_ring 2^16: round starting points, not measured; both are
 //   allocated up front, so a larger value costs memory, not per-packet time.
 // - mbufs auto and mbuf_data_room 2176 (RTE_MBUF_DEFAULT_BUF_SIZE): the pool flowcop made before
 //   the options existed, sized for the ports' rings and the lcores' bursts (mbuf_pool.h), each
 //   mbuf holding a 1518-byte frame whole. Replays with pcap's infinite_rx need a larger pool.
-// - tcp_timeout_s: netfilter's nf_conntrack_tcp_timeout_* defaults, so counts compare with conntrack.
-// - default_inactivity_timeout_s 600: applies only where a state has no explicit timeout.
+// - tcp_timeout_s and default_inactivity_timeout_s: tcpstate::Timeouts::netfilter_defaults(),
+//   netfilter's nf_conntrack_tcp_timeout_* and generic timeout (its reasons are there), so counts
+//   compare with conntrack; the default inactivity timeout applies only where a state has none.
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
 // - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
 //   apart); outer/none are for links that tag one direction, or one tag, only (key_policy.h).
@@ -75,6 +80,17 @@ enum class ClockSource : uint8_t {
 //   restarts decodes again within a minute at any rate, and templates stay under 1% of the messages
 //   at full rate. ipfix_domain_base 1: observation domain 0 means "no specific domain" (IANA 149),
 //   so lcore 0 exports in domain 1.
+inline constexpr uint32_t kDefaultCheckIntervalMs = 1000;
+inline constexpr uint64_t kDefaultTimeoutBudget = 128;
+
+// --tcp-timeout-<state> exists for every state a flow can be in: tcpstate's states after
+// State::none, in State order. tcp_timeout_s[i] is the timeout of tcp_timeout_state(i).
+inline constexpr size_t kTcpTimeoutStates = tcpstate::kStateCount - 1;
+constexpr tcpstate::State tcp_timeout_state(size_t i) noexcept
+{
+    return static_cast<tcpstate::State>(i + 1);
+}
+
 struct Options {
     Mode mode;
     ClockSource clock;
@@ -88,9 +104,9 @@ struct Options {
     // [7168, 2^30 - 1], and the service refuses fewer than mbufs_minimum() (mbuf_pool.h).
     uint32_t mbufs;
     uint16_t mbuf_data_room; // bytes per mbuf, the 128-byte headroom included, [192, 65535]
-    // Index order is kTcpStateFlagNames. 0 = no explicit timeout: the default inactivity
-    // timeout applies. Max 31536000 (one year).
-    std::array<uint32_t, 9> tcp_timeout_s;
+    // tcp_timeout_s[i] is state tcp_timeout_state(i), named kTcpStateFlagNames[i]. 0 = no explicit
+    // timeout: the default inactivity timeout applies. Max 31536000 (one year).
+    std::array<uint32_t, kTcpTimeoutStates> tcp_timeout_s;
     uint32_t default_inactivity_timeout_s; // [1, 31536000]
     uint32_t active_timeout_s;             // 0 = none, max 31536000
     // metrics_enabled false (`--metrics-addr none`) leaves host empty and port 0.
@@ -134,10 +150,15 @@ struct Options {
     bool operator==(const Options&) const = default;
 };
 
-// Flag suffixes of --tcp-timeout-<state>, in Options::tcp_timeout_s index order.
-inline constexpr std::array<const char*, 9> kTcpStateFlagNames = {
-    "syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "last_ack", "time_wait", "close", "syn_sent2",
-};
+// Flag suffixes of --tcp-timeout-<state>, in Options::tcp_timeout_s index order: tcpstate's own
+// spelling (tcpstate::state_flag_name), so the option, telemetry and the state machine name a
+// state alike.
+inline const std::array<const char*, kTcpTimeoutStates> kTcpStateFlagNames = [] {
+    std::array<const char*, kTcpTimeoutStates> names{};
+    for (size_t i = 0; i < kTcpTimeoutStates; ++i)
+        names[i] = tcpstate::state_flag_name(tcp_timeout_state(i));
+    return names;
+}();
 
 Options default_options();
 

@@ -29,11 +29,8 @@ namespace flowcop::app {
 tcpstate::Timeouts timeouts_from(const Options& opt)
 {
     tcpstate::Timeouts t = tcpstate::Timeouts::netfilter_defaults();
-    for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
-        tcpstate::State s;
-        if (tcpstate::parse_state_flag_name(kTcpStateFlagNames[i], s))
-            t.seconds[static_cast<size_t>(s)] = opt.tcp_timeout_s[i];
-    }
+    for (size_t i = 0; i < kTcpTimeoutStates; ++i)
+        t.seconds[static_cast<size_t>(tcp_timeout_state(i))] = opt.tcp_timeout_s[i];
     t.default_inactivity = opt.default_inactivity_timeout_s;
     t.max_retrans = opt.tcp_timeout_max_retrans_s;
     t.unacknowledged = opt.tcp_timeout_unacknowledged_s;

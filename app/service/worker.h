@@ -31,6 +31,7 @@
 #include "worker_stats.h"
 
 #include <conntrack/flow_table.h>
+#include <timerwheel/config.h>
 
 #include <atomic>
 #include <cstdint>
@@ -47,12 +48,14 @@ inline constexpr unsigned kBurst = 32;
 inline constexpr uint64_t kCopRetryNs = 1'000'000;
 inline constexpr uint32_t kRebaseSlice = 4096;
 
+// What a worker runs with; the service fills every field from the options (whose defaults are
+// named in options.h).
 struct WorkerSettings {
     Mode mode = Mode::monitor;
     ClockSource clock = ClockSource::tsc;
-    uint64_t check_interval_ns = 1'000'000'000;
-    uint64_t fire_budget = 128;
-    uint32_t visit_budget_factor = 16;
+    uint64_t check_interval_ns = uint64_t(kDefaultCheckIntervalMs) * 1'000'000;
+    uint64_t fire_budget = kDefaultTimeoutBudget;
+    uint32_t visit_budget_factor = timerwheel::kDefaultVisitBudgetFactor;
     packet::VlanKey vlan_key = packet::VlanKey::both; // applied to every parsed packet and to kills
 };
 

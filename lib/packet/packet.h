@@ -113,6 +113,8 @@
 #include <packet/tcp_options.h>
 #include <packet/verdict.h>
 
+#include <rte_tcp.h> // header-only: the flag bits below, no EAL
+
 namespace flowcop::packet {
 
 // One more tag than the two a key keeps: 802.1ad QinQ is two tags, and a third
@@ -172,9 +174,11 @@ inline constexpr uint8_t kFragMore = 0x02;   // more fragments follow (IPv4 MF, 
 // flow. Replies, errors and others may not. Meaningful for Verdict::icmp.
 bool icmp_is_request(const Packet& p) noexcept;
 
-// TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header).
-inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10, kTcpUrg = 0x20,
-                         kTcpEce = 0x40, kTcpCwr = 0x80;
+// TCP flag bits as in Packet::tcp_flags (byte 13 of the TCP header): DPDK's, the one definition
+// flowcop's libraries, driver and tests use.
+inline constexpr uint8_t kTcpFin = RTE_TCP_FIN_FLAG, kTcpSyn = RTE_TCP_SYN_FLAG, kTcpRst = RTE_TCP_RST_FLAG,
+                         kTcpPsh = RTE_TCP_PSH_FLAG, kTcpAck = RTE_TCP_ACK_FLAG, kTcpUrg = RTE_TCP_URG_FLAG,
+                         kTcpEce = RTE_TCP_ECE_FLAG, kTcpCwr = RTE_TCP_CWR_FLAG;
 
 // Plain byte span entry point (tests, fuzzing): the whole frame is in memory.
 // Fills `out` as far as it got; returns out.verdict. frame may be nullptr when len is 0.

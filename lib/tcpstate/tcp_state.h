@@ -43,6 +43,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <rte_tcp.h> // header-only: DPDK's TCP flag bits, no EAL
+
 namespace flowcop::tcpstate {
 
 // netfilter's TCP_CONNTRACK_* order, so a value means the same here as in conntrack -L output.
@@ -72,7 +74,14 @@ const char* state_flag_name(State s) noexcept;
 bool parse_state_flag_name(std::string_view name, State& out) noexcept;
 
 enum class Dir : uint8_t { orig = 0, reply = 1 };
-enum class Flag : uint8_t { fin = 0x01, syn = 0x02, rst = 0x04, psh = 0x08, ack = 0x10, urg = 0x20 };
+enum class Flag : uint8_t {
+    fin = RTE_TCP_FIN_FLAG,
+    syn = RTE_TCP_SYN_FLAG,
+    rst = RTE_TCP_RST_FLAG,
+    psh = RTE_TCP_PSH_FLAG,
+    ack = RTE_TCP_ACK_FLAG,
+    urg = RTE_TCP_URG_FLAG
+};
 
 namespace detail {
 // Tracker::flags bits. Private to tcpstate: the flow table reads them only through the accessors.

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Command-line syntax: defaults, both spellings of every option, and the syntax errors.
 #include <service/options.h>
+#include <service/worker.h>
+
+#include <tcpstate/tcp_state.h>
+#include <timerwheel/config.h>
 
 #include <functional>
 #include <set>
@@ -45,6 +49,29 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]")
     CHECK(o.vlan_key == flowcop::packet::VlanKey::both);
     CHECK(o.flowgen.empty());
     CHECK_FALSE(o.quiet);
+}
+
+// One source per default: the options and the worker read the libraries' named defaults, and the TCP
+// state names and their index space are tcpstate's, so a change there reaches --help, telemetry,
+// config_info and the worker at once.
+TEST_CASE("Defaults and state names come from the libraries that own them", "[app][options]")
+{
+    const Options o = default_options();
+    CHECK(o.wheel_buckets == flowcop::timerwheel::kDefaultBuckets);
+    CHECK(uint64_t(o.tick_ms) * 1'000'000 == flowcop::timerwheel::kDefaultTickNs);
+    CHECK(o.visit_budget_factor == flowcop::timerwheel::kDefaultVisitBudgetFactor);
+    const auto netfilter = flowcop::tcpstate::Timeouts::netfilter_defaults();
+    CHECK(o.default_inactivity_timeout_s == netfilter.default_inactivity);
+    REQUIRE(kTcpStateFlagNames.size() == o.tcp_timeout_s.size());
+    for (size_t i = 0; i < kTcpTimeoutStates; ++i) {
+        const flowcop::tcpstate::State s = tcp_timeout_state(i);
+        CHECK(std::string(kTcpStateFlagNames[i]) == flowcop::tcpstate::state_flag_name(s));
+        CHECK(o.tcp_timeout_s[i] == netfilter.seconds[size_t(s)]);
+    }
+    const WorkerSettings w;
+    CHECK(w.check_interval_ns == uint64_t(o.check_interval_ms) * 1'000'000);
+    CHECK(w.fire_budget == o.timeout_budget);
+    CHECK(w.visit_budget_factor == o.visit_budget_factor);
 }
 
 TEST_CASE("kTcpStateFlagNames lists the states in tcp_timeout_s index order", "[app][options]")

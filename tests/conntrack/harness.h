@@ -16,12 +16,16 @@
 #include <string>
 #include <vector>
 
+#include <rte_tcp.h>
+
 namespace flowcop::test {
 
 inline constexpr uint64_t kSec = 1'000'000'000ull;
 inline constexpr uint64_t kStart = 1'700'000'000ull * kSec;
 
-inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
+// DPDK's TCP flag bits (rte_tcp.h) under short names.
+inline constexpr uint8_t kFin = RTE_TCP_FIN_FLAG, kSyn = RTE_TCP_SYN_FLAG, kRst = RTE_TCP_RST_FLAG,
+                         kPsh = RTE_TCP_PSH_FLAG, kAck = RTE_TCP_ACK_FLAG;
 
 struct Ep {
     const char* addr;

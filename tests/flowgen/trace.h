@@ -13,6 +13,8 @@
 #include <tuple>
 #include <vector>
 
+#include <rte_tcp.h>
+
 namespace flowcop::flowgen::test {
 
 struct Frame {
@@ -31,7 +33,9 @@ struct Frame {
 
 Frame parse_frame(const uint8_t* p, uint32_t len);
 
-inline constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
+// DPDK's TCP flag bits (rte_tcp.h) under short names.
+inline constexpr uint8_t kFin = RTE_TCP_FIN_FLAG, kSyn = RTE_TCP_SYN_FLAG, kRst = RTE_TCP_RST_FLAG,
+                         kPsh = RTE_TCP_PSH_FLAG, kAck = RTE_TCP_ACK_FLAG;
 
 enum class Phase { syn_sent, syn_received, established, fin_sent, fin_acked, fin2_sent, closed_fin, closed_rst };
 

@@ -9,13 +9,16 @@
 #include <map>
 #include <string>
 
+#include <rte_tcp.h>
+
 namespace flowcop::fuzz {
 
 using test::FrameBuilder;
 
 namespace {
 
-constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+// DPDK's TCP flag bits (rte_tcp.h) under short names.
+constexpr uint8_t kFin = RTE_TCP_FIN_FLAG, kSyn = RTE_TCP_SYN_FLAG, kRst = RTE_TCP_RST_FLAG, kAck = RTE_TCP_ACK_FLAG;
 
 struct Ep {
     const char* addr;

@@ -37,12 +37,13 @@ def options_from_sources(root):
     """Every long option the parser's table defines, read from the sources (not from --help)."""
     with open(os.path.join(root, "app", "service", "option_table.cpp")) as f:
         table = f.read()
-    with open(os.path.join(root, "app", "service", "options.h")) as f:
-        header = f.read()
+    # --tcp-timeout-<state> exists for every state tcpstate names after "none" (options.h).
+    with open(os.path.join(root, "lib", "tcpstate", "names.cpp")) as f:
+        names_cpp = f.read()
     names = set(re.findall(r'"(--[a-z][a-z-]*)"', table))
     names.discard("--tcp-timeout-")
-    m = re.search(r"kTcpStateFlagNames = \{(.*?)\};", header, re.S)
-    states = re.findall(r'"([a-z_0-9]+)"', m.group(1)) if m else []
+    m = re.search(r"kNames\[kStateCount\] = \{(.*?)\};", names_cpp, re.S)
+    states = [flag for _, flag in re.findall(r'\{"([A-Z_0-9]+)", "([a-z_0-9]+)"\}', m.group(1))][1:] if m else []
     names |= {"--tcp-timeout-" + s for s in states}
     return names, states
 

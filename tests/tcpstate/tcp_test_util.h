@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <rte_tcp.h>
+
 namespace tcptest {
 
 using flowcop::tcpstate::Dir;
@@ -19,8 +21,9 @@ using flowcop::tcpstate::Outcome;
 using flowcop::tcpstate::State;
 using flowcop::tcpstate::Tracker;
 
-constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10, kUrg = 0x20, kEce = 0x40,
-                  kCwr = 0x80;
+// DPDK's TCP flag bits (rte_tcp.h) under short names.
+constexpr uint8_t kFin = RTE_TCP_FIN_FLAG, kSyn = RTE_TCP_SYN_FLAG, kRst = RTE_TCP_RST_FLAG, kPsh = RTE_TCP_PSH_FLAG,
+                  kAck = RTE_TCP_ACK_FLAG, kUrg = RTE_TCP_URG_FLAG, kEce = RTE_TCP_ECE_FLAG, kCwr = RTE_TCP_CWR_FLAG;
 constexpr uint8_t kSynack = kSyn | kAck, kFinack = kFin | kAck, kRstack = kRst | kAck, kData = kPsh | kAck;
 constexpr Dir kO = Dir::orig, kR = Dir::reply;
 

@@ -14,6 +14,8 @@
 
 #include <flowgen/config.h>
 
+#include <rte_tcp.h>
+
 namespace flowcop::flowgen::detail {
 
 struct Segment {
@@ -27,7 +29,8 @@ struct Segment {
     bool from_client;
 };
 
-inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
+inline constexpr uint8_t kTcpFin = RTE_TCP_FIN_FLAG, kTcpSyn = RTE_TCP_SYN_FLAG, kTcpRst = RTE_TCP_RST_FLAG,
+                         kTcpPsh = RTE_TCP_PSH_FLAG, kTcpAck = RTE_TCP_ACK_FLAG;
 
 // Bytes write() may touch even for short frames: it copies whole templates.
 inline constexpr uint32_t kTemplateBytes = 80;

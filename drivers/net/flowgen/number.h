@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Private: the strict number syntax every flowgen key uses. Decimal digits only (no sign, no hex, no
-// spaces, no suffix), so "1e6", "-1", " 5" and "5k" are errors rather than silently misread values.
+// spaces, no suffix), so "1e6", "-1", " 5" and "5k" are errors rather than silently misread values:
+// lib/text's parser, the one the command line and telemetry use.
 #pragma once
+
+#include <text/decimal.h>
 
 #include <cstdint>
 
@@ -10,21 +13,7 @@ namespace flowcop::flowgen::detail {
 // Unsigned decimal integer in [lo, hi]. false for nullptr, empty, non-digits, overflow or out of range.
 inline bool parse_uint(const char* s, uint64_t lo, uint64_t hi, uint64_t& out) noexcept
 {
-    if (s == nullptr || *s == '\0')
-        return false;
-    uint64_t v = 0;
-    for (; *s != '\0'; ++s) {
-        if (*s < '0' || *s > '9')
-            return false;
-        const uint64_t d = static_cast<uint64_t>(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    if (v < lo || v > hi)
-        return false;
-    out = v;
-    return true;
+    return s != nullptr && text::parse_decimal_in(s, lo, hi, out);
 }
 
 // Seconds with up to three decimals ("10", "0.5", "2.125"), returned in milliseconds, in [lo_ms, hi_ms].
