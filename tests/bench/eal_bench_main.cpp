@@ -18,10 +18,13 @@
 //                          only where /sys/kernel/mm/transparent_hugepage/shmem_enabled allows
 //                          "advise"; the runner says when it does not, and each benchmark prints the
 //                          huge-page MiB it really got.
-// After init the main thread's CPU affinity is restored: EAL pins it to lcore 0's core, and on a
-// 2-core machine shared with other builds that only adds preemptions. rte_lcore_id() stays 0.
-// At exit the EAL runtime directory (/var/run/dpdk/PREFIX) is removed: rte_eal_cleanup() leaves it.
+// EAL starts through the one test bootstrap (tests/common/eal_boot.h), which also removes the
+// runtime directory at exit. After init the main thread's CPU affinity is restored: EAL pins it to
+// lcore 0's core, and on a 2-core machine shared with other builds that only adds preemptions.
+// rte_lcore_id() stays 0.
 #define CATCH_CONFIG_RUNNER
+#include <eal_boot.h>
+
 #include <catch2/catch.hpp>
 #include <catch2/catch_reporter_tap.hpp>
 
@@ -77,26 +80,16 @@ int main(int argc, char** argv)
 
     const char* mem_env = std::getenv("FLOWCOP_BENCH_EAL_MEM");
     const std::string mem_mb = mem_env != nullptr && *mem_env != '\0' ? mem_env : "3072";
-    const std::string prefix = "--file-prefix=flowcop_bench_" + std::to_string(getpid());
     const char* huge_env = std::getenv("FLOWCOP_BENCH_HUGE_DIR");
-    const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? std::string("--huge-dir=") + huge_env : "";
-    std::vector<const char*> eal_argv = {argv[0],
-                                         huge_dir.empty() ? "--no-huge" : huge_dir.c_str(),
-                                         "-m",
-                                         mem_mb.c_str(),
-                                         "--no-pci",
-                                         "-l",
-                                         "0",
-                                         prefix.c_str(),
-                                         "--log-level=error",
-                                         "--no-telemetry"};
-    // With hugepages, --huge-unlink returns them to the pool when the process exits (the prefix is
-    // per process, and EAL only clears its own prefix's leftover files at start).
-    if (!huge_dir.empty())
-        eal_argv.push_back("--huge-unlink");
-    if (rte_eal_init(int(eal_argv.size()), const_cast<char**>(eal_argv.data())) < 0) {
-        std::fprintf(stderr, "EAL init failed (-m %s MB%s%s; set FLOWCOP_BENCH_EAL_MEM%s)\n", mem_mb.c_str(),
-                     huge_dir.empty() ? "" : ", ", huge_dir.c_str(),
+    // With hugepages the bootstrap adds --huge-unlink, which returns them to the pool when the
+    // process exits (the prefix is per process, and EAL only clears its own prefix's leftover files).
+    const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? huge_env : "";
+    flowcop::test::EalOptions eal;
+    eal.memory_mb = unsigned(std::strtoul(mem_mb.c_str(), nullptr, 10));
+    eal.huge_dir = huge_dir;
+    eal.main_lcore_only = true;
+    if (const std::string why = flowcop::test::start_eal(argv[0], eal); !why.empty()) {
+        std::fprintf(stderr, "%s (set FLOWCOP_BENCH_EAL_MEM%s)\n", why.c_str(),
                      huge_dir.empty() ? "" : ", and reserve that much in hugepages");
         return 1;
     }
@@ -108,7 +101,7 @@ int main(int argc, char** argv)
     if (!huge_dir.empty()) {
         uint64_t page = 0;
         rte_memseg_list_walk(largest_page, &page);
-        std::fprintf(stderr, "EAL: %s -m %s, EAL memory in %llu KiB hugetlbfs pages\n", huge_dir.c_str(),
+        std::fprintf(stderr, "EAL: --huge-dir=%s -m %s, EAL memory in %llu KiB hugetlbfs pages\n", huge_dir.c_str(),
                      mem_mb.c_str(), (unsigned long long)(page >> 10));
     } else if (thp != nullptr && std::strcmp(thp, "1") == 0) {
         rte_memseg_list_walk(advise_huge, &advised);
@@ -122,10 +115,5 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "EAL: --no-huge -m %s, EAL memory in 4 KiB pages\n", mem_mb.c_str());
     }
 
-    const int rc = Catch::Session().run(argc, argv);
-    const std::string runtime_dir = rte_eal_get_runtime_dir(); // EAL leaves it behind; remove it
-    rte_eal_cleanup();
-    std::error_code ec;
-    std::filesystem::remove_all(runtime_dir, ec);
-    return rc;
+    return Catch::Session().run(argc, argv);
 }

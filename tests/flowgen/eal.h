@@ -1,26 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Test-only: boot EAL once per test binary with the flowgen suite's arguments (no hugepages, no PCI,
-// its own file prefix; the 'dpdk' suite runs these binaries one at a time).
+// Test-only: the flowgen tests start EAL lazily, in the first case that needs it, through the one
+// test bootstrap (tests/common/eal_boot.h); 256 MB is room for their pools.
 #pragma once
 
-#include <string>
-#include <vector>
+#include <eal_boot.h>
 
-#include <rte_eal.h>
+#include <cstdio>
 
 namespace flowcop::flowgen::test {
 
 inline bool eal_up()
 {
-    static const bool ok = [] {
-        static std::vector<std::string> args{
-            "flowgen_test", "--no-huge", "-m", "256", "--no-pci", "--file-prefix=flowgen_test", "--log-level=error"};
-        static std::vector<char*> argv;
-        for (std::string& a : args)
-            argv.push_back(a.data());
-        return rte_eal_init(static_cast<int>(argv.size()), argv.data()) >= 0;
-    }();
-    return ok;
+    flowcop::test::EalOptions options;
+    options.memory_mb = 256;
+    const std::string why = flowcop::test::start_eal("flowgen_test", options);
+    if (!why.empty())
+        std::fprintf(stderr, "%s\n", why.c_str());
+    return why.empty();
 }
 
 } // namespace flowcop::flowgen::test

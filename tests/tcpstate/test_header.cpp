@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The public header compiles on its own (it is the first include here, DPDK chkincs-style) and its
-// types have the layout the flow record relies on.
+// The public header's types have the layout the flow record relies on. (That it compiles on its
+// own is tests/chkincs' job.)
 #include <tcpstate/tcp_state.h>
 
 #include <catch2/catch.hpp>

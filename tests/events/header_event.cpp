@@ -1,3 +1,0 @@
-// SPDX-License-Identifier: BSD-3-Clause
-// Compiles the public header alone: it must include everything it uses.
-#include <events/event.h>
