@@ -39,7 +39,8 @@ struct Ends {
     uint32_t client, server; // next sequence each sends
 };
 
-constexpr uint8_t kSyn = 0x02, kAck = 0x10, kPsh = 0x08;
+constexpr uint8_t kSyn = RTE_TCP_SYN_FLAG, kAck = RTE_TCP_ACK_FLAG,
+                  kPsh = RTE_TCP_PSH_FLAG; // rte_tcp.h, via tcp_state.h
 constexpr uint32_t kMss = 1448;
 
 Segment seg(uint32_t seq, uint32_t ack, uint8_t flags, uint32_t len)
