@@ -6,6 +6,7 @@
 #include "option_table.h"
 #include "option_values.h"
 
+#include <ipfix/defaults.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
 #include <timerwheel/config.h>
@@ -74,10 +75,10 @@ Options default_options()
     o.tcp_timeout_max_retrans_s = tcpstate::Timeouts::kDefaultCapSeconds;
     o.tcp_timeout_unacknowledged_s = tcpstate::Timeouts::kDefaultCapSeconds;
     o.vlan_key = packet::VlanKey::both;
-    o.ipfix_mtu = 1500;
-    o.ipfix_template_refresh_s = 60;
-    o.ipfix_template_refresh_messages = 1000;
-    o.ipfix_domain_base = 1;
+    o.ipfix_mtu = ipfix::kDefaultPathMtu;
+    o.ipfix_template_refresh_s = ipfix::kDefaultTemplateRefreshS;
+    o.ipfix_template_refresh_messages = ipfix::kDefaultTemplateRefreshMessages;
+    o.ipfix_domain_base = ipfix::kDefaultDomainBase;
     o.quiet = false;
     return o;
 }

@@ -75,8 +75,8 @@ enum class ClockSource : uint8_t {
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
 // - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
 //   apart); outer/none are for links that tag one direction, or one tag, only (key_policy.h).
-// - ipfix_mtu 1500: Ethernet's, so messages (1472 octets to IPv4 collectors, 1452 to IPv6) never
-//   fragment on a standard path. ipfix_template_refresh 60 s / 1000 messages: a collector that
+// - ipfix_mtu 1500 (lib/ipfix/defaults.h names it and the IPFIX defaults below): Ethernet's, so
+//   messages (1472 octets to IPv4 collectors, 1452 to IPv6) never fragment on a standard path. ipfix_template_refresh 60 s / 1000 messages: a collector that
 //   restarts decodes again within a minute at any rate, and templates stay under 1% of the messages
 //   at full rate. ipfix_domain_base 1: observation domain 0 means "no specific domain" (IANA 149),
 //   so lcore 0 exports in domain 1.

@@ -17,6 +17,7 @@
 // that call. Times are Unix-epoch ns from the caller (the wall clock), never read here.
 // Degraded behaviour: none at run time: every Event can be encoded (template.h); the constructor
 // clamps max_message_bytes into [min_message_bytes(), 65535].
+#include <ipfix/defaults.h>
 #include <ipfix/template.h>
 
 #include <events/event.h>
@@ -38,9 +39,9 @@ protected:
 
 struct EncoderConfig {
     uint32_t domain_id = 0;
-    uint16_t max_message_bytes = 1472; // 1500-octet Ethernet MTU less IPv4 (20) and UDP (8)
-    uint64_t template_refresh_ns = 60'000'000'000ull;
-    uint32_t template_refresh_messages = 1000;
+    uint16_t max_message_bytes = kDefaultPathMtu - kIpv4UdpHeaderBytes; // 1472
+    uint64_t template_refresh_ns = uint64_t(kDefaultTemplateRefreshS) * 1'000'000'000;
+    uint32_t template_refresh_messages = kDefaultTemplateRefreshMessages;
 };
 
 // The smallest message that holds a header, the largest template and the largest record, each in

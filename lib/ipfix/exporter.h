@@ -44,9 +44,9 @@ struct ExporterConfig {
     std::vector<Destination> collectors; // at least one
     // The path MTU to the collectors: messages stay within it less the IP (20 for IPv4, 40 for IPv6;
     // the larger when collectors mix) and UDP (8) headers.
-    uint32_t path_mtu = 1500;
-    uint64_t template_refresh_ns = 60'000'000'000ull;
-    uint32_t template_refresh_messages = 1000;
+    uint32_t path_mtu = kDefaultPathMtu;
+    uint64_t template_refresh_ns = uint64_t(kDefaultTemplateRefreshS) * 1'000'000'000;
+    uint32_t template_refresh_messages = kDefaultTemplateRefreshMessages;
     unsigned ring_events = 65535;    // per lcore, in the exporter's own subscription
     std::vector<uint32_t> domain_id; // per stream producer (lcore slot)
     // Per producer: the DPDK port its lcore polls when it polls exactly one, else -1; used as

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // segment_of(): the Segment (window.h) of a parsed TCP packet (packet.h). Header-only, so lib/tcpstate
-// itself stays free of lib/packet; whoever includes this links both. Pure, noexcept.
+// itself links nothing of lib/packet (window.h takes only its option bit constants); whoever includes
+// this links both. Pure, noexcept.
 // Precondition: p.verdict == Verdict::tcp (the other verdicts leave the TCP fields 0).
 #pragma once
 
@@ -9,10 +10,6 @@
 #include <tcpstate/window.h>
 
 namespace flowcop::tcpstate {
-
-static_assert(kOptScaleMask == packet::kTcpOptScaleMask && kOptWscale == packet::kTcpOptWscale &&
-                  kOptSackPerm == packet::kTcpOptSackPerm && kOptPresent == packet::kTcpOptPresent,
-              "Segment::options carries Packet::tcp_opt unchanged");
 
 constexpr Segment segment_of(const packet::Packet& p) noexcept
 {

@@ -50,6 +50,7 @@
 // window bytes can make a segment out of window or accepted, never an out-of-range index or a crash.
 #pragma once
 
+#include <packet/tcp_options.h>
 #include <tcpstate/seq.h>
 #include <tcpstate/tcp_state.h>
 
@@ -58,11 +59,12 @@
 
 namespace flowcop::tcpstate {
 
-// Segment::options bits: the same values as packet::Packet::tcp_opt (lib/packet/tcp_options.h).
-inline constexpr uint8_t kOptScaleMask = 0x0f; // window scale shift, 0..14
-inline constexpr uint8_t kOptWscale = 0x10;    // a window scale option was present
-inline constexpr uint8_t kOptSackPerm = 0x20;  // SACK permitted was present
-inline constexpr uint8_t kOptPresent = 0x40;   // the header had option bytes
+// Segment::options bits: packet::Packet::tcp_opt's, defined once in lib/packet/tcp_options.h (a
+// std-only header of constants: nothing of lib/packet is linked), so a segment carries them unchanged.
+inline constexpr uint8_t kOptScaleMask = packet::kTcpOptScaleMask; // window scale shift, 0..14
+inline constexpr uint8_t kOptWscale = packet::kTcpOptWscale;       // a window scale option was present
+inline constexpr uint8_t kOptSackPerm = packet::kTcpOptSackPerm;   // SACK permitted was present
+inline constexpr uint8_t kOptPresent = packet::kTcpOptPresent;     // the header had option bytes
 
 // What window tracking reads of one TCP segment (segment.h builds it from a parsed packet).
 struct Segment {

@@ -24,6 +24,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_tcp.h>
 
 #include <catch2/catch.hpp>
 
@@ -72,7 +73,7 @@ struct Frames {
             test::TcpSpec tcp;
             tcp.sport = uint16_t(20000 + i);
             tcp.dport = 443;
-            tcp.flags = 0x10;
+            tcp.flags = RTE_TCP_ACK_FLAG;
             const std::vector<uint8_t> f = test::FrameBuilder().ipv4(ip).tcp(tcp).payload(64).build();
             rte_mbuf* m = rte_pktmbuf_alloc(pool);
             REQUIRE(m != nullptr);

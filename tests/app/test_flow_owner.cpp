@@ -8,6 +8,8 @@
 
 #include <conntrack/flow_hash.h>
 
+#include <rte_tcp.h>
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -57,10 +59,11 @@ TEST_CASE("both directions of a flow have the same owner, for TCP and UDP over I
                                         .ipv4({.src = test::ip4("10.0.0.1"), .dst = test::ip4("10.9.0.2")})
                                         .tcp({.sport = port, .dport = 443})
                                         .build());
-            const auto s2c = parsed(FrameBuilder()
-                                        .ipv4({.src = test::ip4("10.9.0.2"), .dst = test::ip4("10.0.0.1")})
-                                        .tcp({.sport = 443, .dport = port, .flags = 0x12})
-                                        .build());
+            const auto s2c =
+                parsed(FrameBuilder()
+                           .ipv4({.src = test::ip4("10.9.0.2"), .dst = test::ip4("10.0.0.1")})
+                           .tcp({.sport = 443, .dport = port, .flags = RTE_TCP_SYN_FLAG | RTE_TCP_ACK_FLAG})
+                           .build());
             REQUIRE(c2s.src_is_lo != s2c.src_is_lo);
             REQUIRE(flow_owner(c2s.key, seed, workers) == flow_owner(s2c.key, seed, workers));
             const auto u1 = parsed(FrameBuilder().ipv6({}).udp({.sport = port, .dport = 53}).build());
