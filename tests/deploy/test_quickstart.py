@@ -22,13 +22,15 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 # meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import check, run  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from flowcoptest.exposition import fetch as scrape  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 RUN_SAMPLE = os.path.join(REPO, "deploy", "run-sample.sh")
@@ -84,11 +86,6 @@ class Sample:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
-
-
-def scrape(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
-        return r.read().decode()
 
 
 def test_quickstart_run_hands_the_built_binary_to_run_sample():
