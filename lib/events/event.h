@@ -15,7 +15,8 @@
 // the IPFIX exporter) can tell "not known" from "zero". Every consumer copies whole Events, so a
 // field costs ring memory (ring events x size) but no code elsewhere.
 //
-// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy):
+// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy; "event" is
+// "new", "destroy" or "interim"):
 //   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
 //    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed",
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
@@ -28,7 +29,9 @@
 
 namespace flowcop::events {
 
-enum class Kind : uint8_t { created, destroyed };
+// created: a flow's first packet. destroyed: it ended (reason_code says why). interim: a long flow's
+// periodic report that does not end it (--ipfix-active-timeout): counts and times so far, reason 0.
+enum class Kind : uint8_t { created, destroyed, interim };
 
 // A set of kinds, as a subscriber asks for them (bit 1 << kind).
 using KindMask = uint32_t;
@@ -36,7 +39,7 @@ constexpr KindMask kind_bit(Kind k) noexcept
 {
     return KindMask{1} << static_cast<unsigned>(k);
 }
-inline constexpr KindMask kAllKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed);
+inline constexpr KindMask kAllKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed) | kind_bit(Kind::interim);
 
 // Bits of Event::present: which optional fields hold a value.
 inline constexpr uint8_t kHasTcpFlags = 0x01; // tcp_flags[] were accumulated for this flow
@@ -46,7 +49,10 @@ inline constexpr uint8_t kHasFlowId = 0x04;   // flow_id is set
 struct Event {
     uint64_t time_ns; // Unix-epoch ns when it happened (the lcore's clock)
     uint64_t first_seen_ns, last_seen_ns;
-    uint64_t flow_id;    // stable from new to destroy within one flowcop run (kHasFlowId)
+    // Stable from new to destroy within one flowcop run (kHasFlowId): (generation << 32) | slot, where a
+    // slot of the lcore's flow table holds one flow at a time and its generation grows with each flow,
+    // so a consumer may keep per-flow state by slot and know a newer generation replaced an older flow.
+    uint64_t flow_id;
     uint64_t packets[2]; // [0] originator -> responder, [1] reply
     uint64_t bytes[2];
     uint8_t src[16], dst[16];        // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
@@ -60,11 +66,13 @@ struct Event {
     uint8_t state_code;   // the protocol's state number: tcpstate::State's value for TCP
     uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
     uint8_t present;      // kHas* bits
+    uint16_t interims;    // interim events this flow emitted, this one included (kHasFlowId flows only)
     const char* state;    // static string, e.g. "ESTABLISHED"
     const char* reason;   // static string; nullptr for created
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
+static_assert(sizeof(Event) == 136, "ring memory per event: lib/ipfix/ipfix.md and --events-ring's help say 136 bytes");
 
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
 // each: everything else in a line takes at most 445 bytes (all numbers at their maximum, two

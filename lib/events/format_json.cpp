@@ -111,6 +111,7 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     switch (e.kind) {
     case Kind::created: event = R"({"event":"new")"; break;
     case Kind::destroyed: event = R"({"event":"destroy")"; break;
+    case Kind::interim: event = R"({"event":"interim")"; break;
     default: return 0;
     }
     Out o(buf, buflen);

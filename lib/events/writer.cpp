@@ -29,7 +29,7 @@ std::unique_ptr<Writer> Writer::open(const std::string& path, Stream& stream, un
     w->_sink = std::make_unique<detail::Sink>();
     if (detail::Sink::open(path, *w->_sink, error) < 0)
         return nullptr;
-    w->_sub = stream.subscribe("events file '" + path + "'", kAllKinds, ring_events, error);
+    w->_sub = stream.subscribe("events file '" + path + "'", kWriterKinds, ring_events, error);
     if (w->_sub == nullptr)
         return nullptr;
     w->_n_producers = stream.producers();

@@ -31,8 +31,12 @@
 
 namespace flowcop::events {
 
+// The kinds the JSON log carries: new and destroy. Interim reports of long flows are IPFIX's
+// (--ipfix-active-timeout), so the log's lines and rate stay what they were.
+inline constexpr KindMask kWriterKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed);
+
 struct WriterStats {
-    uint64_t offered;       // events emitted on this lcore (the writer subscribes to every kind)
+    uint64_t offered;       // new and destroy events emitted on this lcore (kWriterKinds)
     uint64_t written;       // lines fully handed to the kernel
     uint64_t dropped_full;  // emit() found the ring full
     uint64_t dropped_write; // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
@@ -58,7 +62,7 @@ public:
     // systemd's default 90 s stop timeout.
     static constexpr unsigned kShutdownStallMs = 1000;
 
-    // path "-" = stdout. Subscribes to every kind of `stream` with rings of ring_events (setup time:
+    // path "-" = stdout. Subscribes to kWriterKinds of `stream` with rings of ring_events (setup time:
     // before lcores emit). Returns nullptr and sets `error` (one sentence naming the path and the
     // cause) if the file cannot be opened for append/create or the subscription fails (stream.h).
     static std::unique_ptr<Writer> open(const std::string& path, Stream& stream, unsigned ring_events,
