@@ -58,6 +58,9 @@ struct alignas(64) Counters {
     uint64_t cop_budget_exhausted = 0; // passes stopped by the fire or visit budget with work left
     uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next pass
     uint64_t rebase_visited = 0;       // flows re-armed after a runtime timeout change
+    // Interim reports of long flows (TableConfig::interim_s; flow_table.h): interim events emitted by
+    // the cop. Not in cop_fired, which counts ends.
+    uint64_t interim_reports = 0;
 
     // Nanoseconds. Pass duration: 1 us .. 10 ms; lag (fire time - true deadline): 1 ms .. 60 s.
     Histogram cop_pass_ns{1'000,   2'000,   5'000,     10'000,    20'000,    50'000,    100'000,

@@ -9,6 +9,11 @@
 // every other flow),
 // or kDueNow once an RST or a kill marked it: a time in every caller's past, so the wheel puts the flow
 // in the next bucket it drains and the cop reaps it on the next tick. Pure, inline, allocation-free.
+//
+// Interim reports (interim_ns, flowcop's --ipfix-active-timeout) are not deadlines: a flow is reported
+// at first_seen + k * interim for k = 1, 2, ... without ending. The wheel works to the earlier of the
+// flow's deadline and its next report (wheel_deadline); everything that asks when a flow ends (expiry
+// on arrival, listings, reasons) still reads flow_deadline.
 #pragma once
 
 #include <conntrack/flow_record.h>
@@ -27,7 +32,20 @@ struct DeadlineRules {
     // By tcpstate::Cap: the capped timeout (capped_timeout()'s cap); UINT64_MAX for none or a cap of 0 s.
     uint64_t cap_timeout_ns[tcpstate::kCapCount] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     uint64_t active_timeout_ns = 0; // 0: no active timeout
+    uint64_t interim_ns = 0;        // 0: no interim reports
 };
+
+// A flow's report count (FlowCold::exports) stops here: later intervals are not reported.
+inline constexpr uint16_t kMaxInterimReports = UINT16_MAX;
+
+// When the flow's next interim report is due, given the boundaries already passed; UINT64_MAX when
+// reports are off or the count is exhausted.
+inline uint64_t interim_due(const DeadlineRules& rules, uint64_t first_seen_ns, uint16_t passed) noexcept
+{
+    if (rules.interim_ns == 0 || passed == kMaxInterimReports)
+        return UINT64_MAX;
+    return first_seen_ns + (uint64_t(passed) + 1) * rules.interim_ns;
+}
 
 // The earliest of the inactivity and active deadlines, ignoring RST/kill marks. first_seen() is called
 // only when an active timeout is set (the packet path then reads the flow's cold entry, else not).
@@ -64,6 +82,18 @@ inline uint64_t flow_deadline(const DeadlineRules& rules, uint8_t flags, tcpstat
     if (flags & (FlowRecord::kReset | FlowRecord::kKilled))
         return kDueNow;
     return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
+}
+
+// What the wheel works to: the flow's deadline, or its next interim report if that comes first.
+template <typename FirstSeen>
+inline uint64_t wheel_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state, uint64_t last_seen_ns,
+                               FirstSeen&& first_seen, uint16_t reports_passed) noexcept
+{
+    const uint64_t end = flow_deadline(rules, flags, state, last_seen_ns, first_seen);
+    if (rules.interim_ns == 0)
+        return end;
+    const uint64_t report = interim_due(rules, first_seen(), reports_passed);
+    return report < end ? report : end;
 }
 
 } // namespace flowcop::conntrack

@@ -3,6 +3,8 @@
 // shutdown (see flow_table.h for the deadline and locking rules).
 #include <conntrack/flow_table.h>
 
+#include <events/event.h>
+
 #include <rte_prefetch.h>
 
 #include <algorithm>
@@ -22,7 +24,7 @@ struct FlowTable::CopCallbacks {
         __builtin_prefetch(&table._records[pos], 1, 3);
         __builtin_prefetch(&table._shards[shard_of(pos)], 1, 3);
     }
-    uint64_t deadline(uint32_t pos) const noexcept { return table.deadline_of(pos); }
+    uint64_t deadline(uint32_t pos) const noexcept { return table.wheel_deadline_of(pos); }
     bool fire(uint32_t pos) const noexcept { return table.fire(pos, now_ns); }
 };
 
@@ -43,7 +45,9 @@ CopResult FlowTable::run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t vis
     delete_deferred();
     bump(_counters.cop_passes);
     bump(_counters.cop_visited, r.wheel.visited);
-    bump(_counters.cop_fired, r.wheel.fired);
+    // The wheel counts interim reports as fires (they take the fire budget); cop_fired counts ends.
+    bump(_counters.cop_fired, r.wheel.fired - _pass_interims);
+    _pass_interims = 0;
     if (r.wheel.budget_exhausted)
         bump(_counters.cop_budget_exhausted);
     return r;
@@ -51,6 +55,12 @@ CopResult FlowTable::run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t vis
 
 bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
 {
+    // Due for its interim report but not (yet) for its end: report and re-arm, no lock (the flow
+    // stays; readers see no change but the cold entry's report count, which they do not read).
+    if (_rules.interim_ns != 0 && deadline_of(pos) > now_ns) {
+        report_interim(pos, now_ns);
+        return true;
+    }
     Shard& s = _shards[shard_of(pos)];
     // The cop never waits: a held shard means a reader is looking at this flow.
     // The wheel re-links it for the next tick; its deadline is re-read then.
@@ -67,6 +77,22 @@ bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
     if (_n_deferred == kDeleteBatch)
         delete_deferred();
     return true;
+}
+
+void FlowTable::report_interim(uint32_t pos, uint64_t now_ns) noexcept
+{
+    FlowCold& c = _cold[pos];
+    // The boundary being reported: the flow's first packet for the first one, else the previous
+    // boundary. A flow that saw no packet since has nothing new to report.
+    const uint64_t since = c.first_seen_ns + uint64_t(c.exports) * _rules.interim_ns;
+    const bool news = _records[pos].last_seen_ns > since;
+    c.exports = uint16_t(c.exports + 1);
+    if (news) {
+        emit(pos, events::Kind::interim, Reason::count, now_ns);
+        bump(_counters.interim_reports);
+    }
+    _wheel->schedule(pos, wheel_deadline_of(pos));
+    ++_pass_interims;
 }
 
 void FlowTable::delete_deferred() noexcept

@@ -100,6 +100,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->_window_policy = config.window;
     t->_rng = config.seed;
     t->set_timeouts(config.timeouts, config.active_timeout_s);
+    t->_rules.interim_ns = uint64_t(config.interim_s) * 1'000'000'000;
     t->_rebase_cursor = t->_capacity; // nothing to rebase yet
     t->_memory_bytes = l.total + t->_wheel->memory_bytes();
     return t;
@@ -276,8 +277,8 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::S
     store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0) | cap));
     ++_live;
     bump(_counters.flows_created);
-    _wheel->schedule(pos, deadline_of(pos));
-    emit(pos, true, Reason::count, now_ns);
+    _wheel->schedule(pos, wheel_deadline_of(pos));
+    emit(pos, events::Kind::created, Reason::count, now_ns);
 }
 
 bool FlowTable::early_drop(uint64_t now_ns) noexcept
@@ -324,7 +325,7 @@ bool FlowTable::evict(uint32_t pos, uint64_t now_ns) noexcept
 
 void FlowTable::rearm(uint32_t pos) noexcept
 {
-    _wheel->schedule(pos, deadline_of(pos));
+    _wheel->schedule(pos, wheel_deadline_of(pos));
 }
 
 Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept
@@ -351,7 +352,7 @@ void FlowTable::end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 
 void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
-    emit(pos, false, reason, now_ns);
+    emit(pos, events::Kind::destroyed, reason, now_ns);
     bump(_counters.flows_expired[static_cast<unsigned>(reason)]);
     --_live;
     _wheel->cancel(pos);
@@ -365,15 +366,19 @@ void FlowTable::remove(uint32_t pos, const Probe& probe) noexcept
     _free_head = pos;
 }
 
-void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept
+void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t now_ns) noexcept
 {
     // No subscriber wants this kind now (a live follower's subscription while nobody follows): build nothing.
-    if (_events == nullptr || !_events->wants(created ? events::Kind::created : events::Kind::destroyed))
+    if (_events == nullptr || !_events->wants(kind))
         return;
     const FlowRecord& r = _records[pos];
+    const FlowCold& c = _cold[pos];
+    const bool ended = kind == events::Kind::destroyed;
     events::Event e{};
     e.time_ns = now_ns;
-    e.first_seen_ns = _cold[pos].first_seen_ns;
+    e.first_seen_ns = c.first_seen_ns;
+    e.flow_id = uint64_t(c.generation) << 32 | pos; // as snapshot() reports it
+    e.interims = c.exports;
     e.last_seen_ns = r.last_seen_ns;
     e.packets[0] = r.packets[0];
     e.packets[1] = r.packets[1];
@@ -384,11 +389,14 @@ void FlowTable::emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns)
     e.vlan_inner = packet::key_vlan_inner(r.key);
     e.lcore = _lcore;
     e.proto = r.key.proto;
-    e.kind = created ? events::Kind::created : events::Kind::destroyed;
+    e.kind = kind;
+    e.tcp_flags[0] = r.tcp_flags_seen[0];
+    e.tcp_flags[1] = r.tcp_flags_seen[1];
+    e.present = events::kHasFlowId | events::kHasTcpFlags;
     e.state_code = static_cast<uint8_t>(r.l4.tcp.state);
-    e.reason_code = created ? 0 : static_cast<uint8_t>(reason);
+    e.reason_code = ended ? static_cast<uint8_t>(reason) : 0;
     e.state = tcpstate::state_name(r.l4.tcp.state);
-    e.reason = created ? nullptr : reason_name(reason);
+    e.reason = ended ? reason_name(reason) : nullptr;
     _events->emit(e);
 }
 

@@ -57,6 +57,14 @@
 // runs (the caller drains first: run_cop() does it), so no flow is fired before a packet that had
 // arrived in time.
 //
+// Interim reports (TableConfig::interim_s): with an interval set, the wheel works to the earlier of a
+// flow's deadline and its next report (deadline.h, wheel_deadline). When a report comes due first, the
+// cop emits an `interim` event (the flow's totals so far) if the flow saw a packet since the previous
+// report boundary, counts the boundary in the cold entry (FlowCold::exports) and re-arms the flow: it
+// does not end, and nothing about how or when it ends changes (a flow whose deadline has also passed,
+// or that an RST or a kill marked, ends instead). A report takes one fire from the pass's budget and
+// counts in interim_reports, not in cop_fired. The packet path is unchanged.
+//
 // Table full: a new flow first tries to evict an unassured flow (one that never completed a
 // handshake — netfilter's early drop) among kEarlyDropSamples random records, the least recently seen
 // one; otherwise it is refused and counted (tcp_table_full). The search is bounded, as netfilter's is
@@ -100,7 +108,8 @@
 
 namespace flowcop::events {
 class Producer;
-}
+enum class Kind : uint8_t;
+} // namespace flowcop::events
 
 namespace flowcop::conntrack {
 
@@ -127,6 +136,9 @@ struct TableConfig {
     timerwheel::Config wheel;
     tcpstate::Timeouts timeouts = tcpstate::Timeouts::netfilter_defaults();
     uint32_t active_timeout_s = 0; // 0 = none
+    // Interim reports of long flows (flowcop's --ipfix-active-timeout): an `interim` event every this
+    // many seconds after a flow's first packet, which does not end it; 0 = none. See "Interim reports".
+    uint32_t interim_s = 0;
     bool loose_pickup = true;      // track flows first seen mid-stream
     tcpstate::WindowPolicy window; // TCP window tracking: liberal, invalid RSTs, retransmissions
     uint64_t seed = 0x5eed;        // early drop's sampling (deterministic per seed)
@@ -285,6 +297,8 @@ private:
     bool evict(uint32_t pos, uint64_t now_ns) noexcept;
     void rearm(uint32_t pos) noexcept;
     bool fire(uint32_t pos, uint64_t now_ns) noexcept;
+    // The cop reached the flow's interim report boundary before its deadline: report, re-arm.
+    void report_interim(uint32_t pos, uint64_t now_ns) noexcept;
     // Caller holds the shard lock. Emits the destroy event, removes the key and frees the position.
     void end_flow(uint32_t pos, Reason reason, uint64_t now_ns) noexcept;
     // end_flow() without the index delete, which the caller does or defers: the record is no longer
@@ -295,7 +309,8 @@ private:
     // Removes the flows the cop retired since the last call (see kDeleteBatch).
     void delete_deferred() noexcept;
     uint32_t allocate() noexcept;
-    void emit(uint32_t pos, bool created, Reason reason, uint64_t now_ns) noexcept;
+    // `reason` is read for Kind::destroyed only.
+    void emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t now_ns) noexcept;
     uint32_t lookup(const packet::FlowKey& key, const Probe& probe) const noexcept
     {
         return _index.find(probe, [&](uint32_t p) { return same_key(_records[p].key, key); });
@@ -305,6 +320,14 @@ private:
     {
         const FlowRecord& r = _records[pos];
         return flow_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; });
+    }
+    // What the wheel works to: deadline_of(), or the next interim report if that comes first.
+    uint64_t wheel_deadline_of(uint32_t pos) const noexcept
+    {
+        const FlowRecord& r = _records[pos];
+        const FlowCold& c = _cold[pos];
+        return wheel_deadline(
+            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return c.first_seen_ns; }, c.exports);
     }
     // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
     uint64_t timeout_deadline_of(uint32_t pos) const noexcept
@@ -335,6 +358,7 @@ private:
     uint32_t _live = 0;                    // flows in the table (owner's own count)
     uint32_t _deferred[kDeleteBatch] = {}; // positions retired by the running cop pass, not yet removed
     unsigned _n_deferred = 0;              // 0 whenever run_cop() is not running
+    uint64_t _pass_interims = 0;           // interim reports of the running cop pass (0 outside one)
     bool _clock_started = false;           // the wheel's cursor is placed at the first time seen
     uint16_t _lcore = 0;
     bool _loose_pickup = true;
