@@ -331,6 +331,11 @@ std::vector<Spec> build_specs()
                        "Lcore L exports in IPFIX observation domain N + L; give each flowcop\n"
                        "instance that exports from one host its own range.",
                        0, 4294967295u - 1024, set_number<&O::ipfix_domain_base>, show_number<&O::ipfix_domain_base>));
+    t.push_back(number("--ipfix-active-timeout", "SECONDS",
+                       "With --ipfix, also report a flow this often while it lasts (interim\n"
+                       "records, the NetFlow/IPFIX active timeout); the flow goes on. 0 = report\n"
+                       "flows only when they end. Unlike --active-timeout, which ends flows.",
+                       0, 86400, set_number<&O::ipfix_active_timeout_s>, show_number<&O::ipfix_active_timeout_s>));
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));

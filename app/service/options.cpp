@@ -79,6 +79,7 @@ Options default_options()
     o.ipfix_template_refresh_s = ipfix::kDefaultTemplateRefreshS;
     o.ipfix_template_refresh_messages = ipfix::kDefaultTemplateRefreshMessages;
     o.ipfix_domain_base = ipfix::kDefaultDomainBase;
+    o.ipfix_active_timeout_s = ipfix::kDefaultActiveTimeoutS;
     o.quiet = false;
     return o;
 }

@@ -327,6 +327,7 @@ StartError Service::start()
         tc.wheel.tick_ns = uint64_t(_opt.tick_ms) * 1'000'000;
         tc.timeouts = timeouts_from(_opt);
         tc.active_timeout_s = _opt.active_timeout_s;
+        tc.interim_s = _opt.ipfix.empty() ? 0 : _opt.ipfix_active_timeout_s; // only IPFIX reads them
         tc.loose_pickup = _opt.loose_pickup;
         tc.window = window_policy_from(_opt);
         auto table = conntrack::FlowTable::create(tc, error);

@@ -35,6 +35,7 @@ constexpr const char* kKeys[] = {
     "events_dropped",
     "events_write_errors",
     "ipfix_records",
+    "ipfix_interim_records",
     "ipfix_dropped",
 };
 
@@ -155,8 +156,8 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
         std::fprintf(stderr, "  events: %llu written, %llu dropped, %llu write errors\n", total(v, "events_written"),
                      total(v, "events_dropped"), total(v, "events_write_errors"));
     if (!v.collectors.empty()) {
-        std::fprintf(stderr, "  ipfix: %llu records, %llu dropped (queue full)", total(v, "ipfix_records"),
-                     total(v, "ipfix_dropped"));
+        std::fprintf(stderr, "  ipfix: %llu records (%llu interim), %llu dropped (queue full)",
+                     total(v, "ipfix_records"), total(v, "ipfix_interim_records"), total(v, "ipfix_dropped"));
         for (const CollectorView& c : v.collectors) {
             const ipfix::CollectorStats cs = c.collector->stats();
             std::fprintf(stderr, "; %s: %llu messages, %llu send errors", c.collector->name().c_str(),

@@ -11,6 +11,7 @@ inline constexpr uint32_t kDefaultPathMtu = 1500;                 // Ethernet's
 inline constexpr uint32_t kIpv4UdpHeaderBytes = 20 + 8;           // what an IPv4 path takes from the MTU
 inline constexpr uint32_t kDefaultTemplateRefreshS = 60;          // templates resent at least once a minute
 inline constexpr uint32_t kDefaultTemplateRefreshMessages = 1000; // ... and every 1000 messages
+inline constexpr uint32_t kDefaultActiveTimeoutS = 1800;          // interim records of long flows every 30 min
 inline constexpr uint32_t kDefaultDomainBase = 1;                 // lcore L exports in domain base + L
 
 } // namespace flowcop::ipfix

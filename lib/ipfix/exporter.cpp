@@ -89,7 +89,9 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
         any_v6 |= c->ipv6();
         x->_collectors.push_back(std::move(c));
     }
-    x->_sub = stream.subscribe("IPFIX export", events::kind_bit(events::Kind::destroyed), config.ring_events, error);
+    x->_sub = stream.subscribe("IPFIX export",
+                               events::kind_bit(events::Kind::destroyed) | events::kind_bit(events::Kind::interim),
+                               config.ring_events, error);
     if (x->_sub == nullptr)
         return nullptr;
     const uint32_t headers = any_v6 ? kIpv6Headers : kIpv4Headers;
@@ -141,8 +143,8 @@ void Exporter::stop_and_flush()
 ExporterStats Exporter::stats(unsigned producer) const noexcept
 {
     const Domain& d = _domains[producer];
-    return ExporterStats{_sub->offered(producer), stats::load_relaxed(d.records), _sub->dropped_full(producer),
-                         stats::load_relaxed(d.messages)};
+    return ExporterStats{_sub->offered(producer), stats::load_relaxed(d.records), stats::load_relaxed(d.interim),
+                         _sub->dropped_full(producer), stats::load_relaxed(d.messages)};
 }
 
 void Exporter::run() noexcept
@@ -183,6 +185,11 @@ bool Exporter::drain(unsigned p, uint64_t now_ns) noexcept
             if ((e.present & events::kHasInPort) == 0 && d.ingress_port >= 0) {
                 e.in_port = uint16_t(d.ingress_port);
                 e.present |= events::kHasInPort;
+            }
+            if (e.interims != 0) {
+                d.deltas.apply(e);
+                if (e.kind == events::Kind::interim)
+                    stats::bump(d.interim);
             }
             d.encoder->add(e, now_ns, *_batch);
         }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-// The IPFIX export thread: drains its subscription to the event stream (destroyed flows), encodes
-// one message stream per lcore (its own observation domain, encoder.h) and sends every message to
-// every collector over UDP (collector.h).
+// The IPFIX export thread: drains its subscription to the event stream (destroyed flows and interim
+// reports of long ones), encodes one message stream per lcore (its own observation domain, encoder.h)
+// and sends every message to every collector over UDP (collector.h). A flow reported more than once
+// goes out as deltas (deltas.h), so its records add up to its totals.
 //
 // Why here and not on the lcores: the polling lcores only copy an Event into a ring (events/
 // producer.h); formatting and sending cost them nothing, and a slow or dead collector cannot slow
@@ -21,6 +22,7 @@
 // Messages are the same for every collector, so each collector sees one sequence per domain; a
 // message that fails to one collector is counted in that collector's send_errors only.
 #include <ipfix/collector.h>
+#include <ipfix/deltas.h>
 #include <ipfix/encoder.h>
 
 #include <events/stream.h>
@@ -55,8 +57,9 @@ struct ExporterConfig {
 };
 
 struct ExporterStats {
-    uint64_t offered;      // destroyed flows emitted on this lcore
+    uint64_t offered;      // destroyed and interim events emitted on this lcore
     uint64_t records;      // of those, encoded into messages
+    uint64_t interim;      // of the records, interim ones
     uint64_t dropped_full; // of those, lost because the exporter's ring was full
     uint64_t messages;     // messages made for this lcore's domain (each sent to every collector)
 };
@@ -99,7 +102,9 @@ private:
     struct alignas(64) Domain {
         std::unique_ptr<Encoder> encoder;
         int32_t ingress_port = -1;
+        DeltaTracker deltas;
         uint64_t records = 0; // written by the export thread only (stats/relaxed.h)
+        uint64_t interim = 0;
         uint64_t messages = 0;
     };
 

@@ -143,13 +143,13 @@ size_t write_record(const Template& t, const events::Event& e, uint8_t* out) noe
         case Element::rev_packets: p = put64(p, e.packets[1]); break;
         case Element::rev_tcp_flags: p = put8(p, e.tcp_flags[1]); break;
         case Element::tcp_flags: p = put8(p, e.tcp_flags[0]); break;
-        case Element::end_reason: p = put8(p, flow_end_reason(e.reason_code)); break;
+        case Element::end_reason: p = put8(p, flow_end_reason(e)); break;
         case Element::vlan:
         case Element::post_vlan: p = put16(p, e.vlan_outer); break;
         case Element::customer_vlan: p = put16(p, e.vlan_inner); break;
         case Element::ingress_if: p = put32(p, e.in_port); break;
         case Element::fc_state: p = put8(p, e.state_code); break;
-        case Element::fc_end_reason: p = put8(p, e.reason_code); break;
+        case Element::fc_end_reason: p = put8(p, flowcop_end_reason(e)); break;
         case Element::fc_flow_id: p = put64(p, e.flow_id); break;
         case Element::count: break;
         }

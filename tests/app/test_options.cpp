@@ -124,6 +124,7 @@ std::vector<Case> one_case_per_option()
         {"--ipfix-template-refresh-messages", "20",
          [](const Options& o) { return o.ipfix_template_refresh_messages == 20; }},
         {"--ipfix-domain-base", "100", [](const Options& o) { return o.ipfix_domain_base == 100; }},
+        {"--ipfix-active-timeout", "60", [](const Options& o) { return o.ipfix_active_timeout_s == 60; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},

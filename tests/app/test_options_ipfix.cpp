@@ -17,6 +17,7 @@ TEST_CASE("IPFIX export is off by default, with the documented defaults", "[app]
     CHECK(o.ipfix_template_refresh_s == 60);
     CHECK(o.ipfix_template_refresh_messages == 1000);
     CHECK(o.ipfix_domain_base == 1);
+    CHECK(o.ipfix_active_timeout_s == 1800);
 }
 
 // Several collectors are normal (a fleet's two analysis systems): repeating the flag or listing
@@ -57,6 +58,9 @@ TEST_CASE("The IPFIX numbers are range-checked like every number", "[app][option
     CHECK(rejected({"--ipfix-template-refresh", "0"}).rfind("flowcop: --ipfix-template-refresh: ", 0) == 0);
     CHECK(parsed({"--ipfix-template-refresh-messages", "1"}).ipfix_template_refresh_messages == 1);
     CHECK(parsed({"--ipfix-domain-base", "0"}).ipfix_domain_base == 0);
+    CHECK(parsed({"--ipfix-active-timeout", "0"}).ipfix_active_timeout_s == 0);
+    CHECK(parsed({"--ipfix-active-timeout", "86400"}).ipfix_active_timeout_s == 86400);
+    CHECK(rejected({"--ipfix-active-timeout", "86401"}).rfind("flowcop: --ipfix-active-timeout: ", 0) == 0);
     // Non-list options still refuse a second copy.
     CHECK(rejected({"--ipfix-mtu", "1500", "--ipfix-mtu", "1500"}).find("given more than once") != std::string::npos);
 }

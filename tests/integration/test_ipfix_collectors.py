@@ -36,7 +36,7 @@ CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1"), ("zeek_ftp_ipv6_o
 
 
 def ipfix_summary(stderr):
-    m = re.search(r"^  ipfix: (\d+) records, (\d+) dropped \(queue full\)(.*)$", stderr, re.M)
+    m = re.search(r"^  ipfix: (\d+) records \(\d+ interim\), (\d+) dropped \(queue full\)(.*)$", stderr, re.M)
     if not m:
         return None
     per = {c: (int(a), int(b)) for c, a, b in re.findall(r"; (\S+): (\d+) messages, (\d+) send errors", m.group(3))}
@@ -69,7 +69,8 @@ def main():
         for capture, domain_base in CAPTURES:
             # A small MTU makes many messages, so the dead collector's ICMP errors surely come back.
             opts = ["--clock", "packet", "--ipfix", v4.address(), "--ipfix", v6.address() + "," + dead,
-                    "--ipfix-mtu", "576", "--ipfix-domain-base", domain_base]
+                    "--ipfix-mtu", "576", "--ipfix-domain-base", domain_base,
+                    "--ipfix-active-timeout", "0"]  # one record per flow here: interim ones in test_ipfix_interim.py
             if pm is not None and not runs:
                 opts += ["--ipfix", pm.address()]
             path = os.path.join(captures, capture)

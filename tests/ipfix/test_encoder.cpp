@@ -137,6 +137,29 @@ TEST_CASE("flowcop's end reasons map onto flowEndReason as documented", "[ipfix]
     CHECK(flow_end_reason(200) == 0);
 }
 
+TEST_CASE("An interim record says active timeout and, in flowcop's element, that the flow goes on", "[ipfix][encoder]")
+{
+    Encoder enc(config());
+    DecodingSink sink;
+    events::Event e = flow_event(3);
+    e.kind = events::Kind::interim;
+    e.reason_code = 0;
+    e.interims = 2;
+    enc.add(e, kNow, sink);
+    enc.flush(kNow, sink);
+    REQUIRE(sink.decoder.errors.empty());
+    REQUIRE(sink.decoder.records.size() == 1);
+    const Record& r = sink.decoder.records[0];
+    CHECK(r.num(136) == kActiveTimeout);
+    CHECK(r.num(2, kFlowcopPen) == kNotEnded);
+    CHECK(r.num(1) == e.bytes[0]); // the counts as given: deltas are the exporter's (deltas.h)
+    CHECK(flow_end_reason(e) == kActiveTimeout);
+    e.kind = events::Kind::destroyed;
+    e.reason_code = static_cast<uint8_t>(conntrack::Reason::closed);
+    CHECK(flow_end_reason(e) == kEndOfFlowDetected);
+    CHECK(flowcop_end_reason(e) == e.reason_code);
+}
+
 // RFC 7011 10.3.3: a message must fit the path MTU; the sequence number counts data records only.
 TEST_CASE("Many records split into messages within the limit, with gapless sequence numbers", "[ipfix][encoder]")
 {

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// Delta counts for flows reported more than once (interim records, `--ipfix-active-timeout`).
+//
+// IPFIX's octetDeltaCount/packetDeltaCount count what happened since the flow's previous record, so
+// a collector adds a flow's records up to its totals. The flow table's events carry totals; this
+// turns the totals of a flow's interim and final events into deltas on the export thread, so the
+// table keeps no per-flow "last exported" counters and the packet path pays nothing. Because it
+// works from totals, a lost interim event (its ring was full) loses nothing: the next record carries
+// the missed delta.
+//
+// Contract: one DeltaTracker per observation domain (lcore), used by the export thread only.
+// apply() is given every interim and destroyed event of the domain, in emission order, and rewrites
+// the event's packets, bytes and first_seen_ns to the interval since the flow's previous record:
+// the counts since then, and its start as the previous record's end (the flow's first packet for
+// its first record). A flow is known by its slot and generation (events::Event::flow_id): an entry
+// whose slot now holds a newer generation belonged to a flow whose final event was lost, and is
+// replaced, so the tracker holds at most one entry per slot with an interim record outstanding.
+// Events without a flow id (kHasFlowId) or with interims == 0 pass unchanged.
+// Memory: one hash entry (~64 bytes) per flow that has had an interim record and not yet ended.
+#include <events/event.h>
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace flowcop::ipfix {
+
+class DeltaTracker {
+public:
+    // Rewrites `e` (interim or destroyed) to deltas as the contract says.
+    void apply(events::Event& e);
+    size_t tracked() const noexcept { return _last.size(); }
+
+private:
+    struct Last {
+        uint32_t generation;
+        uint64_t packets[2], bytes[2];
+        uint64_t end_ns; // last_seen_ns of the previous record
+    };
+    std::unordered_map<uint32_t, Last> _last; // by slot
+};
+
+} // namespace flowcop::ipfix

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Interim IPFIX records of long flows (--ipfix-active-timeout), read back by a real nfcapd.
+
+Usage: test_ipfix_interim.py FLOWCOP_EXE TMPDIR REPO_CAPTURES_DIR
+
+A capture of SMB2 file transfers (3 h 22 min, 40 connections lasting up to 40 s each, shipped in
+tests/data/captures; --clock packet replays its own timeline at full speed) is exported with an
+interim record every 10 s of capture time. Then:
+  - the flows still end as without interim records: flowcop's own destroy events are the same
+    flows, with the same reasons and counts, as a run without --ipfix;
+  - nfcapd stored every record the summary counts, interim ones included, more than one per flow
+    for some, and saw no sequence error;
+  - per flow key, the records add up to flowcop's final packet and byte counts in both directions
+    (IPFIX delta counts: a collector sums a flow's records);
+  - every record lies within its flow's first and last packet, and every TCP record carries the
+    flow's TCP flags.
+Skips (TAP SKIP) when nfcapd/nfdump are not installed (deploy/install-deps.sh installs them).
+"""
+
+import calendar
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+
+import collectors  # noqa: E402
+from flowcoptest import harness  # noqa: E402
+
+CAPTURE = "suricata_smb2_3h22m_40conns.pcap"
+INTERVAL_S = 10
+COUNTS = (("packets_orig", "ipkt"), ("bytes_orig", "ibyt"), ("packets_reply", "opkt"), ("bytes_reply", "obyt"))
+
+
+def key_of_event(e):
+    return (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
+
+
+def key_of_record(r):
+    return (collectors.norm_addr(r["sa"]), int(r["sp"]), collectors.norm_addr(r["da"]), int(r["dp"]))
+
+
+def summary(stderr):
+    m = re.search(r"^  ipfix: (\d+) records \((\d+) interim\), (\d+) dropped \(queue full\)", stderr, re.M)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def nfdump_s(text):
+    """nfdump's CSV time 'YYYY-MM-DD hh:mm:ss' (UTC: TZ is set below) as Unix seconds."""
+    return calendar.timegm(time.strptime(text.strip(), "%Y-%m-%d %H:%M:%S"))
+
+
+def ended(res):
+    return sorted((key_of_event(e), e["reason"]) + tuple(e[c] for c, _ in COUNTS) for e in res.destroys())
+
+
+def main():
+    exe, tmp, captures = sys.argv[1], sys.argv[2], sys.argv[3]
+    tap = harness.Tap()
+    if not collectors.have_nfdump():
+        tap.skip("interim IPFIX records read back by nfcapd", "nfcapd/nfdump not installed (deploy/install-deps.sh)")
+        tap.done()
+    os.makedirs(tmp, exist_ok=True)
+    path = os.path.join(captures, CAPTURE)
+    plain = harness.run(exe, ["net_pcap0,rx_pcap=" + path], ["--clock", "packet"], tmpdir=tmp, timeout=60)
+    nf = collectors.Nfcapd(tmp, "127.0.0.1")
+    try:
+        tap.ok(nf.ready, "nfcapd listens on 127.0.0.1", nf.log_text())
+        res = harness.run(exe, ["net_pcap0,rx_pcap=" + path],
+                          ["--clock", "packet", "--ipfix", nf.address(), "--ipfix-active-timeout", str(INTERVAL_S)],
+                          tmpdir=tmp, timeout=60)
+    finally:
+        nf.stop()
+    tap.eq(res.rc, 0, "flowcop exits 0")
+    harness.check_invariants(tap, res, "with interim records")
+    ends = res.destroys()
+    tap.eq(ended(res), ended(plain), "interim records end no flow: the same flows end, for the same reasons, "
+           "with the same counts")
+    summ = summary(res.stderr)
+    tap.ok(summ is not None, "the summary counts IPFIX records and interim ones", res.stderr[-1500:])
+    records, interim, dropped = summ or (0, 0, 0)
+    tap.eq((records - interim, dropped), (len(ends), 0), "one final record per ended flow, none dropped")
+    tap.ok(interim > 0, "long flows were reported while they lasted", summ)
+    tap.ok("Sequence Errors: 0" in nf.log_text() and "Bad Packets: 0" in nf.log_text(),
+           "nfcapd reports no sequence error and no bad packet", nf.log_text()[-1000:])
+    recs = nf.records()
+    tap.eq(len(recs), records, "nfcapd stored every record, interim ones included")
+    want, got, span, count = {}, {}, {}, {}
+    for e in ends:
+        k = key_of_event(e)
+        w = want.setdefault(k, [0, 0, 0, 0])
+        for i, (c, _) in enumerate(COUNTS):
+            w[i] += e[c]
+        first, last = int(e["first_seen"]), int(e["last_seen"]) + 1
+        lo, hi = span.get(k, (first, last))
+        span[k] = (min(lo, first), max(hi, last))
+    for r in recs:
+        k = key_of_record(r)
+        g = got.setdefault(k, [0, 0, 0, 0])
+        for i, (_, c) in enumerate(COUNTS):
+            g[i] += int(r[c])
+        count[k] = count.get(k, 0) + 1
+    bad = ["%s: records add up to %s, flowcop counted %s" % (k, got.get(k), v) for k, v in want.items()
+           if got.get(k) != v]
+    tap.ok(not bad and set(got) == set(want),
+           "per flow, the records add up to flowcop's final packets and bytes in both directions",
+           "\n".join(bad[:10]) + "\nextra keys: %s" % sorted(set(got) - set(want))[:5])
+    tap.ok(max(count.values() or [0]) > 2, "some flow was reported several times", sorted(count.values())[-5:])
+    outside = []  # nfdump prints whole seconds: compare at that resolution
+    for r in recs:
+        k = key_of_record(r)
+        if k in span:
+            ts, te = nfdump_s(r["ts"]), nfdump_s(r["te"])
+            lo, hi = span[k]
+            if ts < lo or te > hi or ts > te:
+                outside.append((k, r["ts"], r["te"], span[k]))
+    tap.ok(not outside, "every record lies within its flow's first and last packet", outside[:5])
+    tap.ok(all(r["flg"].strip(".") for r in recs if r["pr"] == "TCP"),
+           "every TCP record carries the flow's TCP flags (tcpControlBits)", [r["flg"] for r in recs][:5])
+    tap.done()
+
+
+if __name__ == "__main__":
+    os.environ["TZ"] = "UTC"
+    main()
