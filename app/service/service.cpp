@@ -2,6 +2,7 @@
 #include "service.h"
 
 #include "control_cpus.h"
+#include "control_thread.h"
 #include "ctl_query.h"
 #include "ctl_server.h"
 #include "exporter.h"
@@ -349,7 +350,11 @@ StartError Service::start()
 
     build_stats_view();
     if (_opt.metrics_enabled) {
-        _exporter = Exporter::start(_view, *this, _opt.metrics_host, _opt.metrics_port, error);
+        // civetweb's threads inherit the affinity of the thread that starts the server.
+        if (!on_control_cpus(
+                "flowcop-setup",
+                [&] { _exporter = Exporter::start(_view, *this, _opt.metrics_host, _opt.metrics_port, error); }, error))
+            return {1, "flowcop: " + error};
         if (!_exporter)
             return {2, format_flag_error("--metrics-addr", error)};
     }
@@ -403,12 +408,23 @@ int Service::broadcast(const Command& proto)
 
 int Service::run()
 {
-    if (_events)
-        _events->start([] { pin_to_control_cpus(); });
-    if (_ipfix)
-        _ipfix->start([] { pin_to_control_cpus(); });
-    if (_flowgen)
-        _flowgen->start();
+    // Started from a control thread, so that every thread they create (flowgen's generator too)
+    // inherits EAL's control CPUs; the writer and the IPFIX exporter also pin theirs explicitly.
+    std::string error;
+    if (!on_control_cpus(
+            "flowcop-setup",
+            [this] {
+                if (_events)
+                    _events->start([] { pin_to_control_cpus(); });
+                if (_ipfix)
+                    _ipfix->start([] { pin_to_control_cpus(); });
+                if (_flowgen)
+                    _flowgen->start();
+            },
+            error)) {
+        std::fprintf(stderr, "flowcop: %s\n", error.c_str());
+        return 1;
+    }
     if (!_opt.quiet)
         print_startup(_opt, _plan, _pool, _exporter ? _exporter->url() : std::string());
     _running.store(true, std::memory_order_release);
@@ -420,12 +436,18 @@ int Service::run()
         ctx.emplace_back(w.get(), &_quit);
     for (size_t i = 1; i < _workers.size(); ++i)
         rte_eal_remote_launch(worker_main, &ctx[i], _workers[i]->lcore());
-    std::thread keeper([this] { housekeeping(); });
+    std::unique_ptr<ControlThread> keeper = ControlThread::start(
+        "flowcop-keeper", [this] { housekeeping(); }, error);
+    if (!keeper) {
+        std::fprintf(stderr, "flowcop: %s\n", error.c_str());
+        _quit.store(true, std::memory_order_relaxed);
+    }
     _workers[0]->run(_quit);
     _quit.store(true, std::memory_order_relaxed);
     rte_eal_mp_wait_lcore();
     _running.store(false, std::memory_order_release);
-    keeper.join();
+    if (keeper)
+        keeper->join();
 
     if (_flowgen)
         _flowgen->stop();
