@@ -9,6 +9,9 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -16,11 +19,58 @@
 
 namespace {
 
-flowcop::app::Service* g_service = nullptr;
+// The running service, for the signal handlers; nullptr before start() succeeded and after run().
+std::atomic<flowcop::app::Service*> g_service{nullptr};
+// A stop signal that arrived while EAL and the service were starting: run() then stops at once.
+volatile std::sig_atomic_t g_stop_pending = 0;
+static_assert(std::atomic<flowcop::app::Service*>::is_always_lock_free, "read in signal handlers");
 
-void on_signal(int)
+void on_stop_signal(int)
 {
-    g_service->request_stop();
+    g_stop_pending = 1;
+    if (flowcop::app::Service* s = g_service.load(std::memory_order_acquire))
+        s->request_stop();
+}
+
+void on_reload_signal(int)
+{
+    if (flowcop::app::Service* s = g_service.load(std::memory_order_acquire))
+        s->request_reopen();
+}
+
+// Every signal whose default action ends the process, except those a fault raises (SIGSEGV, SIGBUS,
+// SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP: nothing can be trusted then) and SIGKILL: each stops
+// flowcop in order (RX stops, flows end as "shutdown", events are flushed, the summary printed).
+constexpr int kStopSignals[] = {SIGINT,    SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                                SIGVTALRM, SIGPROF, SIGXCPU, SIGPWR,  SIGIO};
+
+void set_handler(int sig, void (*handler)(int))
+{
+    struct sigaction sa {};
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    // Restart interrupted calls: DPDK's telemetry threads end a client's connection on a read()
+    // that fails with EINTR.
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+}
+
+void install_signal_handlers()
+{
+    for (int sig : kStopSignals)
+        set_handler(sig, on_stop_signal);
+    // SIGHUP reopens the events file (logrotate's convention); ignored until the service runs.
+    set_handler(SIGHUP, on_reload_signal);
+    // A closed stderr or events pipe, a file over RLIMIT_FSIZE: a failed write (counted), not death.
+    set_handler(SIGPIPE, SIG_IGN);
+    set_handler(SIGXFSZ, SIG_IGN);
+}
+
+void restore_stop_signals()
+{
+    // The teardown after the summary: a second signal ends the process at once.
+    for (int sig : kStopSignals)
+        set_handler(sig, SIG_DFL);
 }
 
 bool wants_help(int argc, char** argv)
@@ -62,6 +112,7 @@ int main(int argc, char** argv)
         return 2;
     }
 
+    install_signal_handlers();
     const int eal_args = rte_eal_init(ours, argv);
     if (eal_args < 0) {
         std::fprintf(stderr, "flowcop: EAL initialisation failed: %s (see the EAL options before '--')\n",
@@ -83,13 +134,12 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "%s\n", e.message.c_str());
             rc = e.exit_code;
         } else {
-            g_service = &service;
-            std::signal(SIGINT, on_signal);
-            std::signal(SIGTERM, on_signal);
+            g_service.store(&service, std::memory_order_release);
+            if (g_stop_pending)
+                service.request_stop();
             rc = service.run();
-            std::signal(SIGINT, SIG_DFL);
-            std::signal(SIGTERM, SIG_DFL);
-            g_service = nullptr;
+            g_service.store(nullptr, std::memory_order_release);
+            restore_stop_signals();
         }
     }
     rte_eal_cleanup();

@@ -65,7 +65,14 @@ public:
     ~Service() override;
     StartError start();
     int run();
+    // Both async-signal-safe (lock-free atomic stores), callable once start() has succeeded.
     void request_stop() noexcept { _quit.store(true, std::memory_order_relaxed); }
+    // Reopens the events file (SIGHUP, logrotate): events::Writer::request_reopen(); no-op without one.
+    void request_reopen() noexcept
+    {
+        if (_events)
+            _events->request_reopen();
+    }
 
     // Control (any control-plane thread).
     bool running() const noexcept override { return _running.load(std::memory_order_acquire); }

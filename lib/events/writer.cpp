@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <new>
 
 #include <events/thread.h>
 
@@ -82,6 +83,10 @@ void Writer::stop_and_flush()
 void Writer::run() noexcept
 {
     for (;;) {
+        // The batch is empty here (flush() ended the last turn): whole lines before the swap went
+        // to the old file, everything drained after it goes to the new one.
+        if (_reopen.exchange(false, std::memory_order_acq_rel))
+            reopen();
         const bool stopping = _stop.load(std::memory_order_acquire);
         bool backlog = false;
         for (unsigned p = 0; p < _n_producers; ++p)
@@ -149,6 +154,24 @@ void Writer::flush() noexcept
         report_once(r.err);
     }
     _batch->clear();
+}
+
+void Writer::reopen() noexcept
+{
+    if (_path == "-") {
+        _reopens.fetch_add(1, std::memory_order_release);
+        return;
+    }
+    std::unique_ptr<detail::Sink> fresh(new (std::nothrow) detail::Sink());
+    std::string error = "cannot open events file '" + _path + "' again: out of memory";
+    if (!fresh || detail::Sink::open(_path, *fresh, error) < 0) {
+        std::fprintf(stderr, "flowcop: events: %s; still writing to the file opened before\n", error.c_str());
+    } else {
+        _sink = std::move(fresh); // closes the old file
+        _partial_line = false;    // a partial line stays at the end of the old file
+        std::fprintf(stderr, "flowcop: events: reopened '%s'\n", _path.c_str());
+    }
+    _reopens.fetch_add(1, std::memory_order_release);
 }
 
 void Writer::report_once(int err) noexcept

@@ -18,6 +18,10 @@
 // file, the next successful write starts with '\n' so later lines stay parseable. If the output is a
 // pipe, socket or terminal that accepts nothing for shutdown_stall_ms after stop_and_flush() began,
 // the remaining events are counted as dropped_write instead of hanging the shutdown.
+// Reopening (logrotate's convention: rename the file, then signal the process): request_reopen() asks
+// the writer thread to open the path again before its next drain; every line written before goes to
+// the old file, every later one to the new, none is lost or written twice. If the path cannot be
+// opened the writer keeps the old file and says so on stderr. Output "-" (stdout) is never reopened.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -86,12 +90,20 @@ public:
     // Per producer (lcore). Precondition: producer < the stream's producers().
     WriterStats stats(unsigned producer) const noexcept;
 
+    // Any thread, and async-signal-safe (one lock-free atomic store): the running writer thread
+    // reopens the path before its next drain, within about kPollIntervalUs. Without a running thread
+    // the request waits for start().
+    void request_reopen() noexcept { _reopen.store(true, std::memory_order_release); }
+    // Reopens done (successful or not), for whoever asked one to see it happen. Any thread.
+    uint64_t reopens() const noexcept { return _reopens.load(std::memory_order_acquire); }
+
 private:
     Writer();
     void run() noexcept;
     bool drain(unsigned p) noexcept;
     void flush() noexcept;
     void report_once(int err) noexcept;
+    void reopen() noexcept;
 
     // Per producer, written only by the writer thread.
     struct Drained {
@@ -111,6 +123,9 @@ private:
     std::vector<uint8_t> _hit; // per producer: lost a line in the current failed write
     std::thread _thread;
     std::atomic<bool> _stop{false};
+    std::atomic<bool> _reopen{false};
+    static_assert(std::atomic<bool>::is_always_lock_free, "request_reopen() runs in signal handlers");
+    std::atomic<uint64_t> _reopens{0};
     // Writer-thread state (touched by control calls only while no writer thread runs).
     bool _partial_line = false;   // the output ends in the middle of a line
     bool _abandoned = false;      // stalled during this stop: drop instead of waiting again

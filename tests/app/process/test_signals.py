@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Signals (issue 13): SIGHUP reopens the events file and flowcop keeps running (logrotate's
+convention); every other signal whose default action ends a process stops flowcop in order: flows end
+as "shutdown", events are flushed, the summary is printed, exit 0.
+
+usage: test_signals.py build/app/flowcop
+
+The rotation runs under live traffic (flowgen paced to wall time, flows starting and ending all the
+time): the old file renamed, SIGHUP, then more traffic. The two files together must hold every
+event the summary counts written, each once, and every flow's "new" and "destroy" must pair up
+across them.
+"""
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "common"))
+from flowcoptest import harness  # noqa: E402
+from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
+from flowcoptest.process import DEMO_PCAP, REPO, Flowcop, temp_dir  # noqa: E402
+
+EXE = sys.argv[1]
+TMP = temp_dir(prefix="flowcop-signals-")
+# ~500 flows a second start and end (1 s lifetimes, 1 s timeouts), paced to wall time.
+FLOWGEN = "flows=500,lifetime=1,idle_pct=30,rst_pct=20,pps=5000,realtime=1,seed=5"
+OPTS = ["--metrics-addr", "none", "--tick-ms", "10", "--check-interval-ms", "10",
+        "--tcp-timeout-established", "1", "--flowgen", FLOWGEN]
+
+
+def lines(path):
+    with open(path) as f:
+        return [line for line in f.read().splitlines()]
+
+
+def stop_and_summary(fc, sig):
+    fc.proc.send_signal(sig)
+    rc = fc.wait_exit(30)
+    fc._reader.join(5)
+    s = harness.parse_summary(fc.stderr)
+    check(rc == 0, f"exit 0 after {signal.Signals(sig).name}, got {rc}:\n{fc.stderr[-2000:]}")
+    check(s is not None and "events_written" in s, f"the summary is printed:\n{fc.stderr[-2000:]}")
+    return s
+
+
+def test_sighup_rotates_the_events_file():
+    path = os.path.join(TMP, "events.jsonl")
+    with Flowcop(EXE, DEMO_PCAP, OPTS + ["--events", path], "hup", wait_metrics=False) as fc:
+        wait_until(lambda: os.path.exists(path) and len(lines(path)) > 500, 30, "events in the first file")
+        os.rename(path, path + ".1")
+        fc.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "reopened" in fc.stderr, 10, "flowcop's 'reopened' line")
+        wait_until(lambda: os.path.exists(path) and len(lines(path)) > 500, 30, "events in the new file")
+        check(fc.alive(), "flowcop still runs after SIGHUP")
+        # A second rotation works as the first.
+        os.rename(path, path + ".2")
+        fc.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: os.path.exists(path) and len(lines(path)) > 100, 30, "events in the third file")
+        s = stop_and_summary(fc, signal.SIGTERM)
+    files = [path + ".1", path + ".2", path]
+    per_file = [lines(p) for p in files]
+    every = [l for ls in per_file for l in ls]
+    check(all(per_file), f"each file got events: {[len(ls) for ls in per_file]}")
+    check(s["events_dropped"] == 0 and s["events_errors"] == 0, f"no event dropped: {s}")
+    check(len(every) == s["events_written"],
+          f"the files hold {len(every)} lines, the summary counts {s['events_written']} written")
+    check(len(set(every)) == len(every), "no line is written twice")
+    events = [json.loads(l) for l in every]
+    pairs, problems = harness.pair_flows(events)
+    check(not problems, "every flow's new and destroy pair up across the files: " + "; ".join(problems[:5]))
+    check(s["created"] == len([e for e in events if e["event"] == "new"]), "created == 'new' lines")
+    check(s["reasons"].get("shutdown", 0) > 0, "flows open at the stop end as shutdown")
+
+
+def logrotate_config(events, pid, state_dir):
+    """The shipped deploy/logrotate/flowcop, aimed at this run: its path, and SIGHUP to this pid in
+    place of `systemctl reload` (no systemd here); `su` dropped (the test owns the directory)."""
+    with open(os.path.join(REPO, "deploy", "logrotate", "flowcop")) as f:
+        text = f.read()
+    check("/var/log/flowcop/events.jsonl {" in text and "systemctl reload flowcop.service" in text,
+          "the shipped config rotates /var/log/flowcop/events.jsonl and reloads the unit")
+    text = text.replace("/var/log/flowcop/events.jsonl", events)
+    text = text.replace("systemctl reload flowcop.service", f"kill -HUP {pid}")
+    text = "\n".join(l for l in text.splitlines() if not l.strip().startswith("su "))
+    conf = os.path.join(state_dir, "flowcop.logrotate")
+    with open(conf, "w") as f:
+        f.write(text + "\n")
+    return conf
+
+
+def test_the_shipped_logrotate_config_rotates_under_a_running_flowcop():
+    if shutil.which("logrotate") is None:
+        print("# logrotate is not installed (apt-get install logrotate): the shipped config is not run")
+        return
+    d = os.path.join(TMP, "logrotate")
+    os.makedirs(d)
+    path = os.path.join(d, "events.jsonl")
+    with Flowcop(EXE, DEMO_PCAP, OPTS + ["--events", path], "logrotate", wait_metrics=False) as fc:
+        wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the first file")
+        conf = logrotate_config(path, fc.proc.pid, d)
+        for n in (1, 2):
+            p = subprocess.run(["logrotate", "--force", "--state", os.path.join(d, "state"), conf],
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode == 0, f"logrotate: exit {p.returncode}: {p.stderr}")
+            wait_until(lambda: fc.stderr.count("reopened") == n, 10, f"flowcop's reopen number {n}")
+            wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the new file")
+        s = stop_and_summary(fc, signal.SIGTERM)
+    # After two rotations: events.jsonl.2.gz (compressed at the second), events.jsonl.1, events.jsonl.
+    with gzip.open(path + ".2.gz", "rt") as f:
+        every = f.read().splitlines()
+    every += lines(path + ".1") + lines(path)
+    check(len(every) == s["events_written"] and s["events_dropped"] == 0,
+          f"the rotated files hold {len(every)} lines, the summary counts {s['events_written']} written")
+    check(len(set(every)) == len(every), "no line is written twice")
+    pairs, problems = harness.pair_flows([json.loads(l) for l in every])
+    check(not problems, "every flow's new and destroy pair up across the files: " + "; ".join(problems[:5]))
+
+
+def stops_in_order(sig):
+    path = os.path.join(TMP, f"events-{sig}.jsonl")
+    with Flowcop(EXE, DEMO_PCAP, OPTS + ["--events", path], f"sig{int(sig)}", wait_metrics=False) as fc:
+        wait_until(lambda: os.path.exists(path) and len(lines(path)) > 100, 30, "events")
+        s = stop_and_summary(fc, sig)
+    got = lines(path)
+    check(len(got) == s["events_written"] and s["events_dropped"] == 0,
+          f"{signal.Signals(sig).name}: every event flushed ({len(got)} lines, summary {s})")
+    check(s["created"] == s["ended"] and s["active"] == 0, f"every flow ended: {s}")
+
+
+def test_other_signals_stop_in_order():
+    for sig in (signal.SIGQUIT, signal.SIGUSR1, signal.SIGALRM):  # SIGINT and SIGTERM: above and elsewhere
+        stops_in_order(sig)
+
+
+run_tests([test_sighup_rotates_the_events_file, test_the_shipped_logrotate_config_rotates_under_a_running_flowcop,
+           test_other_signals_stop_in_order])
