@@ -26,6 +26,8 @@
 // so created == sum(expired) + active holds exactly only while the lcore is idle
 // (flows_active is clamped at 0 rather than wrapping).
 //
+// Process families: process_* and flowcop_build_info (process_metrics.h).
+//
 // Lifetime: the Exporter must be destroyed before the view's workers and ports
 // and the Control (Service's destructor does so); until then it keeps serving,
 // and flowcop_up reports 0 once the data plane has stopped.
@@ -52,6 +54,9 @@ public:
     // served while fewer than kHttpThreads such connections are open.
     static constexpr unsigned kHttpThreads = 4;
     static constexpr unsigned kRequestTimeoutMs = 2000;
+    // Destruction stops the HTTP server within about this, unless a client holds a connection (then
+    // up to kRequestTimeoutMs): civetweb's accept loop is woken by a connection every kStopKnockMs.
+    static constexpr unsigned kStopKnockMs = 10;
     // Binds host:port (host an IPv4 or IPv6 literal without brackets; port 0 = any free one) and
     // starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
     static std::unique_ptr<Exporter> start(const StatsView& view, const Control& control, const std::string& host,
@@ -65,6 +70,8 @@ private:
     std::unique_ptr<prometheus::Exposer> _exposer;
     std::shared_ptr<Collector> _collector;
     std::string _url;
+    std::string _wake_host; // where destruction knocks (the bound address; loopback for a wildcard)
+    uint16_t _port = 0;
 };
 
 } // namespace flowcop::app

@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 clean stop; 1 runtime failure (EAL, ports, memory); 2 bad
 // command line or configuration (one line on stderr naming the flag).
+#include "build_info.h"
 #include "options.h"
 #include "service.h"
 
@@ -73,14 +74,15 @@ void restore_stop_signals()
         set_handler(sig, SIG_DFL);
 }
 
-bool wants_help(int argc, char** argv)
+// --help and --version must work without EAL (no hugepages, no root): as the first argument or
+// anywhere after "--".
+bool wants(int argc, char** argv, const char* long_name, const char* short_name)
 {
-    // --help must work without EAL (no hugepages, no root): look past "--".
     bool after = false;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--") == 0)
             after = true;
-        else if ((after || i == 1) && (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0))
+        else if ((after || i == 1) && (std::strcmp(argv[i], long_name) == 0 || std::strcmp(argv[i], short_name) == 0))
             return true;
     }
     return false;
@@ -91,8 +93,12 @@ bool wants_help(int argc, char** argv)
 int main(int argc, char** argv)
 {
     using namespace flowcop::app;
-    if (wants_help(argc, argv)) {
+    if (wants(argc, argv, "--help", "-h")) {
         std::fputs(help_text(argv[0]).c_str(), stdout);
+        return 0;
+    }
+    if (wants(argc, argv, "--version", "-V")) {
+        std::printf("%s\n", version_line().c_str());
         return 0;
     }
     // Parse our own options first so a bad flag is reported before EAL takes the machine.

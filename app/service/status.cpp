@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "status.h"
 
+#include "build_info.h"
 #include "stats_rows.h"
 
 #include <conntrack/reason.h>
@@ -95,7 +96,7 @@ void StatusLine::finish()
 
 void print_startup(const Options& o, const PortPlan& plan, rte_mempool* pool, const std::string& metrics_url)
 {
-    std::fprintf(stderr, "flowcop: %s mode, %s clock, %zu worker lcore(s)\n",
+    std::fprintf(stderr, "%s: %s mode, %s clock, %zu worker lcore(s)\n", version_line().c_str(),
                  o.mode == Mode::monitor ? "monitor" : "inline", o.clock == ClockSource::tsc ? "tsc" : "packet",
                  plan.workers.size());
     std::fprintf(stderr, "flowcop: ownership plan %s (%s): %s\n", plan_name(plan.kind), reason_name(plan.reason),

@@ -13,7 +13,9 @@ Normalised, because it varies from run to run without flowcop's counting changin
   - prometheus-cpp's own exposer_* families (bytes served, scrape count, latencies);
   - the wall-time cop pass histogram's buckets and sum (its _count, the number of passes, is kept);
   - flowcop_flow_table_memory_bytes (what rte_malloc's heap statistics report for this EAL layout);
-  - the --events path in flowcop_config_info (a temporary directory).
+  - the --events path in flowcop_config_info (a temporary directory);
+  - the process_* values (this process's CPU time, memory, descriptors, start time) and
+    flowcop_build_info's labels (the commit changes with every commit; tests/app/process checks them).
 --update rewrites scrape.prom from this binary (after a deliberate change: review the diff).
 """
 import os
@@ -54,6 +56,12 @@ def normalise(text):
             line = re.sub(r" \S+$", " <wall time>", line)
         elif name == "flowcop_flow_table_memory_bytes":
             line = re.sub(r" \S+$", " <bytes>", line)
+        elif name.startswith("process_"):
+            line = re.sub(r" \S+$", " <this process>", line)
+        elif name == "flowcop_build_info":
+            line = re.sub(r'commit="[^"]*"', 'commit="<commit>"', line)
+            line = re.sub(r'version="[^"]*"', 'version="<version>"', line)
+            line = re.sub(r'dpdk="[^"]*"', 'dpdk="<dpdk>"', line)
         elif name == "flowcop_config_info":
             line = re.sub(r'events="[^"]*"', 'events="<tmp>/events.jsonl"', line)
         families.setdefault(current, []).append(line)
