@@ -2,10 +2,12 @@
 // flowcop [EAL options] -- [flowcop options]
 //
 // Exit codes: 0 clean stop; 1 runtime failure (EAL, ports, memory); 2 bad
-// command line or configuration (one line on stderr naming the flag).
+// command line or configuration (one line on stderr naming the flag), a flowcop
+// option before "--" included (the hint comes after EAL's usage text).
 #include "build_info.h"
 #include "options.h"
 #include "service.h"
+#include "start_errors.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -121,8 +123,17 @@ int main(int argc, char** argv)
     install_signal_handlers();
     const int eal_args = rte_eal_init(ours, argv);
     if (eal_args < 0) {
-        std::fprintf(stderr, "flowcop: EAL initialisation failed: %s (see the EAL options before '--')\n",
-                     rte_strerror(rte_errno));
+        const int err = rte_errno;
+        // EAL prints its usage text on stdout: flush it so that our line is the last one printed.
+        std::fflush(stdout);
+        if (const std::string opt = misplaced_option(ours - 1, argv + 1); !opt.empty()) {
+            std::fprintf(stderr,
+                         "flowcop: %s is a flowcop option, and flowcop options go after '--': "
+                         "flowcop [EAL options] -- [flowcop options]\n",
+                         opt.c_str());
+            return 2;
+        }
+        std::fprintf(stderr, "%s\n", eal_failure(ours - 1, argv + 1, err).c_str());
         return 1;
     }
     if (eal_args != ours - 1) {

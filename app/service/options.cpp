@@ -152,7 +152,11 @@ std::string help_text(const char* prog)
                       "timer wheel. flowcop options follow EAL's '--'. Write --opt VALUE or\n"
                       "--opt=VALUE (the = form for a VALUE starting with '--'). Each option may\n"
                       "be given once, but --ipfix, which adds a collector each time. Numbers are\n"
-                      "decimal digits, without sign. Bad options exit with status 2.\n\nOptions:\n";
+                      "decimal digits, without sign.\n\n"
+                      "Exit status: 0 after a clean stop (a signal, --stop-when-idle-ms); 1 when EAL,\n"
+                      "the ports or memory fail (the line says why); 2 for a bad flowcop option or\n"
+                      "configuration, a flowcop option before '--' included (one line naming it).\n"
+                      "--help (-h) and --version (-V) are answered without starting EAL.\n\nOptions:\n";
     const Options defaults = default_options();
     for (const Spec& s : specs()) {
         out += "  " + (s.alias.empty() ? "" : s.alias + ", ") + s.name;
