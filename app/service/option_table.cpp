@@ -340,8 +340,9 @@ std::vector<Spec> build_specs()
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));
     t.push_back(number("--events-ring", "N",
-                       "Events buffered per lcore, for --events and for --ipfix each,\n"
-                       "before they are dropped and counted.",
+                       "Slots of each lcore's event ring, for --events and for --ipfix each:\n"
+                       "it holds N - 1 events, beyond which events are dropped and counted;\n"
+                       "it takes N x 120 bytes.",
                        64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>, true));
     t.push_back(number("--stop-when-idle-ms", "MS",
                        "Stop once no port has received a packet for MS of wall time\n"

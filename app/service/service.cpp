@@ -46,7 +46,7 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
     c.path_mtu = opt.ipfix_mtu;
     c.template_refresh_ns = uint64_t(opt.ipfix_template_refresh_s) * 1'000'000'000;
     c.template_refresh_messages = opt.ipfix_template_refresh_messages;
-    c.ring_events = opt.events_ring;
+    c.ring_events = opt.events_ring - 1; // N slots hold N - 1 events (see the --events writer below)
     for (const WorkerPlan& w : plan.workers) {
         c.domain_id.push_back(opt.ipfix_domain_base + w.lcore);
         // A flow's port is not in its record yet: an lcore that polls one port knows it anyway, unless
@@ -297,7 +297,9 @@ StartError Service::start()
         return {1, "flowcop: " + error};
     follow->set_kinds(0);
     if (!_opt.events_path.empty()) {
-        _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring, error);
+        // --events-ring is the ring's size in slots (a power of two): an rte_ring of 2^k slots holds
+        // 2^k - 1 entries, and asking for 2^k would allocate 2^(k+1) slots (RING_F_EXACT_SZ).
+        _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring - 1, error);
         if (!_events)
             return {2, format_flag_error("--events", error)};
     }
@@ -425,8 +427,12 @@ int Service::run()
         std::fprintf(stderr, "flowcop: %s\n", error.c_str());
         return 1;
     }
-    if (!_opt.quiet)
+    if (!_opt.quiet) {
         print_startup(_opt, _plan, _pool, _exporter ? _exporter->url() : std::string());
+        if (_events)
+            std::fprintf(stderr, "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)\n",
+                         _opt.events_ring, _opt.events_ring - 1, double(_events->ring_bytes()) / (1 << 20));
+    }
     _running.store(true, std::memory_order_release);
     const auto t0 = std::chrono::steady_clock::now();
 

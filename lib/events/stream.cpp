@@ -64,6 +64,12 @@ std::unique_ptr<Stream> Stream::create(unsigned n_producers, std::string& error)
 
 Stream::~Stream() = default;
 
+size_t Subscription::ring_bytes() const noexcept
+{
+    const ssize_t bytes = rte_ring_get_memsize_elem(sizeof(Event), next_pow2(_ring_events + 1));
+    return bytes < 0 ? 0 : static_cast<size_t>(bytes);
+}
+
 Subscription* Stream::subscribe(const std::string& who, KindMask kinds, unsigned ring_events, std::string& error)
 {
     if (ring_events == 0 || ring_events > kMaxRingEvents) {

@@ -16,6 +16,7 @@
 // Degraded behaviour: see producer.h (full rings drop and count, never block).
 #include <events/producer.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ public:
 
     unsigned producers() const noexcept { return _n; }
     unsigned ring_events() const noexcept { return _ring_events; }
+    // The memory of one lcore's ring: rte_ring's header and next_pow2(ring_events + 1) slots.
+    size_t ring_bytes() const noexcept;
     KindMask kinds() const noexcept { return _kinds; }
     // Any thread, at any time: the kinds the lcores copy into this subscription's rings from now on
     // (a subset of those it subscribed to; 0 pauses it: a live follower with nobody following costs

@@ -46,6 +46,11 @@ Writer::~Writer()
     stop_and_flush();
 }
 
+size_t Writer::ring_bytes() const noexcept
+{
+    return _sub->ring_bytes();
+}
+
 WriterStats Writer::stats(unsigned producer) const noexcept
 {
     const Drained& d = _drained[producer];

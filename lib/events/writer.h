@@ -89,6 +89,8 @@ public:
 
     // Per producer (lcore). Precondition: producer < the stream's producers().
     WriterStats stats(unsigned producer) const noexcept;
+    // The memory of one lcore's ring (Subscription::ring_bytes()). Any thread.
+    size_t ring_bytes() const noexcept;
 
     // Any thread, and async-signal-safe (one lock-free atomic store): the running writer thread
     // reopens the path before its next drain, within about kPollIntervalUs. Without a running thread

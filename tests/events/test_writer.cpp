@@ -224,3 +224,21 @@ TEST_CASE("stats are readable while the writer runs and never exceed produced", 
     w->stop_and_flush();
     require_balanced(*w, 1);
 }
+
+// Issue 13: --events-ring 65536 allocated 131072 slots. A ring of 2^k - 1 events takes 2^k slots
+// and nothing more (plus rte_ring's header, two cache lines and the producer/consumer heads).
+TEST_CASE("A ring of 2^k - 1 events takes 2^k slots, 2^k events twice that", "[events][writer]")
+{
+    std::string error;
+    auto stream = flowcop::events::Stream::create(1, error);
+    REQUIRE(stream);
+    auto exact = Writer::open("/dev/null", *stream, 65535, error);
+    REQUIRE(exact);
+    CHECK(exact->ring_bytes() >= 65536 * sizeof(Event));
+    CHECK(exact->ring_bytes() <= 65536 * sizeof(Event) + 1024);
+    auto stream2 = flowcop::events::Stream::create(1, error);
+    REQUIRE(stream2);
+    auto doubled = Writer::open("/dev/null", *stream2, 65536, error);
+    REQUIRE(doubled);
+    CHECK(doubled->ring_bytes() >= 131072 * sizeof(Event));
+}
