@@ -427,13 +427,15 @@ int Service::run()
         std::fprintf(stderr, "flowcop: %s\n", error.c_str());
         return 1;
     }
+    // Running from here on (the workers launch below): whoever reads the startup line and then
+    // scrapes sees flowcop_up 1, never the 0 of a start still in progress.
+    _running.store(true, std::memory_order_release);
     if (!_opt.quiet) {
         print_startup(_opt, _plan, _pool, _exporter ? _exporter->url() : std::string());
         if (_events)
-            std::fprintf(stderr, "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)\n",
-                         _opt.events_ring, _opt.events_ring - 1, double(_events->ring_bytes()) / (1 << 20));
+            std::fprintf(stderr, "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)\n", _opt.events_ring,
+                         _opt.events_ring - 1, double(_events->ring_bytes()) / (1 << 20));
     }
-    _running.store(true, std::memory_order_release);
     const auto t0 = std::chrono::steady_clock::now();
 
     std::vector<std::pair<Worker*, const std::atomic<bool>*>> ctx;
