@@ -40,7 +40,8 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
     constexpr unsigned kN = 2;
     constexpr uint64_t kM = 20000;
     std::string error;
-    auto w = Writer::open(path, kN, 4095, error);
+    auto stream = make_stream(kN);
+    auto w = Writer::open(path, *stream, 4095, error);
     REQUIRE(w);
     w->start();
     std::atomic<bool> go{false};
@@ -51,7 +52,7 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
             while (!go.load())
                 std::this_thread::yield();
             for (uint64_t seq = 0; seq < kM; ++seq) {
-                while (!w->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq)))
+                while (!stream->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq)))
                     std::this_thread::yield(); // a full ring: retry, so every seq is written once
                 if (seq % 100 == 99)           // ~0.2 s of emitting: the rotation lands in the middle
                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -94,10 +95,11 @@ TEST_CASE("A reopen that cannot open the path keeps writing to the old file", "[
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
     std::string error;
-    auto w = Writer::open(path, 1, 1023, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open(path, *stream, 1023, error);
     REQUIRE(w);
     w->start();
-    REQUIRE(w->producer(0).emit(numbered_event(0, 0)));
+    REQUIRE(stream->producer(0).emit(numbered_event(0, 0)));
     // Make the path unopenable: replace the file by a directory of the same name.
     const std::string moved = dir.file("moved.jsonl");
     REQUIRE(std::rename(path.c_str(), moved.c_str()) == 0);
@@ -105,7 +107,7 @@ TEST_CASE("A reopen that cannot open the path keeps writing to the old file", "[
     CaptureFd err(STDERR_FILENO);
     w->request_reopen();
     REQUIRE(wait_reopens(*w, 1));
-    REQUIRE(w->producer(0).emit(numbered_event(0, 1)));
+    REQUIRE(stream->producer(0).emit(numbered_event(0, 1)));
     w->stop_and_flush();
     CHECK(lines_of(read_all(moved)).size() == 2);
     CHECK(w->stats(0).written == 2);
@@ -116,7 +118,8 @@ TEST_CASE("A reopen that cannot open the path keeps writing to the old file", "[
 TEST_CASE("A reopen of stdout is acknowledged and changes nothing", "[events][writer][reopen]")
 {
     std::string error;
-    auto w = Writer::open("-", 1, 15, error);
+    auto stream = make_stream(1);
+    auto w = Writer::open("-", *stream, 15, error);
     REQUIRE(w);
     w->start();
     w->request_reopen();

@@ -230,14 +230,12 @@ TEST_CASE("stats are readable while the writer runs and never exceed produced", 
 TEST_CASE("A ring of 2^k - 1 events takes 2^k slots, 2^k events twice that", "[events][writer]")
 {
     std::string error;
-    auto stream = flowcop::events::Stream::create(1, error);
-    REQUIRE(stream);
+    auto stream = make_stream(1);
     auto exact = Writer::open("/dev/null", *stream, 65535, error);
     REQUIRE(exact);
     CHECK(exact->ring_bytes() >= 65536 * sizeof(Event));
     CHECK(exact->ring_bytes() <= 65536 * sizeof(Event) + 1024);
-    auto stream2 = flowcop::events::Stream::create(1, error);
-    REQUIRE(stream2);
+    auto stream2 = make_stream(1);
     auto doubled = Writer::open("/dev/null", *stream2, 65536, error);
     REQUIRE(doubled);
     CHECK(doubled->ring_bytes() >= 131072 * sizeof(Event));
