@@ -342,7 +342,7 @@ std::vector<Spec> build_specs()
     t.push_back(number("--events-ring", "N",
                        "Slots of each lcore's event ring, for --events and for --ipfix each:\n"
                        "it holds N - 1 events, beyond which events are dropped and counted;\n"
-                       "it takes N x 120 bytes.",
+                       "it takes N x 136 bytes (sizeof(events::Event)).",
                        64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>, true));
     t.push_back(number("--stop-when-idle-ms", "MS",
                        "Stop once no port has received a packet for MS of wall time\n"
