@@ -67,16 +67,16 @@ private:
 
 } // namespace
 
-std::vector<const char*> flow_flags(const conntrack::FlowSnapshot& f)
+FlowFlags flow_flags(const conntrack::FlowSnapshot& f) noexcept
 {
-    std::vector<const char*> flags;
-    flags.push_back(f.tcp.seen_reply() ? "SEEN_REPLY" : "UNREPLIED");
+    FlowFlags flags{};
+    flags.names[flags.count++] = f.tcp.seen_reply() ? "SEEN_REPLY" : "UNREPLIED";
     if (f.assured)
-        flags.push_back("ASSURED");
+        flags.names[flags.count++] = "ASSURED";
     if (f.reset)
-        flags.push_back("RESET");
+        flags.names[flags.count++] = "RESET";
     if (f.killed)
-        flags.push_back("KILLED");
+        flags.names[flags.count++] = "KILLED";
     return flags;
 }
 
@@ -118,14 +118,14 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     l.lit(tcpstate::state_name(f.state));
     l.lit("\"");
     l.field("timeout", seconds_left(f, now_ns));
-    // conntrack's flags (see the header), without building flow_flags()'s vector per flow.
-    l.lit(f.tcp.seen_reply() ? ",\"flags\":[\"SEEN_REPLY\"" : ",\"flags\":[\"UNREPLIED\"");
-    if (f.assured)
-        l.lit(",\"ASSURED\"");
-    if (f.reset)
-        l.lit(",\"RESET\"");
-    if (f.killed)
-        l.lit(",\"KILLED\"");
+    l.lit(",\"flags\":[");
+    const char* separator = "\"";
+    for (const char* flag : flow_flags(f)) {
+        l.lit(separator);
+        l.lit(flag);
+        l.lit("\"");
+        separator = ",\"";
+    }
     l.lit("]");
     l.field("packets_orig", f.packets[0]);
     l.field("packets_reply", f.packets[1]);

@@ -20,13 +20,20 @@
 
 #include <conntrack/flow_table.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace flowcop::app {
 
-std::vector<const char*> flow_flags(const conntrack::FlowSnapshot& f);
+// The flow's flags in the order above, without allocating (one listing formats millions of flows).
+struct FlowFlags {
+    const char* names[4];
+    size_t count = 0;
+    const char* const* begin() const noexcept { return names; }
+    const char* const* end() const noexcept { return names + count; }
+};
+FlowFlags flow_flags(const conntrack::FlowSnapshot& f) noexcept;
 
 // Whole seconds from now_ns to the flow's deadline; 0 once due.
 uint64_t seconds_left(const conntrack::FlowSnapshot& f, uint64_t now_ns);

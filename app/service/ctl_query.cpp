@@ -4,11 +4,11 @@
 #include "control_parse.h"
 
 #include <tcpstate/tcp_state.h>
+#include <text/decimal.h>
 
 #include <arpa/inet.h>
 
 #include <cctype>
-#include <charconv>
 #include <cstring>
 #include <vector>
 
@@ -27,14 +27,6 @@ std::string quoted(const std::string& s)
     constexpr size_t kMax = 40;
     std::string q = reply_text(s, kMax);
     return "'" + q + (reply_text(s, SIZE_MAX).size() > kMax ? "...'" : "'");
-}
-
-bool parse_number(const std::string& s, uint64_t max, uint64_t& out)
-{
-    if (s.empty() || s.size() > 20)
-        return false;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && out <= max;
 }
 
 bool is_v4_mapped(const uint8_t a[16])
@@ -65,7 +57,7 @@ std::string parse_prefix(const std::string& key, const std::string& v, bool allo
     if (slash != std::string::npos) {
         if (!allow_len)
             return key + ": " + quoted(v) + ": get takes an exact address, not a prefix";
-        if (!parse_number(v.substr(slash + 1), max_len, len))
+        if (!text::parse_decimal_in(v.substr(slash + 1), 0, max_len, len))
             return key + ": " + quoted(v) + " has a prefix length outside 0.." + std::to_string(max_len);
     }
     out.bits = unsigned(len) + (ipv4 ? 96 : 0);
@@ -163,7 +155,7 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
     } else if (k == "sport" || k == "dport") {
         if (!(e = twice(k == "sport" ? f.has_sport : f.has_dport)).empty())
             return e;
-        if (!parse_number(v, 65535, n))
+        if (!text::parse_decimal_in(v, 0, 65535, n))
             return k + ": " + quoted(v) + " is not a port (0..65535)";
         (k == "sport" ? f.sport : f.dport) = uint16_t(n);
     } else if (k == "state" && !exact) {
@@ -178,8 +170,8 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
             return e;
         const size_t comma = v.find(',');
         uint64_t inner = 0;
-        if (!parse_number(v.substr(0, comma), 4095, n) ||
-            (comma != std::string::npos && !parse_number(v.substr(comma + 1), 4095, inner)))
+        if (!text::parse_decimal_in(v.substr(0, comma), 0, 4095, n) ||
+            (comma != std::string::npos && !text::parse_decimal_in(v.substr(comma + 1), 0, 4095, inner)))
             return "vlan: " + quoted(v) + " is not OUTER[,INNER] with VLAN IDs 0..4095";
         f.vlan_outer = uint16_t(n);
         f.vlan_inner = uint16_t(inner);
@@ -187,13 +179,13 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
     } else if (k == "zone") {
         if (!(e = twice(f.has_zone)).empty())
             return e;
-        if (!parse_number(v, 65535, n))
+        if (!text::parse_decimal_in(v, 0, 65535, n))
             return "zone: " + quoted(v) + " is not a zone (0..65535)";
         f.zone = uint16_t(n);
     } else if (k == "lcore" && !exact) {
         if (!(e = twice(f.has_lcore)).empty())
             return e;
-        if (!parse_number(v, 1023, n))
+        if (!text::parse_decimal_in(v, 0, 1023, n))
             return "lcore: " + quoted(v) + " is not an lcore id (0..1023)";
         f.lcore = unsigned(n);
     } else {
@@ -220,10 +212,10 @@ std::string proto_name(uint8_t proto)
     return name != nullptr ? name : std::to_string(proto);
 }
 
-bool parse_proto(const std::string& text, uint8_t& out)
+bool parse_proto(const std::string& name, uint8_t& out)
 {
     const std::string lower = [&] {
-        std::string s = text;
+        std::string s = name;
         for (char& c : s)
             c = char(std::tolower(static_cast<unsigned char>(c)));
         return s;
@@ -234,7 +226,7 @@ bool parse_proto(const std::string& text, uint8_t& out)
             return true;
         }
     uint64_t n = 0;
-    if (!parse_number(text, 255, n))
+    if (!text::parse_decimal_in(name, 0, 255, n))
         return false;
     out = uint8_t(n);
     return true;

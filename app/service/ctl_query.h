@@ -73,6 +73,6 @@ std::string proto_name(uint8_t proto);
 // The name alone (a static string), or nullptr for a protocol without one.
 const char* known_proto_name(uint8_t proto) noexcept;
 // The inverse (names above, or 0..255). False if neither.
-bool parse_proto(const std::string& text, uint8_t& out);
+bool parse_proto(const std::string& name, uint8_t& out);
 
 } // namespace flowcop::app

@@ -107,8 +107,7 @@ rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint6
     add_field(a, "packets_reply=" + std::to_string(f.packets[1]));
     add_field(a, "bytes_reply=" + std::to_string(f.bytes[1]));
     // Seconds until the deadline on the service's own clock (0 = due).
-    const uint64_t left = f.deadline_ns > now ? (f.deadline_ns - now) / 1'000'000'000ull : 0;
-    add_field(a, "timeout=" + std::to_string(left));
+    add_field(a, "timeout=" + std::to_string(seconds_left(f, now)));
     std::string flags;
     for (const char* flag : flow_flags(f))
         flags += (flags.empty() ? "" : ",") + std::string(flag);
