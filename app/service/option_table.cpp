@@ -2,6 +2,7 @@
 // Every flowcop option: name, meaning, allowed values, and how it is stored and shown.
 #include "option_table.h"
 
+#include <events/event.h> // header-only: sizeof(Event) for --events-ring's help
 #include <tcpstate/window.h>
 
 #include <type_traits>
@@ -342,7 +343,8 @@ std::vector<Spec> build_specs()
     t.push_back(number("--events-ring", "N",
                        "Slots of each lcore's event ring, for --events and for --ipfix each:\n"
                        "it holds N - 1 events, beyond which events are dropped and counted;\n"
-                       "it takes N x 136 bytes (sizeof(events::Event)).",
+                       "it takes N x " +
+                           std::to_string(sizeof(events::Event)) + " bytes.",
                        64, 1u << 22, set_number<&O::events_ring>, show_number<&O::events_ring>, true));
     t.push_back(number("--stop-when-idle-ms", "MS",
                        "Stop once no port has received a packet for MS of wall time\n"

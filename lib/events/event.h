@@ -72,7 +72,7 @@ struct Event {
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
-static_assert(sizeof(Event) == 136, "ring memory per event: lib/ipfix/ipfix.md and --events-ring's help say 136 bytes");
+static_assert(sizeof(Event) == 136, "ring memory per event: lib/ipfix/ipfix.md says 136 bytes");
 
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
 // each: everything else in a line takes at most 445 bytes (all numbers at their maximum, two
