@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <vector>
@@ -21,6 +22,22 @@ struct ProtoName {
 };
 constexpr ProtoName kProtoNames[] = {{1, "icmp"}, {6, "tcp"},     {17, "udp"},   {33, "dccp"},
                                      {47, "gre"}, {58, "icmpv6"}, {132, "sctp"}, {136, "udplite"}};
+
+struct VerbName {
+    const char* name;
+    CtlVerb verb;
+};
+constexpr VerbName kVerbNames[] = {{"list", CtlVerb::list},     {"count", CtlVerb::count}, {"get", CtlVerb::get},
+                                   {"delete", CtlVerb::remove}, {"flush", CtlVerb::flush}, {"stats", CtlVerb::stats},
+                                   {"events", CtlVerb::events}};
+
+std::string verb_list()
+{
+    std::string list;
+    for (const VerbName& v : kVerbNames)
+        list += (list.empty() ? "" : ", ") + std::string(v.name);
+    return list;
+}
 
 std::string quoted(const std::string& s)
 {
@@ -239,24 +256,13 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
         return "request longer than " + std::to_string(kMaxRequestBytes) + " bytes";
     const std::vector<std::string> words = split_spaces(line);
     if (words.empty())
-        return "empty request (verbs: list, count, get, delete, flush, stats)";
+        return "empty request (verbs: " + verb_list() + ")";
     const std::string& verb = words[0];
-    if (verb == "list")
-        out.verb = CtlVerb::list;
-    else if (verb == "count")
-        out.verb = CtlVerb::count;
-    else if (verb == "delete")
-        out.verb = CtlVerb::remove;
-    else if (verb == "flush")
-        out.verb = CtlVerb::flush;
-    else if (verb == "get")
-        out.verb = CtlVerb::get;
-    else if (verb == "stats")
-        out.verb = CtlVerb::stats;
-    else if (verb == "events")
-        out.verb = CtlVerb::events;
-    else
-        return "unknown verb " + quoted(verb) + " (verbs: list, count, get, delete, flush, stats, events)";
+    const VerbName* known =
+        std::find_if(std::begin(kVerbNames), std::end(kVerbNames), [&](const VerbName& v) { return verb == v.name; });
+    if (known == std::end(kVerbNames))
+        return "unknown verb " + quoted(verb) + " (verbs: " + verb_list() + ")";
+    out.verb = known->verb;
     if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
     const bool exact = out.verb == CtlVerb::get;
