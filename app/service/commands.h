@@ -7,7 +7,8 @@
 // mailbox between bursts (one ring dequeue, almost always empty), executes the
 // command on its own table and publishes the result with a release store.
 // A Command must outlive the wait: if the worker does not answer in time (it
-// has stopped), the waiter abandons — never frees — the command.
+// has stopped), the waiter abandons — never frees — the command. A copy of a
+// Command is the same request, not yet done: broadcast() posts one per worker.
 #pragma once
 
 #include <conntrack/flow_table.h>
@@ -19,6 +20,14 @@
 #include <cstdint>
 
 namespace flowcop::app {
+
+// `done`, which a copy starts afresh (false): copying a Command copies its request, never its answer's
+// state, so a new field of the request reaches every worker without a copy list to keep up.
+struct DoneFlag : std::atomic<bool> {
+    DoneFlag() noexcept : std::atomic<bool>(false) {}
+    DoneFlag(const DoneFlag&) noexcept : std::atomic<bool>(false) {}
+    DoneFlag& operator=(const DoneFlag&) = delete;
+};
 
 struct Command {
     enum class Type : uint8_t {
@@ -42,7 +51,7 @@ struct Command {
     unsigned n_ids = 0;
     uint64_t ids[kMaxIds] = {};
     int result = 0;
-    std::atomic<bool> done{false};
+    DoneFlag done;
 };
 
 } // namespace flowcop::app

@@ -376,13 +376,7 @@ int Service::broadcast(const Command& proto)
     std::vector<Command*> cmds;
     int sum = 0;
     for (auto& w : _workers) {
-        auto* c = new Command();
-        c->type = proto.type;
-        c->key = proto.key;
-        c->timeouts = proto.timeouts;
-        c->active_timeout_s = proto.active_timeout_s;
-        c->fire_budget = proto.fire_budget;
-        c->visit_budget_factor = proto.visit_budget_factor;
+        auto* c = new Command(proto);
         if (!running() || !w->post(c)) {
             delete c;
             cmds.push_back(nullptr);
