@@ -86,7 +86,10 @@ void FlowTable::report_interim(uint32_t pos, uint64_t now_ns) noexcept
     // boundary. A flow that saw no packet since has nothing new to report.
     const uint64_t since = c.first_seen_ns + uint64_t(c.exports) * _rules.interim_ns;
     const bool news = _records[pos].last_seen_ns > since;
-    c.exports = uint16_t(c.exports + 1);
+    // Every boundary passed by now, not just the next one: a cop that comes late (budget backlog,
+    // a pause in a packet-clock capture) reports once, never once per missed boundary with nothing new.
+    const uint64_t passed = now_ns > c.first_seen_ns ? (now_ns - c.first_seen_ns) / _rules.interim_ns : 0;
+    c.exports = uint16_t(std::min<uint64_t>(std::max<uint64_t>(passed, c.exports + 1u), kMaxInterimReports));
     if (news) {
         emit(pos, events::Kind::interim, Reason::count, now_ns);
         bump(_counters.interim_reports);

@@ -324,6 +324,8 @@ private:
     // What the wheel works to: deadline_of(), or the next interim report if that comes first.
     uint64_t wheel_deadline_of(uint32_t pos) const noexcept
     {
+        if (_rules.interim_ns == 0) // without reports the cold entry is read only for an active timeout
+            return deadline_of(pos);
         const FlowRecord& r = _records[pos];
         const FlowCold& c = _cold[pos];
         return wheel_deadline(

@@ -109,6 +109,28 @@ TEST_CASE("an interval without a packet is not reported, and the next busy one i
     CHECK(h.has(client, server));
 }
 
+TEST_CASE("a cop that comes several intervals late reports a busy flow once, not once per missed boundary")
+{
+    InterimHarness t;
+    Harness& h = *t.h;
+    h.handshake(client, server);
+    for (int s = 0; s < 200; ++s) { // busy for 200 s, but no cop pass meanwhile
+        h.now += kSec;
+        h.send(client, server, kAck, 100);
+    }
+    h.cop();
+    const auto interim = InterimHarness::of(t.take(), events::Kind::interim);
+    REQUIRE(interim.size() == 1);
+    CHECK(interim[0].interims == 3); // the boundaries at 60, 120 and 180 s are all passed
+    CHECK(interim[0].packets[0] == 202);
+    CHECK(h.c().interim_reports == 1);
+    h.now += 30 * kSec; // nothing new before the 240 s boundary
+    h.send(client, server, kAck, 100);
+    h.run_for(40);
+    CHECK(InterimHarness::of(t.take(), events::Kind::interim).size() == 1);
+    CHECK(h.has(client, server));
+}
+
 TEST_CASE("the flow still ends when its own deadline comes, reports or not")
 {
     SECTION("--active-timeout ends it after its reports")
