@@ -2,6 +2,7 @@
 // The control socket's server thread (ctl_server.h): accept, read one request, walk, write, close.
 #include "ctl_server.h"
 
+#include "commands.h"
 #include "control_cpus.h"
 #include "control_parse.h"
 #include "ctl_format.h"
@@ -379,6 +380,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
 void CtlServer::work(Client& c)
 {
     static thread_local std::vector<conntrack::FlowSnapshot> slice(kSliceRecords);
+    static_assert(kSliceRecords <= Command::kMaxIds, "one slice's matches are one kill_ids command");
     uint64_t ids[kSliceRecords];
     const CtlVerb verb = c.req.verb;
     const bool kill = verb == CtlVerb::remove || verb == CtlVerb::flush;
@@ -407,10 +409,12 @@ void CtlServer::work(Client& c)
         }
         if (n_ids > 0) {
             const int killed = _control.kill_ids(c.worker, ids, n_ids);
-            if (killed < 0)
+            if (killed < 0) { // each further ask would hold this thread (every client) for its timeout
                 c.failed = true;
-            else
-                c.killed += uint64_t(killed);
+                finish(c);
+                return;
+            }
+            c.killed += uint64_t(killed);
         }
         if (next == conntrack::kNoPosition) {
             ++c.worker;
@@ -427,7 +431,7 @@ void CtlServer::finish(Client& c)
     const CtlVerb verb = c.req.verb;
     if (c.failed) {
         c.out += error_line("a worker lcore did not answer: " + std::to_string(c.killed) + " of " +
-                            std::to_string(c.matched) + " matching flows were killed");
+                            std::to_string(c.matched) + " matching flows seen were killed; the walk stopped there");
         return;
     }
     c.out += std::string("{\"done\":\"") + verb_name(verb) + "\"";
