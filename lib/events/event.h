@@ -66,7 +66,7 @@ struct Event {
     uint8_t state_code;   // the protocol's state number: tcpstate::State's value for TCP
     uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
     uint8_t present;      // kHas* bits
-    uint16_t interims;    // interim events this flow emitted, this one included (kHasFlowId flows only)
+    uint16_t interims;    // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
     const char* state;    // static string, e.g. "ESTABLISHED"
     const char* reason;   // static string; nullptr for created
 };
