@@ -4,12 +4,12 @@
 #include "build_info.h"
 
 #include <metrics/families.h>
+#include <text/decimal.h>
 
 #include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -29,19 +29,18 @@ std::optional<std::string> read_file(const char* path)
     return s.str();
 }
 
-// The n-th whitespace-separated unsigned field of `text` (0-based), or nullopt.
-std::optional<uint64_t> field(std::string_view text, unsigned n)
+// The n-th whitespace-separated unsigned field of `line` (0-based), or nullopt.
+std::optional<uint64_t> field(std::string_view line, unsigned n)
 {
     size_t at = 0;
     for (unsigned i = 0;; ++i) {
-        at = text.find_first_not_of(' ', at);
+        at = line.find_first_not_of(' ', at);
         if (at == std::string_view::npos)
             return std::nullopt;
-        const size_t end = std::min(text.find(' ', at), text.size());
+        const size_t end = std::min(line.find(' ', at), line.size());
         if (i == n) {
             uint64_t v = 0;
-            const auto r = std::from_chars(text.data() + at, text.data() + end, v);
-            if (r.ec != std::errc() || r.ptr != text.data() + end)
+            if (!text::parse_decimal(line.substr(at, end - at), v))
                 return std::nullopt;
             return v;
         }

@@ -186,11 +186,9 @@ bool Exporter::drain(unsigned p, uint64_t now_ns) noexcept
                 e.in_port = uint16_t(d.ingress_port);
                 e.present |= events::kHasInPort;
             }
-            if (e.interims != 0) {
-                d.deltas.apply(e);
-                if (e.kind == events::Kind::interim)
-                    stats::bump(d.interim);
-            }
+            d.deltas.apply(e); // leaves a flow never reported in the interim unchanged
+            if (e.kind == events::Kind::interim)
+                stats::bump(d.interim);
             d.encoder->add(e, now_ns, *_batch);
         }
         stats::bump(d.records, uint64_t(n));

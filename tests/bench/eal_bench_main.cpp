@@ -24,6 +24,7 @@
 // rte_lcore_id() stays 0.
 #define CATCH_CONFIG_RUNNER
 #include <eal_boot.h>
+#include <text/decimal.h>
 
 #include <catch2/catch.hpp>
 #include <catch2/catch_reporter_tap.hpp>
@@ -34,15 +35,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-#include <vector>
 
 #include <sched.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 namespace {
 
@@ -85,7 +83,12 @@ int main(int argc, char** argv)
     // process exits (the prefix is per process, and EAL only clears its own prefix's leftover files).
     const std::string huge_dir = huge_env != nullptr && *huge_env != '\0' ? huge_env : "";
     flowcop::test::EalOptions eal;
-    eal.memory_mb = unsigned(std::strtoul(mem_mb.c_str(), nullptr, 10));
+    uint64_t memory_mb = 0;
+    if (!flowcop::text::parse_decimal_in(mem_mb, 1, 1u << 20, memory_mb)) {
+        std::fprintf(stderr, "FLOWCOP_BENCH_EAL_MEM='%s': MiB of EAL memory, 1 to 1048576\n", mem_mb.c_str());
+        return 2;
+    }
+    eal.memory_mb = unsigned(memory_mb);
     eal.huge_dir = huge_dir;
     eal.main_lcore_only = true;
     if (const std::string why = flowcop::test::start_eal(argv[0], eal); !why.empty()) {
