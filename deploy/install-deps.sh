@@ -12,8 +12,9 @@ build_pkgs=(g++ meson ninja-build pkg-config dpdk-dev libdpdk-dev libpcap-dev ca
 # python3-yaml (tests/deploy reads the Prometheus and Grafana YAML), Linux's conntrack as the oracle
 # of the window-tracking test (tcpreplay, nftables, conntrack: tests/tcpstate/test_netfilter_diff.py),
 # nfdump and pmacct (nfcapd and nfacctd, the IPFIX collectors tests/integration/test_ipfix_collectors.py
-# starts on loopback).
-run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml tcpreplay nftables conntrack nfdump pmacct)
+# starts on loopback), logrotate (the shipped deploy/logrotate/flowcop, tests/app/process/test_signals.py).
+run_pkgs=(dpdk python3 iproute2 ethtool curl procps prometheus python3-yaml tcpreplay nftables conntrack nfdump pmacct
+    logrotate)
 
 pkgs=("${build_pkgs[@]}" "${run_pkgs[@]}")
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${pkgs[@]}"; exit 0; fi
