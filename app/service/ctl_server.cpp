@@ -15,6 +15,7 @@
 #include <rte_eal.h>
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -147,7 +148,12 @@ std::unique_ptr<CtlServer> CtlServer::start(const std::string& path, const Stats
     s->_path = path;
     CtlServer* self = s.get();
     try {
-        s->_thread = events::spawn_consumer_thread([] { pin_to_control_cpus(); }, [self] { self->run(); });
+        s->_thread = events::spawn_consumer_thread(
+            [] {
+                pin_to_control_cpus();
+                pthread_setname_np(pthread_self(), "flowcop-ctl"); // what top -H shows
+            },
+            [self] { self->run(); });
     } catch (const std::exception& e) {
         error = std::string("control socket thread: ") + e.what();
         ::close(s->_listen_fd);
