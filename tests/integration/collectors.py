@@ -1,18 +1,85 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Real IPFIX collectors for the tests: nfdump's nfcapd, started on loopback on a free port in a
-temporary directory, stopped by its PID, and read back with nfdump's CSV output.
+"""Real IPFIX collectors for the tests, configured as deploy/collectors/ ships them: nfdump's nfcapd
+(with the options of deploy/collectors/nfdump-flowcop.conf) and pmacct's nfacctd (with
+deploy/collectors/nfacctd-flowcop.conf), each started on loopback on a free port in a temporary
+directory, stopped by its PID, and read back (nfdump's CSV output, pmacct's CSV files).
 
 Every wait is bounded. nfcapd writes its file when it stops (SIGTERM), so records are read after
 stop(). A UDP port taken by nobody (closed_udp_port) stands for a collector that is down.
 """
 
+import glob
 import ipaddress
 import os
+import re
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import time
+
+
+DEPLOY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "deploy")
+NFDUMP_CONF = os.path.join(DEPLOY, "collectors", "nfdump-flowcop.conf")
+NFACCTD_CONF = os.path.join(DEPLOY, "collectors", "nfacctd-flowcop.conf")
+DEPLOYMENT_MD = os.path.join(DEPLOY, "deployment.md")
+# Where deployment.md's queries read each collector's files.
+DOC_NFDUMP_DIR = "/var/cache/nfdump/flowcop"
+DOC_PMACCT_DIR = "/var/lib/pmacct/flowcop"
+
+
+def documented_queries(program, directory):
+    """The command lines of deployment.md's code blocks that run `program` on `directory`, in page order."""
+    out, in_block = [], False
+    with open(DEPLOYMENT_MD) as f:
+        for line in f:
+            if line.startswith("```"):
+                in_block = not in_block
+            elif in_block and line.startswith(program + " ") and directory in line:
+                out.append(line.strip())
+    return out
+
+
+def run_query(line, directory, real_dir):
+    """A documented query run by bash on real_dir instead of `directory`: (exit code, stdout, stderr)."""
+    p = subprocess.run(["bash", "-c", line.replace(directory, real_dir)], capture_output=True, text=True,
+                       timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def shipped_nfcapd_options():
+    """The nfcapd options of deploy/collectors/nfdump-flowcop.conf (its options='...' line), as a list."""
+    with open(NFDUMP_CONF) as f:
+        m = re.search(r"^options='([^']*)'$", f.read(), re.M)
+    if not m:
+        raise ValueError(NFDUMP_CONF + ": no options='...' line")
+    return shlex.split(m.group(1))
+
+
+def with_option(opts, flag, value):
+    """opts with flag's value replaced (the flag must be there: what the test replaces, it runs)."""
+    i = opts.index(flag)
+    return opts[:i + 1] + [value] + opts[i + 2:]
+
+
+def shipped_nfacctd_config(overrides):
+    """deploy/collectors/nfacctd-flowcop.conf's text with the keys in overrides (each must be in the
+    file) set to their values, or left out where the value is None; comments kept."""
+    out, seen = [], set()
+    with open(NFACCTD_CONF) as f:
+        for line in f:
+            key = line.split(":", 1)[0].strip()
+            if not line.startswith("!") and key in overrides:
+                seen.add(key)
+                if overrides[key] is None:
+                    continue
+                line = "%s: %s\n" % (key, overrides[key])
+            out.append(line)
+    missing = set(overrides) - seen
+    if missing:
+        raise ValueError(NFACCTD_CONF + ": no " + ", ".join(sorted(missing)))
+    return "".join(out)
 
 
 def have_nfdump():
@@ -58,7 +125,8 @@ class _Collector:
 
 
 class Nfcapd(_Collector):
-    """nfcapd -b HOST -p PORT -w DIR; host "::1" listens on IPv6."""
+    """nfcapd with deploy/collectors/nfdump-flowcop.conf's options but -w DIR -b HOST -p PORT (a free
+    one); host "::1" listens on IPv6. The directory is created first, as deployment.md says."""
 
     def __init__(self, workdir, host="127.0.0.1"):
         self.host = host
@@ -67,7 +135,10 @@ class Nfcapd(_Collector):
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.port = free_udp_port(host)
-        cmd = ["nfcapd", "-b", host, "-p", str(self.port), "-w", self.dir, "-t", "3600", "-B", "4194304"]
+        opts = shipped_nfcapd_options()
+        for flag, value in (("-w", self.dir), ("-b", host), ("-p", str(self.port))):
+            opts = with_option(opts, flag, value)
+        cmd = ["nfcapd"] + opts
         if self.v6:
             cmd.append("-6")
         self.log = open(os.path.join(workdir, "nfcapd_%s.log" % ("v6" if self.v6 else "v4")), "w")
@@ -109,21 +180,25 @@ def norm_addr(a):
 
 
 class Nfacctd(_Collector):
-    """pmacct's nfacctd on 127.0.0.1, aggregating by 5-tuple into a CSV file it appends to every
-    second. pmacct reads the forward counts only: RFC 5103's reverse elements are not aggregated."""
+    """pmacct's nfacctd with deploy/collectors/nfacctd-flowcop.conf, but in the foreground, on
+    127.0.0.1 and a free port, its CSV files in a directory of its own and written every second
+    (appended to, as a second's aggregates would otherwise replace the last). It aggregates by
+    5-tuple; pmacct reads the forward counts only: RFC 5103's reverse elements are not aggregated."""
 
     def __init__(self, workdir):
         self.dir = os.path.join(workdir, "nfacctd")
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         self.port = free_udp_port()
-        self.out = os.path.join(self.dir, "flows.csv")
+        shipped_out = re.search(r"^print_output_file\[flowcop\]: (\S+)$", open(NFACCTD_CONF).read(), re.M)
+        self.out = os.path.join(self.dir, os.path.basename(shipped_out.group(1)))  # the shipped file names
         conf = os.path.join(self.dir, "nfacctd.conf")
         with open(conf, "w") as f:
-            f.write("daemonize: false\nnfacctd_ip: 127.0.0.1\nnfacctd_port: %d\nplugins: print[p]\n"
-                    "aggregate[p]: src_host, dst_host, src_port, dst_port, proto\nprint_output[p]: csv\n"
-                    "print_output_file[p]: %s\nprint_output_file_append[p]: true\nprint_refresh_time[p]: 1\n"
-                    % (self.port, self.out))
+            f.write(shipped_nfacctd_config({
+                "daemonize": "false", "pidfile": os.path.join(self.dir, "nfacctd.pid"), "syslog": None,  # log: stderr
+                "nfacctd_ip": "127.0.0.1", "nfacctd_port": str(self.port),
+                "print_output_file[flowcop]": self.out, "print_refresh_time[flowcop]": "1"}))
+            f.write("print_output_file_append[flowcop]: true\n")
         self.log = open(os.path.join(self.dir, "nfacctd.log"), "w")
         self.proc = subprocess.Popen(["nfacctd", "-f", conf], stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
@@ -140,8 +215,8 @@ class Nfacctd(_Collector):
         deadline = time.monotonic() + timeout
         while True:
             got = {}
-            if os.path.exists(self.out):
-                with open(self.out) as f:
+            for path in glob.glob(os.path.join(self.dir, "*.csv")):
+                with open(path) as f:
                     for line in f:
                         c = line.strip().split(",")
                         if len(c) < 7 or c[0] == "SRC_IP":
