@@ -209,8 +209,19 @@ void Service::build_stats_view()
     for (size_t c = 0; _ipfix && c < _ipfix->collectors(); ++c)
         _view.collectors.push_back({&_ipfix->collector(c)});
     uint16_t p;
+    std::vector<PortInterface> packet_ports; // af_packet ports: their kernel rings drop unseen
     RTE_ETH_FOREACH_DEV(p)
-    _view.ports.push_back({p, _plan.port_name(p)});
+    {
+        _view.ports.push_back({p, _plan.port_name(p)});
+        rte_eth_dev_info info{};
+        if (rte_eth_dev_info_get(p, &info) == 0 && info.driver_name != nullptr &&
+            std::string_view(info.driver_name) == "net_af_packet" && info.if_index != 0)
+            packet_ports.push_back({p, int(info.if_index)});
+    }
+    if (!packet_ports.empty()) {
+        _ring_drops = PacketRingDrops::discover(packet_ports);
+        _view.ring_drops = _ring_drops.get();
+    }
     _view.plan = &_plan;
 }
 
@@ -225,6 +236,8 @@ Service::~Service()
     _tables.clear();
     if (_flowgen)
         _flowgen->stop();
+    if (_ring_drops)
+        _ring_drops->release(); // before close_ports(): the sockets' fds may be reused after
     if (_ports_started)
         close_ports();
     _flowgen.reset();

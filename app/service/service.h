@@ -114,6 +114,7 @@ private:
     std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
     std::unique_ptr<HandoffRings> _handoff; // the handoff plan's rings (nullptr under the others)
     std::vector<std::unique_ptr<Worker>> _workers;
+    std::unique_ptr<PacketRingDrops> _ring_drops; // af_packet ports' kernel drops (nullptr without any)
     StatsView _view;
     std::unique_ptr<Exporter> _exporter;
     std::unique_ptr<Telemetry> _telemetry;

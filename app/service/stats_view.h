@@ -11,9 +11,11 @@
 // Threading: any thread may read through the view at any time while the service lives; every
 // value is a relaxed load of a field its owner writes (stats/relaxed.h), or a port counter read by
 // `read_port` (rte_eth_stats_get by default: the PMD's per-queue counters or device registers,
-// never a lock an RX or TX burst takes).
+// never a lock an RX or TX burst takes), plus an af_packet port's kernel ring drops in `imissed`
+// (packet_ring_drops.h: a getsockopt per socket under a mutex only control threads take).
 #pragma once
 
+#include "packet_ring_drops.h"
 #include "port_plan.h"
 #include "worker_stats.h"
 
@@ -77,6 +79,8 @@ struct StatsView {
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
         return rte_eth_stats_get(port, &out) == 0;
     };
+    // The kernel ring drops of af_packet ports (their PMD counts none); nullptr when no port has any.
+    const PacketRingDrops* ring_drops = nullptr;
 
     // Every port's counters, read once each, for one pass of a reader.
     std::vector<PortSample> port_samples() const
@@ -84,8 +88,11 @@ struct StatsView {
         std::vector<PortSample> out;
         for (const PortView& p : ports) {
             PortSample s{p.port, &p.name, {}};
-            if (read_port(p.port, s.counters))
-                out.push_back(s);
+            if (!read_port(p.port, s.counters))
+                continue;
+            if (ring_drops != nullptr)
+                s.counters.imissed += ring_drops->drops(p.port);
+            out.push_back(s);
         }
         return out;
     }
