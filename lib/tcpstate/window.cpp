@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // check_window(): the four bounds and the updates that follow an in-window segment, in the order
 // netfilter's tcp_in_window() applies them (window.h has the contract, tcp-tracking.md the rules).
+#include <tcpstate/window.h>
+
 #include "window_internal.h"
 
 namespace flowcop::tcpstate::detail {
@@ -44,7 +46,6 @@ WindowReason check_window(WindowSeq& ws, WindowMeta& m, State old, unsigned side
     Seq ack = seg.ack;
     Seq sack = rf.sack_perm ? seg.sack : seg.ack;
     Seq end = segment_end(seg);
-    uint32_t win = seg.window;
 
     if (snd.maxwin == 0) {
         if (syn) {
@@ -54,7 +55,7 @@ WindowReason check_window(WindowSeq& ws, WindowMeta& m, State old, unsigned side
         } else {
             // The first segment from a side picked up mid-stream: its history is lost, learn from it.
             snd.end = end;
-            const uint32_t swin = win << sf.scale;
+            const uint32_t swin = uint32_t{seg.window} << sf.scale;
             snd.maxwin = swin == 0 ? 1u : swin;
             snd.maxend = end + snd.maxwin;
             if (rcv.maxwin == 0) {
@@ -80,14 +81,12 @@ WindowReason check_window(WindowSeq& ws, WindowMeta& m, State old, unsigned side
         end = snd.end;
     }
 
-    const uint32_t max_ack_window = snd.maxwin > kMaxAckWindowSlack ? snd.maxwin : kMaxAckWindowSlack;
-    const bool ack_recent = after(sack, rcv.end - max_ack_window - 1); // IV
-    const bool ack_sent = before(sack, rcv.end + 1);                   // III
+    const Bounds b = bounds_of(snd, rcv, seq, end, sack);
     WindowReason why = WindowReason::none;
-    if (!before(seq, snd.maxend + 1)) { // I fails
-        const bool end_in_window = rcv.maxwin != 0 && after(end, snd.end - rcv.maxwin - 1);
+    if (!b.seq_in) { // I fails
+        const bool end_in_window = rcv.maxwin != 0 && b.end_recent;
         const uint32_t overshoot = end - snd.maxend + 1;
-        if (end_in_window && ack_recent && ack_sent && overshoot <= rcv.maxwin) {
+        if (end_in_window && b.ack_recent && b.ack_sent && overshoot <= rcv.maxwin) {
             // A sender that overran the receiver's window a little: if the receiver acknowledges it,
             // later ACKs must not fail III, so its end is learnt although the segment is refused.
             snd.end = end;
@@ -96,49 +95,18 @@ WindowReason check_window(WindowSeq& ws, WindowMeta& m, State old, unsigned side
         } else {
             why = WindowReason::seq_above_window;
         }
-    } else if (!ack_sent) {
+    } else if (!b.ack_sent) { // III
         why = WindowReason::ack_above_sent;
-    } else if (rcv.maxwin != 0 && !after(end, snd.end - rcv.maxwin - 1)) { // II
+    } else if (!b.end_recent) { // II
         why = WindowReason::seq_below_window;
-    } else if (!ack_recent) {
+    } else if (!b.ack_recent) { // IV
         why = WindowReason::ack_below_window;
     }
     if (why != WindowReason::none)
         return why; // nothing is learnt from it, even when liberal mode then accepts it
 
     // Inside: the sender's largest window, end and highest ack; the receiver's allowance.
-    if (!syn)
-        win <<= sf.scale; // a SYN's window is never scaled (RFC 7323 2.2)
-    const uint32_t swin = win + (sack - ack);
-    if (snd.maxwin < swin)
-        snd.maxwin = swin;
-    if (after(end, snd.end)) {
-        snd.end = end;
-        sf.unacked = 1;
-    }
-    if (has_ack) {
-        if (!sf.maxack_set || after(ack, ws.maxack[side]))
-            ws.maxack[side] = ack;
-        sf.maxack_set = 1;
-    }
-    if (rcv.maxwin != 0 && after(end, snd.maxend))
-        rcv.maxwin += end - snd.maxend;
-    if (after(sack + win, rcv.maxend - 1))
-        rcv.maxend = sack + win + (win == 0 ? 1u : 0u); // a zero window still admits a 1-byte probe
-    if (ack == rcv.end)
-        rf.unacked = 0;
-
-    if (k == Klass::ack) {
-        const uint32_t fp = fingerprint(side, seq, ack, end, seg.window);
-        if (fp == m.last && !m.last_ignored) {
-            if (m.retrans < WindowPolicy::kMaxMaxRetrans)
-                ++m.retrans;
-        } else {
-            m.last = fp;
-            m.retrans = 0;
-        }
-        m.last_win_zero = seg.window == 0;
-    }
+    learn_inside(ws, m, side, seg, seq, ack, sack, end, syn, has_ack, k == Klass::ack);
     return why;
 }
 

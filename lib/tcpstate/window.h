@@ -191,7 +191,22 @@ void window_create(const FlowRef& flow, const Segment& first, const Timeouts& ti
 // Every later packet: step() and the window check together. Outcome as step()'s, plus out_of_window
 // (nothing in flow.tracker changed, meta.cap unchanged: count the packet and leave the deadline) and
 // an RST that keeps the state (outcome ok, cap close: re-arm). reopen and ignored as step().
-TrackResult track(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
-                  const Timeouts& timeouts) noexcept;
+// Inline (window_inline.h): the steady established ACK inside the window takes track_steady(), a
+// handful of compares and stores on the flow's fields; every other packet track_full(). Both give
+// exactly the same result.
+inline TrackResult track(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                         const Timeouts& timeouts) noexcept;
+
+// The fast path alone: true when it has tracked the segment (outcome ok, reason none, the flow as
+// track_full() would leave it); false, with nothing written, for any segment it does not take.
+inline bool track_steady(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                         const Timeouts& timeouts) noexcept;
+
+// The full path alone (netfilter's tcp_packet() order, every packet class): what track() does when
+// track_steady() declines. Tests compare the two.
+TrackResult track_full(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                       const Timeouts& timeouts) noexcept;
 
 } // namespace flowcop::tcpstate
+
+#include <tcpstate/window_inline.h> // track() and track_steady(), inline for the flow table's packet path

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// window_create() and track(): the state machine (step) and the window check (check_window) composed
+// window_create() and track_full(): the state machine (step) and the window check (check_window) composed
 // in netfilter's tcp_packet() order: the transition first, ignored packets noted, then the RST rules,
 // the bounds, and on acceptance the state, the last packet's class and the timeout cap.
 #include <tcpstate/window.h>
@@ -100,40 +100,15 @@ RstRule rst_rule(const FlowRef& f, Tracker old, unsigned side, const Segment& se
     return r;
 }
 
-// An accepted packet: the new tracker, the last packet's class, and the timeout cap in netfilter's
-// order (tcp_packet()'s timeout choice).
+// An accepted packet: the new tracker, the last packet's class and direction, and the timeout cap
+// (detail::choose_cap, which the steady ACK's fast path shares).
 void commit(const FlowRef& f, Tracker old, Tracker next, unsigned side, Klass k, const WindowPolicy& policy,
             const Timeouts& timeouts) noexcept
 {
-    WindowMeta& m = f.meta;
     f.tracker = next;
-    m.last_class = static_cast<uint8_t>(k);
-    m.last_dir = side;
-    m.last_ignored = 0;
-    const uint32_t own = timeouts.effective(next.state);
-    // A cap of 0 s is no cap (capped_timeout()): it is never chosen, so a lower rule can apply.
-    const bool retrans_caps = timeouts.max_retrans != 0 && own > timeouts.max_retrans;
-    const bool unacked_caps = timeouts.unacknowledged != 0 && own > timeouts.unacknowledged;
-    Cap cap = Cap::none;
-    uint32_t chosen = own;
-    if (m.retrans >= policy.max_retrans && retrans_caps) {
-        cap = Cap::max_retrans;
-        chosen = timeouts.max_retrans;
-    } else if (k == Klass::rst) {
-        cap = Cap::close;
-        chosen = timeouts.effective(State::close);
-    } else if ((m.flags[0].unacked || m.flags[1].unacked) && unacked_caps) {
-        cap = Cap::unacknowledged;
-        chosen = timeouts.unacknowledged;
-    } else if (m.last_win_zero && retrans_caps) {
-        cap = Cap::max_retrans;
-        chosen = timeouts.max_retrans;
-    }
-    // Picked up mid-stream and never answered: not five days of ESTABLISHED.
-    if (!old.seen_reply() && next.state == State::established && timeouts.unacknowledged != 0 &&
-        chosen > timeouts.unacknowledged)
-        cap = Cap::unacknowledged;
-    m.cap = static_cast<uint8_t>(cap);
+    const bool unanswered = !old.seen_reply() && next.state == State::established;
+    const Cap cap = detail::choose_cap(f.meta, k == Klass::rst, unanswered, next.state, policy, timeouts);
+    detail::note_accepted(f.meta, side, k, cap);
 }
 
 } // namespace
@@ -166,8 +141,8 @@ void window_create(const FlowRef& f, const Segment& first, const Timeouts& timeo
     commit(f, Tracker{}, f.tracker, 0, k, WindowPolicy{}, timeouts);
 }
 
-TrackResult track(const FlowRef& f, Dir dir, const Segment& seg, const WindowPolicy& policy,
-                  const Timeouts& timeouts) noexcept
+TrackResult track_full(const FlowRef& f, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                       const Timeouts& timeouts) noexcept
 {
     const Tracker old = f.tracker;
     Tracker next = old;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // tcp_window_bench: what window tracking adds to the steady established packet, the state machine alone
 // (the flow table's step before issue 16) against step plus the window check (tcpstate::track, what the
-// table calls now), on the same records and the same segments in one process.
+// table calls now: the steady ACK's fast path, track_steady) and against the full path alone
+// (track_full, what track() ran for every packet before the fast path), on the same records and the
+// same segments in one process.
 //
-//   tcp_window_bench MODE FLOWS PACKETS      MODE: step | track | both (interleaved, 5 runs each)
+//   tcp_window_bench MODE FLOWS PACKETS      MODE: step | track | full | both (interleaved, 5 runs each)
 //
 // FLOWS connections in 128-byte records laid out as lib/conntrack's FlowRecord (tracker in the first
 // line, the 40-byte WindowState at byte 88, in the second), brought through a handshake; then PACKETS
@@ -109,7 +111,8 @@ struct Bench {
         return ok;
     }
 
-    // step plus the window check, as FlowTable::track does now.
+    // step plus the window check, as FlowTable::track does now (full: the full path for every packet).
+    template <bool kFull>
     uint64_t run_track(uint64_t packets)
     {
         uint64_t ok = 0;
@@ -120,7 +123,9 @@ struct Bench {
             Dir dir;
             const Segment s = next(ends[i], (p & 1) == 0, dir);
             Tracker t = r.tracker;
-            const TrackResult res = track(FlowRef{t, r.window.seq, r.window.meta}, dir, s, policy, timeouts);
+            const FlowRef f{t, r.window.seq, r.window.meta};
+            const TrackResult res =
+                kFull ? track_full(f, dir, s, policy, timeouts) : track(f, dir, s, policy, timeouts);
             if (t.flags != r.tracker.flags || t.state != r.tracker.state)
                 r.tracker = t;
             ok += res.outcome == Outcome::ok ? 1 : 0;
@@ -137,10 +142,14 @@ double thread_ns()
     return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
 
-double ns_per_packet(Bench& b, bool with_window, uint64_t packets, uint64_t& ok)
+enum class Mode { step, track, full };
+
+double ns_per_packet(Bench& b, Mode mode, uint64_t packets, uint64_t& ok)
 {
     const double t0 = thread_ns();
-    ok = with_window ? b.run_track(packets) : b.run_step(packets);
+    ok = mode == Mode::step    ? b.run_step(packets)
+         : mode == Mode::track ? b.run_track<false>(packets)
+                               : b.run_track<true>(packets);
     return (thread_ns() - t0) / double(packets);
 }
 
@@ -155,37 +164,38 @@ double median(std::vector<double> v)
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s step|track|both FLOWS PACKETS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s step|track|full|both FLOWS PACKETS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const uint32_t flows = uint32_t(std::strtoul(argv[2], nullptr, 10));
     const uint64_t packets = std::strtoull(argv[3], nullptr, 10);
-    if ((mode != "step" && mode != "track" && mode != "both") || flows == 0 || packets == 0) {
-        std::fprintf(stderr, "%s: bad arguments (MODE step|track|both, FLOWS > 0, PACKETS > 0)\n", argv[0]);
+    if ((mode != "step" && mode != "track" && mode != "full" && mode != "both") || flows == 0 || packets == 0) {
+        std::fprintf(stderr, "%s: bad arguments (MODE step|track|full|both, FLOWS > 0, PACKETS > 0)\n", argv[0]);
         return 2;
     }
     Bench b(flows, 16);
     uint64_t ok = 0;
     if (mode != "both") {
-        const double ns = ns_per_packet(b, mode == "track", packets, ok);
+        const Mode m = mode == "step" ? Mode::step : mode == "track" ? Mode::track : Mode::full;
+        const double ns = ns_per_packet(b, m, packets, ok);
         std::printf("%s flows=%u packets=%llu ns/packet=%.2f accepted=%llu\n", mode.c_str(), flows,
                     (unsigned long long)packets, ns, (unsigned long long)ok);
         return ok == packets ? 0 : 1;
     }
-    std::vector<double> step_ns, track_ns;
-    ns_per_packet(b, true, packets, ok); // warm the records and the code
+    std::vector<double> step_ns, track_ns, full_ns;
+    ns_per_packet(b, Mode::track, packets, ok); // warm the records and the code
     for (int run = 0; run < 5; ++run) {
-        step_ns.push_back(ns_per_packet(b, false, packets, ok));
-        if (ok != packets)
-            return 1;
-        track_ns.push_back(ns_per_packet(b, true, packets, ok));
-        if (ok != packets)
-            return 1;
+        for (const Mode m : {Mode::step, Mode::full, Mode::track}) {
+            const double ns = ns_per_packet(b, m, packets, ok);
+            if (ok != packets)
+                return 1;
+            (m == Mode::step ? step_ns : m == Mode::full ? full_ns : track_ns).push_back(ns);
+        }
     }
-    const double s = median(step_ns), t = median(track_ns);
+    const double s = median(step_ns), f = median(full_ns), t = median(track_ns);
     std::printf("flows=%u packets=%llu per run, 5 interleaved runs, medians: step %.2f ns/packet, step+window "
-                "%.2f ns/packet, ratio %.2f\n",
-                flows, (unsigned long long)packets, s, t, t / s);
+                "(full path) %.2f, step+window (track: fast path) %.2f; track/step %.2f, track/full %.2f\n",
+                flows, (unsigned long long)packets, s, f, t, t / s, t / f);
     return 0;
 }
