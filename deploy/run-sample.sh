@@ -40,15 +40,8 @@ except OSError:
     sys.exit(1)' "$1"
 }
 
-# flowcop takes each option once: a default goes in only when the caller did not give that option.
-options=("$@")
-defaults=()
-add_default() { # add_default OPTION VALUE
-    given "$1" "${options[@]+"${options[@]}"}" || defaults+=("$1" "$2")
-}
-add_default --clock packet
-add_default --stop-when-idle-ms 2000
-add_default --flows-per-lcore 65536
+# The defaults go first: a later occurrence of a flowcop option replaces an earlier one.
+defaults=(--clock packet --stop-when-idle-ms 2000 --flows-per-lcore 65536)
 if ! given --events "$@"; then
     mkdir -p "$here/build"
     defaults+=(--events "$here/build/quickstart-events.jsonl")

@@ -34,7 +34,7 @@ struct Spec {
     std::vector<std::string> choices; // choice options: index = enum value
     std::size_t index = 0;            // --tcp-timeout-<state>: index into tcp_timeout_s
     bool is_help = false;
-    bool repeatable = false; // may be given more than once; each occurrence adds to the value
+    bool repeatable = false; // each occurrence adds to the value (others: a later one replaces it)
 };
 
 const std::vector<Spec>& specs();

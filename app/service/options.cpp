@@ -105,7 +105,6 @@ std::string format_host_port(std::string_view host, uint16_t port)
 ParseOutcome parse_options(int argc, char** argv)
 {
     const auto& table = specs();
-    std::vector<bool> seen(table.size(), false);
     Options o = default_options();
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
@@ -119,11 +118,9 @@ ParseOutcome parse_options(int argc, char** argv)
             ++k;
         if (k == table.size())
             return fail(unknown_option(name));
+        // A later occurrence replaces an earlier one (set() overwrites), so a wrapper's defaults,
+        // a unit's options and a drop-in's additions compose; a repeatable option adds instead.
         const Spec& s = table[k];
-        if (seen[k] && !s.repeatable)
-            return fail(format_flag_error(s.name, "given more than once; each option may appear "
-                                                  "only once"));
-        seen[k] = true;
         std::string_view value;
         if (s.metavar.empty()) {
             if (eq != std::string_view::npos)
@@ -150,9 +147,9 @@ std::string help_text(const char* prog)
                       " [EAL options] -- [flowcop options]\n\n"
                       "Tracks TCP flows on DPDK ports and expires idle ones through a per-lcore\n"
                       "timer wheel. flowcop options follow EAL's '--'. Write --opt VALUE or\n"
-                      "--opt=VALUE (the = form for a VALUE starting with '--'). Each option may\n"
-                      "be given once, but --ipfix, which adds a collector each time. Numbers are\n"
-                      "decimal digits, without sign.\n\n"
+                      "--opt=VALUE (the = form for a VALUE starting with '--'). An option given\n"
+                      "again replaces its earlier value (later wins), but --ipfix, which adds a\n"
+                      "collector each time. Numbers are decimal digits, without sign.\n\n"
                       "Exit status: 0 after a clean stop (a signal, --stop-when-idle-ms); 1 when EAL,\n"
                       "the ports or memory fail (the line says why); 2 for a bad flowcop option or\n"
                       "configuration, a flowcop option before '--' included (one line naming it).\n"

@@ -14,9 +14,10 @@
 //   next option, so `--events --quiet` reports a missing value instead of writing a file called
 //   "--quiet"; use `--opt=VALUE` for such a value. Numbers are decimal digits only: no sign, no 0x,
 //   no spaces or trailing characters; overflow is reported, never wrapped.
-// - Each option may be given at most once. A duplicate is an error, not "last wins": a unit file's
-//   flag silently overridden by a second copy appended by an operator is how a wrong timeout
-//   reaches production unnoticed. The one exception is a list (--ipfix): each occurrence adds to it.
+// - A later occurrence of an option replaces the earlier one ("last wins", as getopt programs and
+//   systemd drop-ins expect): a wrapper's defaults (deploy/run-sample.sh), the unit's FLOWCOP_OPTS
+//   and an operator's additions compose. Every occurrence is still checked, and the start-up
+//   configuration line prints the values that run. A list (--ipfix) adds with each occurrence.
 // - Errors: parsing goes left to right and stops at the first bad argument. The message is ONE
 //   line without a trailing newline, "flowcop: <flag>: <detail>", naming the flag, the bad value
 //   (quoted, control characters escaped, long values shortened) and what is allowed. The caller

@@ -84,7 +84,8 @@ uint64_t PacketRingDrops::drops(uint16_t port) const noexcept
 unsigned PacketRingDrops::sockets(uint16_t port) const noexcept
 {
     std::lock_guard lock(_mutex);
-    return unsigned(std::count_if(_sockets.begin(), _sockets.end(), [port](const Socket& s) { return s.port == port; }));
+    return unsigned(
+        std::count_if(_sockets.begin(), _sockets.end(), [port](const Socket& s) { return s.port == port; }));
 }
 
 void PacketRingDrops::release() noexcept

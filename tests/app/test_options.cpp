@@ -230,18 +230,20 @@ TEST_CASE("an option without its value is rejected naming what was expected", "[
     CHECK(parsed({"--events", "-"}).events_path == "-");
 }
 
-// Rejecting duplicates (rather than "last wins") is the documented choice: a unit file's flag
-// silently overridden by a second copy is a wrong timeout nobody notices.
-TEST_CASE("an option given twice is rejected, even with the same value", "[app][options]")
+// Later wins (issue 13): a wrapper's defaults, a unit's FLOWCOP_OPTS and an operator's additions
+// compose without editing each other. Each occurrence is still checked on its own.
+TEST_CASE("an option given again replaces its earlier value; each value is still checked", "[app][options]")
 {
-    CHECK(rejected({"--tick-ms", "5", "--tick-ms=5"}) ==
-          "flowcop: --tick-ms: given more than once; each option may appear only once");
-    CHECK(rejected({"--quiet", "--quiet"}).rfind("flowcop: --quiet: given more than once", 0) == 0);
+    CHECK(parsed({"--tick-ms", "5", "--tick-ms=7"}).tick_ms == 7);
+    CHECK(parsed({"--quiet", "--quiet"}).quiet);
+    CHECK(parsed({"--events", "a.jsonl", "--events", "-"}).events_path == "-");
+    CHECK(parsed({"--mode", "inline", "--mode", "monitor"}).mode == default_options().mode);
     // Different states are different options.
-    const Options o = parsed({"--tcp-timeout-close=1", "--tcp-timeout-close_wait=2"});
-    CHECK((o.tcp_timeout_s[7] == 1 && o.tcp_timeout_s[4] == 2));
-    CHECK(rejected({"--tcp-timeout-close=1", "--tcp-timeout-close", "2"})
-              .rfind("flowcop: --tcp-timeout-close: given more than once", 0) == 0);
+    const Options o = parsed({"--tcp-timeout-close=1", "--tcp-timeout-close_wait=2", "--tcp-timeout-close", "3"});
+    CHECK((o.tcp_timeout_s[7] == 3 && o.tcp_timeout_s[4] == 2));
+    // A bad later value is an error even after a good one, and a bad earlier one is not hidden.
+    CHECK(rejected({"--tick-ms", "5", "--tick-ms", "0"}).rfind("flowcop: --tick-ms:", 0) == 0);
+    CHECK(rejected({"--tick-ms", "0", "--tick-ms", "5"}).rfind("flowcop: --tick-ms:", 0) == 0);
 }
 
 TEST_CASE("a value outside a fixed set is rejected listing the set", "[app][options]")
