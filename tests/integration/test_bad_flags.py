@@ -99,7 +99,7 @@ def main():
     bad("positional argument", ["stray"], "stray")
     bad("missing value", ["--mode"], "--mode")
     bad("an option is not a value", ["--events", "--quiet"], "--events")
-    bad("given twice", ["--tick-ms", "5", "--tick-ms", "5"], "--tick-ms")
+    bad("a bad value given after a good one (the later one counts)", ["--tick-ms", "5", "--tick-ms", "0"], "--tick-ms", "0")
     bad("bad choice", ["--mode", "bridge"], "--mode", "bridge")
     bad("bad clock", ["--clock", "ptp"], "--clock", "ptp")
     bad("bad switch", ["--loose-pickup", "yes"], "--loose-pickup", "yes")
