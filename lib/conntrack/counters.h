@@ -8,9 +8,11 @@
 // never shared with another writer.
 //
 // Invariant (checked by tests): flows_created == sum(flows_expired) + active
-// flows, at every point the owner is between bursts.
+// flows, at every point the owner is between bursts; per family likewise,
+// flows_created_by_proto[p] == flows_expired_by_proto[p] + active flows of p.
 #pragma once
 
+#include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <packet/packet.h>
 #include <stats/histogram.h>
@@ -51,6 +53,23 @@ struct alignas(64) Counters {
     // in tcp_table_full too).
     uint64_t probe_window_full = 0;
 
+    // Every protocol but TCP (issue 15), by family (Proto; the tcp entries stay 0: TCP has its own above).
+    // Packets of a tracked family with verdict udp, icmp or other_l4 end in exactly one of these three.
+    std::array<uint64_t, kProtoCount> proto_tracked{};    // belonged to (or created) a flow
+    std::array<uint64_t, kProtoCount> proto_no_flow{};    // unknown flow and may not start one (an ICMP reply)
+    std::array<uint64_t, kProtoCount> proto_table_full{}; // would have started a flow: table full, refused
+    // ICMP/ICMPv6 errors (verdict icmp_error, --track icmp): the quoted flow is here (counted on it too,
+    // FlowCold::related) or not.
+    uint64_t icmp_related = 0;
+    uint64_t icmp_related_unknown = 0;
+    // Later fragments the caller attributed (packet::kFragAttributed): counted on their flow, or their
+    // flow is not here (its first fragment was refused, or it ended).
+    uint64_t fragments_tracked = 0;
+    uint64_t fragments_no_flow = 0;
+    // Flows by family: created, and ended for any reason. active by family = created - expired.
+    std::array<uint64_t, kProtoCount> flows_created_by_proto{};
+    std::array<uint64_t, kProtoCount> flows_expired_by_proto{};
+
     // The inactivity cop.
     uint64_t cop_passes = 0;
     uint64_t cop_visited = 0; // flows examined: fired, re-linked, or deferred
@@ -75,6 +94,13 @@ struct alignas(64) Counters {
         for (const auto& v : tcp_out_of_window)
             t += load_relaxed(v);
         return t;
+    }
+    uint64_t active_of(Proto p) const noexcept
+    {
+        const auto i = static_cast<size_t>(p);
+        const uint64_t expired = load_relaxed(flows_expired_by_proto[i]);
+        const uint64_t created = load_relaxed(flows_created_by_proto[i]);
+        return created > expired ? created - expired : 0;
     }
     uint64_t expired_total() const noexcept
     {

@@ -28,7 +28,9 @@ inline constexpr uint64_t kDueNow = 1;
 
 // The timeouts a deadline is computed from, in nanoseconds.
 struct DeadlineRules {
-    uint64_t state_timeout_ns[tcpstate::kStateCount] = {}; // effective per-state timeouts: never 0
+    // Effective timeouts, never 0, by the first byte of the record's L4State: TCP's per-state timeouts,
+    // then protostate's (UDP unreplied, UDP stream, ICMP, generic) at kStateCount + protostate::Timeout.
+    uint64_t state_timeout_ns[kTimeoutSlots] = {};
     // By tcpstate::Cap: the capped timeout (capped_timeout()'s cap); UINT64_MAX for none or a cap of 0 s.
     uint64_t cap_timeout_ns[tcpstate::kCapCount] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
     uint64_t active_timeout_ns = 0; // 0: no active timeout
@@ -56,6 +58,8 @@ inline constexpr tcpstate::Cap cap_of(uint8_t flags) noexcept
 }
 
 // The inactivity timeout of a flow in `state` whose record flags are `flags`: the state's, capped.
+// `state` is the record's first L4State byte: a TCP state or a non-TCP timeout slot (flow_record.h),
+// whose flags carry no cap.
 inline uint64_t inactivity_timeout_ns(const DeadlineRules& rules, uint8_t flags, tcpstate::State state) noexcept
 {
     const uint64_t own = rules.state_timeout_ns[static_cast<size_t>(state)];

@@ -161,6 +161,15 @@ void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active
     _rebase_cursor = 0;
 }
 
+void FlowTable::set_proto_timeouts(const protostate::Timeouts& timeouts) noexcept
+{
+    constexpr uint64_t kNs = 1'000'000'000;
+    for (size_t t = 0; t < protostate::kTimeoutCount; ++t)
+        store_relaxed(_rules.state_timeout_ns[tcpstate::kStateCount + t],
+                      uint64_t(timeouts.seconds(static_cast<protostate::Timeout>(t))) * kNs);
+    _rebase_cursor = 0; // as set_timeouts(): a shortened timeout must not fire late
+}
+
 uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
 {
     uint32_t seen = 0;

@@ -64,7 +64,7 @@ void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n,
         bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
         s.pkt[nt] = pkts[i];
         s.when[nt] = times[i];
-        nt += v == packet::Verdict::tcp ? 1 : 0;
+        nt += admit_class(*pkts[i]);
     }
     s.n = nt;
     if (nt == 0)
@@ -104,7 +104,9 @@ void FlowTable::finish(const Stage& s) noexcept
         if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse) || !same_key(_records[pos].key, pkt.key))
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
-        if (pos != kNoPosition) [[likely]]
+        if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
+            finish_other(pos, pkt, s.probe[j], s.when[j]);
+        else if (pos != kNoPosition) [[likely]]
             track(pos, pkt, s.when[j]);
         else
             create_flow(pkt, s.probe[j], s.when[j]);

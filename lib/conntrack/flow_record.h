@@ -13,8 +13,10 @@
 //   42       flags            kInUse | kOrigIsLo | kReset | kKilled, and (kCapMask) the timeout cap TCP
 //                             window tracking chose (tcpstate::Cap), which the deadline reads; bits
 //                             0x40..0x80 free
-//   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); the other
-//                             protocols' state (issue 15) shares these two bytes
+//   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); for every
+//                             other protocol its timeout slot (tcpstate::kStateCount + protostate::Timeout,
+//                             so the deadline reads one byte whatever the protocol) and its
+//                             protostate::Tracker byte
 //   45..46   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
 //                             issue 18)
 //   47       l4_aux           reserved for the protocol modules (issue 15)
@@ -44,7 +46,9 @@
 // shard lock, so a reader holding that lock sees either a whole flow or no flow.
 #pragma once
 
+#include <conntrack/proto.h>
 #include <packet/flow_key.h>
+#include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
 #include <timerwheel/hook.h>
@@ -54,12 +58,39 @@
 
 namespace flowcop::conntrack {
 
-// The per-protocol state byte(s). TCP's Tracker today; issue 15 adds the other protocols' members.
+// The timeout slot of a non-TCP flow: the deadline indexes one array (deadline.h) with the first byte
+// of L4State, TCP's state or this.
+constexpr uint8_t timeout_slot(protostate::Tracker t) noexcept
+{
+    return uint8_t(tcpstate::kStateCount + static_cast<size_t>(protostate::timeout_of(t)));
+}
+inline constexpr size_t kTimeoutSlots = tcpstate::kStateCount + protostate::kTimeoutCount;
+
+// The per-protocol state bytes. For TCP the whole tcpstate::Tracker; for the other protocols their
+// timeout slot (first byte, where TCP keeps its state) and protostate's Tracker (second byte, where TCP
+// keeps its flag bits). The assured and seen-reply bits are the same bits in both (asserted below), so
+// the table's early drop reads `tcp.assured()` whatever the protocol.
 union L4State {
     tcpstate::Tracker tcp{};
+    struct {
+        uint8_t slot;
+        uint8_t bits; // protostate::Tracker::bits
+        protostate::Tracker tracker() const noexcept { return protostate::Tracker{bits}; }
+    } other;
     uint8_t raw[2];
 };
 static_assert(sizeof(L4State) == 2);
+static_assert(protostate::Tracker::kAssured == tcpstate::detail::kAssured &&
+                  protostate::Tracker::kSeenReply == tcpstate::detail::kSeenReply,
+              "early drop and listings read assured/seen_reply from the same bits for every protocol");
+
+inline L4State other_l4_state(protostate::Tracker t) noexcept
+{
+    L4State s;
+    s.other.slot = timeout_slot(t);
+    s.other.bits = t.bits;
+    return s;
+}
 
 // TCP window tracking's state (issue 16, lib/tcpstate/window.h).
 union alignas(8) WindowSpan {
@@ -94,6 +125,24 @@ static_assert(offsetof(FlowRecord, flags) == 42 && offsetof(FlowRecord, l4) == 4
                   offsetof(FlowRecord, packets) == 56 && offsetof(FlowRecord, bytes) == 72 &&
                   offsetof(FlowRecord, window) == 88,
               "the byte map above");
+
+inline constexpr uint8_t kIpProtoTcp = 6;
+
+// The family of a flow: TCP by its key's protocol, the others by their protostate family.
+inline Proto proto_of_flow(uint8_t key_proto, L4State l4) noexcept
+{
+    if (key_proto == kIpProtoTcp)
+        return Proto::tcp;
+    switch (l4.other.tracker().family()) {
+    case protostate::Family::udp: return Proto::udp;
+    case protostate::Family::icmp: return Proto::icmp;
+    default: return Proto::other;
+    }
+}
+inline Proto record_proto(const FlowRecord& r) noexcept
+{
+    return proto_of_flow(r.key.proto, r.l4);
+}
 
 struct alignas(32) FlowCold {
     timerwheel::Hook hook; // owner only

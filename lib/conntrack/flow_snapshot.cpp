@@ -12,8 +12,10 @@ namespace flowcop::conntrack {
 
 namespace {
 
-bool matches(const SnapshotFilter& f, const packet::FlowKey& k) noexcept
+bool matches(const SnapshotFilter& f, const packet::FlowKey& k, Proto proto) noexcept
 {
+    if (f.match_proto && proto != f.proto)
+        return false;
     if (f.match_addr && std::memcmp(k.addr_lo, f.addr, 16) != 0 && std::memcmp(k.addr_hi, f.addr, 16) != 0)
         return false;
     if (f.match_port && k.port_lo != f.port && k.port_hi != f.port)
@@ -32,7 +34,7 @@ DeadlineRules FlowTable::reader_rules() const noexcept
 {
     // The timeouts as the owner last set them, for the one deadline function (deadline.h).
     DeadlineRules rules;
-    for (size_t s = 0; s < tcpstate::kStateCount; ++s)
+    for (size_t s = 0; s < kTimeoutSlots; ++s)
         rules.state_timeout_ns[s] = load_relaxed(_rules.state_timeout_ns[s]);
     for (size_t c = 0; c < tcpstate::kCapCount; ++c)
         rules.cap_timeout_ns[c] = load_relaxed(_rules.cap_timeout_ns[c]);
@@ -46,13 +48,24 @@ void FlowTable::copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rule
     const FlowCold& c = _cold[pos];
     snap = FlowSnapshot{};
     std::memcpy(&snap.key, &r.key, sizeof(r.key));
-    const tcpstate::Tracker tcp = load_relaxed(r.l4.tcp);
+    // The state bytes are read whole: the owner may step them while the shard is held.
+    L4State l4;
+    l4.tcp = load_relaxed(r.l4.tcp);
+    const tcpstate::Tracker tcp = l4.tcp;
     snap.orig_is_lo = flags & FlowRecord::kOrigIsLo;
     snap.reset = flags & FlowRecord::kReset;
     snap.killed = flags & FlowRecord::kKilled;
-    snap.assured = tcp.assured();
-    snap.state = tcp.state;
-    snap.tcp = tcp;
+    snap.proto = proto_of_flow(r.key.proto, l4);
+    if (snap.proto == Proto::tcp) {
+        snap.assured = tcp.assured();
+        snap.state = tcp.state;
+        snap.tcp = tcp;
+    } else {
+        snap.other = l4.other.tracker();
+        snap.assured = snap.other.assured();
+        snap.state = tcpstate::State::none;
+    }
+    snap.related = load_relaxed(c.related);
     for (int d = 0; d < 2; ++d)
         snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
     snap.position = pos;
@@ -90,7 +103,11 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
             const uint64_t last_seen = load_relaxed(r.last_seen_ns);
             if (n == max && last_seen <= out[0].last_seen_ns)
                 continue;
-            if (!matches(filter, r.key))
+            // The state bytes are read whole: the owner may step them while the shard is held.
+            L4State l4;
+            l4.tcp = load_relaxed(r.l4.tcp);
+            const Proto proto = proto_of_flow(r.key.proto, l4);
+            if (!matches(filter, r.key, proto))
                 continue;
             FlowSnapshot snap;
             copy_flow(pos, flags, rules, snap);

@@ -99,8 +99,15 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->_loose_pickup = config.loose_pickup;
     t->_window_policy = config.window;
     t->_rng = config.seed;
+    t->_track = config.track & kTrackAll;
+    for (unsigned v = 0; v < packet::kVerdictCount; ++v) {
+        const Proto p = proto_of_verdict(static_cast<packet::Verdict>(v));
+        t->_admit[v] = p != Proto::count && (t->_track & track_bit(p)) ? 1 : 0;
+    }
+    t->_admit[static_cast<unsigned>(packet::Verdict::fragment)] = t->_track != 0 ? 2 : 0;
     t->set_timeouts(config.timeouts, config.active_timeout_s);
     t->_rules.interim_ns = uint64_t(config.interim_s) * 1'000'000'000;
+    t->set_proto_timeouts(config.proto_timeouts);
     t->_rebase_cursor = t->_capacity; // nothing to rebase yet
     t->_memory_bytes = l.total + t->_wheel->memory_bytes();
     return t;
@@ -230,10 +237,21 @@ void FlowTable::create_flow(const packet::Packet& pkt, const Probe& probe, uint6
         bump(_counters.tcp_no_flow);
         return;
     }
-    if (_live >= _capacity && !early_drop(now_ns)) {
+    const uint32_t pos = admit(probe, now_ns);
+    if (pos == kNoPosition) {
         bump(_counters.tcp_table_full);
         return;
     }
+    L4State l4;
+    l4.tcp = tcpstate::Tracker{state, 0};
+    init_record(pos, pkt, l4, now_ns);
+    bump(_counters.tcp_tracked);
+}
+
+uint32_t FlowTable::admit(const Probe& probe, uint64_t now_ns) noexcept
+{
+    if (_live >= _capacity && !early_drop(now_ns))
+        return kNoPosition;
     // Below capacity a position is always free (positions in use == _live outside a cop pass).
     const uint32_t pos = allocate();
     if (!_index.insert(probe, pos)) [[unlikely]] {
@@ -241,15 +259,13 @@ void FlowTable::create_flow(const packet::Packet& pkt, const Probe& probe, uint6
         if (!evict_in_bucket(probe, now_ns) || !_index.insert(probe, pos)) {
             _cold[pos].next_free = _free_head; // give the position back
             _free_head = pos;
-            bump(_counters.tcp_table_full);
-            return;
+            return kNoPosition;
         }
     }
-    init_record(pos, pkt, state, now_ns);
-    bump(_counters.tcp_tracked);
+    return pos;
 }
 
-void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::State state, uint64_t now_ns) noexcept
+void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4, uint64_t now_ns) noexcept
 {
     FlowRecord& r = _records[pos];
     FlowCold& c = _cold[pos];
@@ -260,7 +276,7 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::S
     c.in_port = 0;
     c.exports = 0;
     std::memcpy(&r.key, &pkt.key, sizeof r.key);
-    r.l4.tcp = tcpstate::Tracker{state, 0};
+    r.l4 = l4;
     r.tcp_flags_seen[0] = pkt.tcp_flags;
     r.tcp_flags_seen[1] = 0;
     r.l4_aux = 0;
@@ -269,14 +285,21 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::S
     r.packets[1] = 0;
     r.bytes[0] = pkt.frame_len;
     r.bytes[1] = 0;
-    // The creating packet teaches the window (and may cap the timeout: a one-sided pickup).
-    tcpstate::window_create(tcpstate::FlowRef{r.l4.tcp, r.window.tcp.seq, r.window.tcp.meta}, tcpstate::segment_of(pkt),
-                            _timeouts);
-    const uint8_t cap = uint8_t(r.window.tcp.meta.cap << FlowRecord::kCapShift);
+    // The creating packet teaches the window (and may cap the timeout: a one-sided pickup). Only TCP has
+    // one: another protocol's L4State is not a tcpstate::Tracker, and its flags carry no cap.
+    uint8_t cap = 0;
+    if (r.key.proto == kIpProtoTcp) [[likely]] {
+        tcpstate::window_create(tcpstate::FlowRef{r.l4.tcp, r.window.tcp.seq, r.window.tcp.meta},
+                                tcpstate::segment_of(pkt), _timeouts);
+        cap = uint8_t(r.window.tcp.meta.cap << FlowRecord::kCapShift);
+    } else {
+        r.window = WindowSpan{};
+    }
     // Publish: a reader that sees kInUse sees the fields and the key above.
     store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0) | cap));
     ++_live;
     bump(_counters.flows_created);
+    bump(_counters.flows_created_by_proto[static_cast<size_t>(record_proto(r))]);
     _wheel->schedule(pos, wheel_deadline_of(pos));
     emit(pos, events::Kind::created, Reason::count, now_ns);
 }
@@ -354,6 +377,7 @@ void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
     emit(pos, events::Kind::destroyed, reason, now_ns);
     bump(_counters.flows_expired[static_cast<unsigned>(reason)]);
+    bump(_counters.flows_expired_by_proto[static_cast<size_t>(record_proto(_records[pos]))]);
     --_live;
     _wheel->cancel(pos);
     store_release(_records[pos].flags, uint8_t(0));
@@ -393,9 +417,11 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     e.tcp_flags[0] = r.tcp_flags_seen[0];
     e.tcp_flags[1] = r.tcp_flags_seen[1];
     e.present = events::kHasFlowId | events::kHasTcpFlags;
-    e.state_code = static_cast<uint8_t>(r.l4.tcp.state);
+    const bool tcp = r.key.proto == kIpProtoTcp;
+    // TCP: tcpstate::State's value; the other protocols: protostate::Tracker's bits (family, replied, assured).
+    e.state_code = tcp ? static_cast<uint8_t>(r.l4.tcp.state) : r.l4.other.bits;
     e.reason_code = ended ? static_cast<uint8_t>(reason) : 0;
-    e.state = tcpstate::state_name(r.l4.tcp.state);
+    e.state = tcp ? tcpstate::state_name(r.l4.tcp.state) : protostate::state_name(r.l4.other.tracker());
     e.reason = ended ? reason_name(reason) : nullptr;
     _events->emit(e);
 }

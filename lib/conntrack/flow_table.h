@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// FlowTable: one lcore's tracked TCP flows, their deadlines and their expiry.
+// FlowTable: one lcore's tracked flows of every IP protocol, their deadlines and their expiry.
 //
 // Structure. A plain library over one block of memory its TableMemory provides (EAL hugepages in the
 // service, the heap in tests): `capacity` hot records (128 bytes, key included), cold entries (32
@@ -65,6 +65,22 @@
 // or that an RST or a kill marked, ends instead). A report takes one fire from the pass's budget and
 // counts in interim_reports, not in cop_fired. The packet path is unchanged.
 //
+// Protocols (issue 15). TCP flows follow lib/tcpstate; UDP, ICMP/ICMPv6 queries and every other IP
+// protocol follow lib/protostate (netfilter's udp/icmp/generic rules), through the same pipeline, wheel,
+// lazy rearm, budgets, early drop and locks: only the state step differs (flow_other.cpp). A packet
+// enters the pipeline when its verdict's family (proto.h) is in TableConfig::track; the others are only
+// counted by verdict. UDP and other_l4 packets create flows; an ICMP query creates one only when it is a
+// request (packet::icmp_is_request), a reply to no known query counts proto_no_flow. An ICMP error
+// (verdict icmp_error, key = the flow it quotes) never creates or refreshes a flow: it counts on the
+// flow it quotes (FlowCold::related, icmp_related) or as icmp_related_unknown. A later fragment the
+// caller attributed (packet::kFragAttributed, lib/fragattr) counts its packet and bytes on its flow
+// and extends it, with no state step (the first fragment stepped the flow; a TCP flow turns liberal for
+// window tracking, as flowcop does not reassemble the segment); with no live flow it counts
+// fragments_no_flow. Only TCP records have a window (the others' WindowSpan stays zero). A non-TCP
+// flow's timeout is its protostate::Timeout, a slot after TCP's states in the one deadline array
+// (flow_record.h), so the deadline code has no protocol branch. Non-TCP flows end for inactivity,
+// active, killed, evicted or shutdown (never closed or reset).
+//
 // Table full: a new flow first tries to evict an unassured flow (one that never completed a
 // handshake — netfilter's early drop) among kEarlyDropSamples random records, the least recently seen
 // one; otherwise it is refused and counted (tcp_table_full). The search is bounded, as netfilter's is
@@ -92,9 +108,11 @@
 #include <conntrack/flow_hash.h>
 #include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
+#include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <conntrack/table_memory.h>
 #include <packet/packet.h>
+#include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
 #include <timerwheel/timer_wheel.h>
@@ -141,7 +159,9 @@ struct TableConfig {
     uint32_t interim_s = 0;
     bool loose_pickup = true;      // track flows first seen mid-stream
     tcpstate::WindowPolicy window; // TCP window tracking: liberal, invalid RSTs, retransmissions
-    uint64_t seed = 0x5eed;        // early drop's sampling (deterministic per seed)
+    protostate::Timeouts proto_timeouts = protostate::Timeouts::netfilter_defaults(); // UDP, ICMP, other
+    TrackMask track = kTrackAll; // the families tracked (--track); packets of the others are only counted
+    uint64_t seed = 0x5eed;      // early drop's sampling (deterministic per seed)
 };
 
 // A copy of one flow, taken under its shard lock.
@@ -151,8 +171,11 @@ struct FlowSnapshot {
     bool assured;
     bool reset;
     bool killed;
-    tcpstate::State state;
-    tcpstate::Tracker tcp;     // the whole tracker (state and its flag bits: seen_reply(), ...)
+    tcpstate::State state;     // TCP flows only (proto == Proto::tcp)
+    tcpstate::Tracker tcp;     // the whole tracker (state and its flag bits: seen_reply(), ...); TCP only
+    Proto proto;               // the flow's family
+    protostate::Tracker other; // every other family's state (UNREPLIED/REPLIED, assured)
+    uint32_t related;          // ICMP errors that quoted this flow
     uint8_t tcp_flags_seen[2]; // [orig, reply]
     uint32_t position;
     uint64_t flow_id; // generation << 32 | position: the same from creation to destroy
@@ -163,11 +186,19 @@ struct FlowSnapshot {
     WindowSpan window;    // TCP window tracking's state (each word loaded relaxed: may be mid-update)
 };
 
+// The flow's state as conntrack -L prints it: TCP's state name, or UNREPLIED/REPLIED for the others.
+inline const char* state_name(const FlowSnapshot& f) noexcept
+{
+    return f.proto == Proto::tcp ? tcpstate::state_name(f.state) : protostate::state_name(f.other);
+}
+
 struct SnapshotFilter {
     bool match_addr = false;
     uint8_t addr[16] = {}; // IPv4-mapped for IPv4; matches either endpoint
     bool match_port = false;
     uint16_t port = 0; // matches either endpoint
+    bool match_proto = false;
+    Proto proto = Proto::tcp;
 };
 
 struct CopResult {
@@ -187,8 +218,8 @@ public:
 
     // --- owner lcore only ---
     void set_events(events::Producer* producer) noexcept { _events = producer; }
-    // The pipelined packet path: counts every packet by verdict, starts the TCP ones' lookups and
-    // tracks the TCP packets of the submit() two calls earlier. n <= kMaxBurst. The Packets (not the
+    // The pipelined packet path: counts every packet by verdict, starts the lookups of the packets of
+    // tracked families and tracks those of the submit() two calls earlier. n <= kMaxBurst. The Packets (not the
     // pointer array) are read until the (kPipelineDepth - 1)-th submit() after this one, or drain(),
     // returns: keep them unchanged until then.
     void submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
@@ -218,6 +249,8 @@ public:
     // TCP window tracking's choices from the next packet on (--tcp-be-liberal, ...). Deadlines do not
     // move: a cap a flow already has stays until its next accepted packet.
     void set_window_policy(const tcpstate::WindowPolicy& policy) noexcept { _window_policy = policy; }
+    // The same for the UDP, ICMP and generic timeouts (--udp-timeout, ...).
+    void set_proto_timeouts(const protostate::Timeouts& timeouts) noexcept;
     // Re-arms up to max_records records of a pending rebase sweep; returns how many
     // it looked at (0 when no sweep is pending). Call it between bursts.
     uint32_t rebase_step(uint32_t max_records) noexcept;
@@ -237,6 +270,7 @@ public:
     uint64_t active() const noexcept { return _counters.active(); }
     uint32_t capacity() const noexcept { return _capacity; }
     uint16_t lcore() const noexcept { return _lcore; }
+    TrackMask tracked() const noexcept { return _track; }
     uint32_t shards() const noexcept { return _n_shards; }
     static uint32_t shard_of(uint32_t position) noexcept { return position >> kShardShift; }
     // Blocks until the shard is held. Hold it briefly: the owner's cop defers every
@@ -268,8 +302,8 @@ private:
     struct alignas(64) Shard {
         mutable rte_spinlock_t lock;
     };
-    // One burst in the pipeline: its TCP packets, their times and index probes, and (once probed)
-    // each one's candidate position.
+    // One burst in the pipeline: its tracked packets (every tracked family), their times and index
+    // probes, and (once probed) each one's candidate position.
     struct Stage {
         unsigned n = 0;
         const packet::Packet* pkt[kMaxBurst];
@@ -290,7 +324,27 @@ private:
     void start_clock(uint64_t now_ns) noexcept;
     void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
     void create_flow(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
-    void init_record(uint32_t pos, const packet::Packet& pkt, tcpstate::State state, uint64_t now_ns) noexcept;
+    void init_record(uint32_t pos, const packet::Packet& pkt, L4State l4, uint64_t now_ns) noexcept;
+    // A free position for a new flow with this probe, its key in the index (evicting an unassured flow
+    // when the table or the probe window is full), or kNoPosition: refused.
+    uint32_t admit(const Probe& probe, uint64_t now_ns) noexcept;
+    // Every packet but TCP's, once its flow was looked up (pos, or kNoPosition) (flow_other.cpp).
+    void finish_other(uint32_t pos, const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
+    void track_other(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
+    void create_other(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
+    // The flow at pos is past its timeout but not reaped (the cop runs between bursts): end it now.
+    // False when it is still live (or RST/kill-marked: those wait for the next tick).
+    bool end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept;
+    // 1 when the verdict's family is tracked (the pipeline takes the packet), 0 when not, 2 for
+    // fragments (taken only when attributed and of a tracked family).
+    uint8_t admit_class(const packet::Packet& pkt) const noexcept
+    {
+        const uint8_t a = _admit[static_cast<uint8_t>(pkt.verdict)];
+        if (a <= 1) [[likely]]
+            return a;
+        return (pkt.extra.frag_flags & packet::kFragAttributed) &&
+               (_track & track_bit(proto_of_ip(pkt.key.proto, packet::key_is_ipv4(pkt.key))));
+    }
     bool early_drop(uint64_t now_ns) noexcept;
     // The probe window of `probe` is full: evict the least recently seen unassured flow of its home bucket.
     bool evict_in_bucket(const Probe& probe, uint64_t now_ns) noexcept;
@@ -366,7 +420,9 @@ private:
     bool _loose_pickup = true;
     tcpstate::WindowPolicy _window_policy;
     tcpstate::Timeouts _timeouts = tcpstate::Timeouts::netfilter_defaults(); // what track() caps with
-    uint64_t _rng = 0;                                                       // early drop's sampling state (SplitMix64)
+    TrackMask _track = kTrackAll;
+    uint8_t _admit[packet::kVerdictCount] = {}; // admit_class() by verdict
+    uint64_t _rng = 0;                          // early drop's sampling state (SplitMix64)
     size_t _memory_bytes = 0;
     // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
     // [_finished, _probed) have their candidates.

@@ -92,6 +92,30 @@ public:
     // attributable now (held or unattributed, counted).
     bool later(packet::Packet& p, uint64_t now_ns) noexcept;
 
+    // The caller's one step per packet (the worker's, for every packet with extra.frag_flags set): a
+    // later fragment of a protocol keyed with ports (TCP, UDP, ICMP over IPv4, ICMPv6 over IPv6) goes
+    // through later(), one of any other protocol is complete already; either way an attributed one
+    // gets packet::kFragAttributed, which tells the flow table to count it on its flow. A first
+    // fragment whose ports parsed (verdict tcp, udp or icmp) goes through first(). Anything else (a
+    // first fragment too short for its L4 header, an ICMP error) is left alone: its later fragments
+    // then find no first and end unattributed.
+    void attribute(packet::Packet& p, uint64_t now_ns) noexcept
+    {
+        if (!(p.extra.frag_flags & packet::kFragmented))
+            return;
+        if (p.verdict == packet::Verdict::fragment) {
+            const uint8_t proto = p.key.proto;
+            const bool v4 = packet::key_is_ipv4(p.key);
+            const bool keyed_with_ports = proto == 6 || proto == 17 || (proto == 1 && v4) || (proto == 58 && !v4);
+            if (!keyed_with_ports || later(p, now_ns))
+                p.extra.frag_flags |= packet::kFragAttributed;
+        } else if (p.extra.frag_offset == 0 &&
+                   (p.verdict == packet::Verdict::tcp || p.verdict == packet::Verdict::udp ||
+                    p.verdict == packet::Verdict::icmp)) {
+            first(p, now_ns);
+        }
+    }
+
     // Visits up to max_entries entries from where the last call stopped and frees those expired at
     // now_ns, counting held fragments as unattributed. Returns how many it visited. Call it between
     // bursts, e.g. with the inactivity cop: a full lap of capacity / max_entries calls bounds how long

@@ -169,6 +169,9 @@ static_assert(offsetof(Packet, extra) + sizeof(Packet::Extra) == sizeof(Packet),
 // Packet::Extra::frag_flags bits.
 inline constexpr uint8_t kFragmented = 0x01; // one fragment of a larger datagram, first or not
 inline constexpr uint8_t kFragMore = 0x02;   // more fragments follow (IPv4 MF, IPv6 M)
+// Set by the caller, never by parse(): a later fragment (verdict fragment) whose key's ports are now its
+// flow's (lib/fragattr found its first fragment), so the flow table counts it on that flow.
+inline constexpr uint8_t kFragAttributed = 0x04;
 
 // True for an ICMP/ICMPv6 query request (echo request, ...): the only ICMP packet that may start a
 // flow. Replies, errors and others may not. Meaningful for Verdict::icmp.

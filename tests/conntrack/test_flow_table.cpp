@@ -79,9 +79,11 @@ TEST_CASE("The same 4-tuple in different VLANs is different flows", "[conntrack]
     CHECK(h.c().flows_created == 3);
 }
 
-TEST_CASE("Packets that are not TCP are counted by verdict and never tracked", "[conntrack][table]")
+TEST_CASE("With --track tcp, packets that are not TCP are counted by verdict and never tracked", "[conntrack][table]")
 {
-    Harness h;
+    auto cfg = small_config();
+    cfg.track = conntrack::track_bit(conntrack::Proto::tcp);
+    Harness h(cfg);
     h.send(FrameBuilder().ipv4().udp().build());
     h.send(FrameBuilder().ipv4().icmp().build());
     h.send(FrameBuilder().ethertype(0x0806).raw(std::vector<uint8_t>(28, 0)).build());

@@ -43,6 +43,9 @@ conntrack::TableConfig TrackSetup::table_config() const
     c.timeouts = timeout_preset(preset);
     c.active_timeout_s = active ? kActiveTimeoutS : 0;
     c.loose_pickup = loose_pickup;
+    // The Oracle models TCP tracking; the other protocols' frames are counted by verdict only here
+    // (tests/conntrack/test_protocols.cpp has their randomized model check).
+    c.track = conntrack::track_bit(conntrack::Proto::tcp);
     return c;
 }
 

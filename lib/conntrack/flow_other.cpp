@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// FlowTable's packet step for every protocol but TCP (flow_table.h, "Protocols"): UDP, ICMP/ICMPv6
+// queries and other IP protocols stepped by lib/protostate, ICMP errors counted on the flow they quote,
+// and attributed later fragments counted on their flow. Same pipeline, wheel, early drop and locks as
+// TCP; only the state step differs.
+#include <conntrack/flow_table.h>
+
+namespace flowcop::conntrack {
+
+namespace {
+
+protostate::Family family_of_verdict(packet::Verdict v) noexcept
+{
+    // By verdict, not by protocol number: ICMPv6's number over IPv4 is other_l4, a generic flow.
+    switch (v) {
+    case packet::Verdict::udp: return protostate::Family::udp;
+    case packet::Verdict::icmp: return protostate::Family::icmp;
+    default: return protostate::Family::generic;
+    }
+}
+
+} // namespace
+
+void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept
+{
+    switch (pkt.verdict) {
+    case packet::Verdict::icmp_error:
+        // RELATED in netfilter's words: it belongs to the quoted flow but neither refreshes nor changes it.
+        if (pos != kNoPosition) {
+            bump(_cold[pos].related);
+            bump(_counters.icmp_related);
+        } else {
+            bump(_counters.icmp_related_unknown);
+        }
+        return;
+    case packet::Verdict::fragment:
+        // The first fragment stepped the flow (or created it); a later one only adds its frame.
+        if (pos == kNoPosition || end_if_timed_out(pos, now_ns)) {
+            bump(_counters.fragments_no_flow);
+            return;
+        }
+        {
+            FlowRecord& r = _records[pos];
+            const unsigned d = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
+            bump(r.packets[d]);
+            bump(r.bytes[d], uint64_t(pkt.frame_len));
+            store_relaxed(r.last_seen_ns, now_ns);
+            // A TCP segment sent in fragments: its first fragment told window tracking only the bytes it
+            // carried, and flowcop does not reassemble, so the peer's ACK of the whole segment would look
+            // like data never sent. netfilter sees the segment reassembled; here the flow is checked
+            // liberally from now on, as a flow picked up mid-stream is (out-of-window segments pass, the
+            // RST rules stay).
+            if (r.key.proto == kIpProtoTcp)
+                r.window.tcp.meta.liberal = 1;
+        }
+        bump(_counters.fragments_tracked);
+        return;
+    default:
+        if (pos != kNoPosition)
+            track_other(pos, pkt, now_ns);
+        else
+            create_other(pkt, probe, now_ns);
+        return;
+    }
+}
+
+bool FlowTable::end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept
+{
+    const FlowRecord& r = _records[pos];
+    if ((r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) || timeout_deadline_of(pos) > now_ns) [[likely]]
+        return false;
+    const uint32_t shard = shard_of(pos);
+    hold_shard(shard);
+    _counters.timeout_lag_ns.observe(now_ns - timeout_deadline_of(pos));
+    end_flow(pos, reason_of(pos, now_ns), now_ns);
+    release_shard(shard);
+    return true;
+}
+
+void FlowTable::track_other(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept
+{
+    // Past its timeout but not reaped yet: that flow is over and this packet starts a new one, as for
+    // TCP (flow_table.h, "Deadlines"). The probe is recomputed: the pipeline's is for this key anyway.
+    if (end_if_timed_out(pos, now_ns)) [[unlikely]] {
+        create_other(pkt, probe_of(pkt.key), now_ns);
+        return;
+    }
+    FlowRecord& r = _records[pos];
+    const bool from_orig = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
+    const unsigned d = from_orig ? 0 : 1;
+    bump(r.packets[d]);
+    bump(r.bytes[d], uint64_t(pkt.frame_len));
+    store_relaxed(r.last_seen_ns, now_ns);
+    bump(_counters.proto_tracked[static_cast<size_t>(record_proto(r))]);
+    protostate::Tracker t = r.l4.other.tracker();
+    // The flow's age matters only to a replied, not yet assured UDP flow (the 2 s stream rule): read
+    // the cold entry's first_seen only then.
+    const uint64_t age =
+        t.family() == protostate::Family::udp && t.seen_reply() && !t.assured() ? now_ns - _cold[pos].first_seen_ns : 0;
+    if (!protostate::step(t, from_orig ? protostate::Dir::orig : protostate::Dir::reply, age))
+        return; // a plain extension: last_seen moved, the wheel re-reads the deadline when due
+    const uint8_t slot_before = r.l4.other.slot;
+    L4State l4 = other_l4_state(t);
+    store_relaxed(r.l4.tcp, l4.tcp); // both bytes at once: readers load them whole
+    // A longer timeout (the UDP stream's) needs no wheel work; a shorter one would (rearm only moves a
+    // flow earlier), which no protostate transition makes, but a changed slot is rare enough to re-arm.
+    if (l4.other.slot != slot_before)
+        rearm(pos);
+}
+
+void FlowTable::create_other(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept
+{
+    const protostate::Family family = family_of_verdict(pkt.verdict);
+    const Proto proto = pkt.verdict == packet::Verdict::udp    ? Proto::udp
+                        : pkt.verdict == packet::Verdict::icmp ? Proto::icmp
+                                                               : Proto::other;
+    // Only a query request starts an ICMP flow: a reply, or a late one after the flow ended, does not.
+    if (pkt.verdict == packet::Verdict::icmp && !packet::icmp_is_request(pkt)) {
+        bump(_counters.proto_no_flow[static_cast<size_t>(proto)]);
+        return;
+    }
+    const uint32_t pos = admit(probe, now_ns);
+    if (pos == kNoPosition) {
+        bump(_counters.proto_table_full[static_cast<size_t>(proto)]);
+        return;
+    }
+    init_record(pos, pkt, other_l4_state(protostate::initial(family)), now_ns);
+    bump(_counters.proto_tracked[static_cast<size_t>(proto)]);
+}
+
+} // namespace flowcop::conntrack
