@@ -13,6 +13,7 @@
 
 #include <conntrack/flow_table.h>
 #include <packet/flow_key.h>
+#include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
 
@@ -32,7 +33,7 @@ struct DoneFlag : std::atomic<bool> {
 struct Command {
     enum class Type : uint8_t {
         kill,         // key -> result 1 if the flow was on this lcore (it is reaped on the next tick)
-        set_timeouts, // timeouts + active_timeout_s -> result 0
+        set_timeouts, // timeouts + active_timeout_s + proto_timeouts -> result 0
         set_budgets,  // fire_budget + visit_budget_factor -> result 0
         set_window,   // window (TCP window tracking's policy) -> result 0
         get,          // key -> result 1 and `flow` if the flow is on this lcore, else 0
@@ -43,6 +44,7 @@ struct Command {
     Type type = Type::kill;
     packet::FlowKey key{};
     tcpstate::Timeouts timeouts{};
+    protostate::Timeouts proto_timeouts = protostate::Timeouts::netfilter_defaults(); // with set_timeouts
     uint32_t active_timeout_s = 0;
     uint64_t fire_budget = 0;
     uint32_t visit_budget_factor = 0;

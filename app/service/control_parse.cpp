@@ -46,7 +46,27 @@ bool parse_addr(const std::string& s, uint8_t out[16])
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
-constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>, tcp_* window tracking";
+// *_timeout covers udp_timeout, icmp_timeout and generic_timeout (the reply must fit 127 bytes).
+constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>, udp_timeout_stream, "
+                                 "tcp_* window tracking";
+
+// A protocol as /flowcop/kill names it: tcp, udp, icmp, icmpv6 or a number 0..255.
+bool parse_ip_proto(const std::string& s, uint8_t& out)
+{
+    if (s == "tcp" || s == "udp" || s == "icmp" || s == "icmpv6") {
+        out = s == "tcp" ? 6 : s == "udp" ? 17 : s == "icmp" ? 1 : 58;
+        return true;
+    }
+    uint64_t n = 0;
+    if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    for (const char c : s)
+        n = n * 10 + uint64_t(c - '0');
+    if (n > 255)
+        return false;
+    out = uint8_t(n);
+    return true;
+}
 
 // A user-supplied part of an error sentence, quoted and shortened so that what
 // the sentence says about it still fits in one telemetry string.
@@ -89,9 +109,18 @@ std::string parse_no_params(const std::string& params)
 
 std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
 {
-    const std::vector<std::string> f = split(params, ',');
+    std::vector<std::string> f = split(params, ',');
+    // An optional leading protocol (TCP when absent): an address never parses as one.
+    uint8_t proto = 6;
+    uint8_t a_probe[16];
+    if (!f.empty() && !parse_addr(f[0], a_probe)) {
+        if (!parse_ip_proto(f[0], proto))
+            return quoted(f[0]) + " is neither a protocol (tcp, udp, icmp, icmpv6, 0..255) nor an IPv4 or IPv6 "
+                                  "address";
+        f.erase(f.begin());
+    }
     if (f.size() < 4 || f.size() > 6)
-        return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]], got " + quoted(params);
+        return "expected [PROTO,]IP,PORT,IP,PORT[,VLAN[,VLAN]], got " + quoted(params);
     uint8_t a[16], b[16];
     uint64_t pa = 0, pb = 0, v1 = 0, v2 = 0;
     if (!parse_addr(f[0], a))
@@ -118,7 +147,10 @@ std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
     std::memcpy(key.addr_hi, a_lo ? b : a, 16);
     key.port_lo = uint16_t(a_lo ? pa : pb);
     key.port_hi = uint16_t(a_lo ? pb : pa);
-    key.proto = 6;
+    if ((proto == 1 && !a_is_v4) || (proto == 58 && a_is_v4))
+        return std::string(proto == 1 ? "icmp" : "icmpv6") + " needs " + (proto == 1 ? "IPv4" : "IPv6") +
+               " addresses (the other is keyed as protocol " + std::to_string(proto) + ": give the number)";
+    key.proto = proto;
     const uint32_t packed = (uint32_t(v1) << 12) | uint32_t(v2);
     key.vlan[0] = uint8_t(packed >> 16);
     key.vlan[1] = uint8_t(packed >> 8);
@@ -133,7 +165,7 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q)
     for (const std::string& kv : split(params, ',')) {
         const size_t eq = kv.find('=');
         if (eq == std::string::npos)
-            return "expected key=value, got " + quoted(kv) + " (keys: addr, port, lcore, limit)";
+            return "expected key=value, got " + quoted(kv) + " (keys: addr, port, proto, lcore, limit)";
         const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
         uint64_t n = 0;
         if (k == "addr") {
@@ -145,6 +177,17 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q)
                 return "port: " + quoted(v) + " is not a port (0..65535)";
             q.filter.match_port = true;
             q.filter.port = uint16_t(n);
+        } else if (k == "proto") {
+            bool known = false;
+            for (size_t p = 0; p < conntrack::kProtoCount; ++p) {
+                if (v == conntrack::proto_name(conntrack::Proto(p))) {
+                    q.filter.match_proto = true;
+                    q.filter.proto = conntrack::Proto(p);
+                    known = true;
+                }
+            }
+            if (!known)
+                return "proto: " + quoted(v) + " is not one of tcp, udp, icmp, other";
         } else if (k == "lcore") {
             if (!parse_uint(v, 1023, n))
                 return "lcore: " + quoted(v) + " is not an lcore id (0..1023)";
@@ -155,7 +198,7 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q)
                 return "limit: " + quoted(v) + " is not a number in 1.." + std::to_string(FlowQuery::kMaxLimit);
             q.limit = unsigned(n);
         } else {
-            return "unknown key " + quoted(k) + " (keys: addr, port, lcore, limit)";
+            return "unknown key " + quoted(k) + " (keys: addr, port, proto, lcore, limit)";
         }
     }
     return "";
@@ -171,6 +214,12 @@ std::vector<std::string> settable_names()
     for (const char* n : {"tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans", "tcp_timeout_max_retrans",
                           "tcp_timeout_unacknowledged"})
         names.emplace_back(n);
+    for (size_t i = 0; i < protostate::kTimeoutCount; ++i) {
+        std::string n = protostate::timeout_flag_name(protostate::Timeout(i));
+        for (char& ch : n)
+            ch = ch == '-' ? '_' : ch;
+        names.push_back(std::move(n));
+    }
     return names;
 }
 
@@ -224,6 +273,8 @@ std::string apply_setting(const std::string& params, Options& opt)
         opt.tcp_timeout_max_retrans_s = n.tcp_timeout_max_retrans_s;
     else if (name == "tcp_timeout_unacknowledged")
         opt.tcp_timeout_unacknowledged_s = n.tcp_timeout_unacknowledged_s;
+    else if (protostate::Timeout t; protostate::parse_timeout_flag_name(flag.substr(2), t))
+        opt.proto_timeout_s[size_t(t)] = n.proto_timeout_s[size_t(t)];
     else
         for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i)
             if (name == std::string("tcp_timeout_") + kTcpStateFlagNames[i])

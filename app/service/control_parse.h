@@ -20,7 +20,10 @@
 
 namespace flowcop::app {
 
-// "IP,PORT,IP,PORT[,VLAN[,VLAN]]" (IPv4 or IPv6, either direction) -> the canonical TCP key.
+// "[PROTO,]IP,PORT,IP,PORT[,VLAN[,VLAN]]" (IPv4 or IPv6, either direction) -> the canonical key.
+// PROTO is tcp (the default), udp, icmp, icmpv6 or a protocol number; the ports are the key's as
+// /flowcop/flows shows them: an ICMP query's are its identifier and query type (8 for echo), other
+// protocols' 0. The key's zone is 0; each worker also tries its ports' --port-zone zones.
 // Returns "" or one sentence saying what is wrong.
 std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key);
 
@@ -42,7 +45,7 @@ struct FlowQuery {
     unsigned limit = 20;
     static constexpr unsigned kMaxLimit = 32; // one telemetry reply holds about this many flows
 };
-// "" | "addr=IP,port=N,lcore=N,limit=N" in any order.
+// "" | "addr=IP,port=N,proto=tcp|udp|icmp|other,lcore=N,limit=N" in any order.
 std::string parse_flow_query(const std::string& params, FlowQuery& q);
 
 // "NAME,VALUE": applies the change to `opt` using the command line's own parser and

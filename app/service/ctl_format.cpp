@@ -70,7 +70,7 @@ private:
 FlowFlags flow_flags(const conntrack::FlowSnapshot& f) noexcept
 {
     FlowFlags flags{};
-    flags.names[flags.count++] = f.tcp.seen_reply() ? "SEEN_REPLY" : "UNREPLIED";
+    flags.names[flags.count++] = conntrack::seen_reply(f) ? "SEEN_REPLY" : "UNREPLIED";
     if (f.assured)
         flags.names[flags.count++] = "ASSURED";
     if (f.reset)
@@ -115,7 +115,7 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     if (f.key.zone != 0)
         l.field("zone", f.key.zone);
     l.lit(",\"state\":\"");
-    l.lit(tcpstate::state_name(f.state));
+    l.lit(conntrack::state_name(f)); // TCP's state, or UNREPLIED/REPLIED
     l.lit("\"");
     l.field("timeout", seconds_left(f, now_ns));
     l.lit(",\"flags\":[");

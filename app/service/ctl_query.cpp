@@ -143,6 +143,8 @@ std::string upper(std::string s)
 
 bool known_state(const std::string& name)
 {
+    if (name == "UNREPLIED" || name == "REPLIED") // every protocol but TCP (protostate::state_name)
+        return true;
     for (size_t i = 1; i < tcpstate::kStateCount; ++i)
         if (name == tcpstate::state_name(static_cast<tcpstate::State>(i)))
             return true;
@@ -324,7 +326,7 @@ bool ctl_matches(const CtlFilter& f, unsigned lcore, const conntrack::FlowSnapsh
         if ((f.has_vlan_inner || f.vlan_outer == 0) && packet::key_vlan_inner(s.key) != f.vlan_inner)
             return false;
     }
-    if (f.has_state && f.state != tcpstate::state_name(s.state))
+    if (f.has_state && f.state != conntrack::state_name(s))
         return false;
     if (f.has_src || f.has_dst || f.has_sport || f.has_dport) {
         uint8_t src[16], dst[16];

@@ -5,7 +5,7 @@
 // flush, get, stats. Keys (conntrack's filters, as flowcopctl passes them): proto=NAME|NUMBER,
 // src=ADDR[/LEN], dst=ADDR[/LEN] (the originator's source and destination, IPv4 or IPv6, with an optional
 // prefix length), sport=N, dport=N (the originator's ports), state=NAME (conntrack -L's spelling, any
-// case), vlan=OUTER[,INNER], zone=N, lcore=N. A filter key given twice, an unknown key or verb, a value out
+// case: a TCP state, or UNREPLIED/REPLIED for the other protocols), vlan=OUTER[,INNER], zone=N, lcore=N. A filter key given twice, an unknown key or verb, a value out
 // of range and a key the verb does not take are errors. `get` takes an exact tuple: src= and dst= as
 // plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
 // either direction. flush and stats take no keys. `events` follows the event stream live: kinds=new,destroy

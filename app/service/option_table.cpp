@@ -205,6 +205,81 @@ std::string show_ipfix(const Spec&, const Options& o)
     return out;
 }
 
+// --- Every protocol (issue 15): --udp-timeout..., --track, --port-zone ---
+
+std::string set_proto_timeout(const Spec& s, std::string_view v, Options& o)
+{
+    uint64_t n = 0;
+    std::string err = check_number(v, s.min, s.max, s.pow2, n);
+    if (err.empty())
+        o.proto_timeout_s.at(s.index) = static_cast<uint32_t>(n);
+    return err;
+}
+
+std::string show_proto_timeout(const Spec& s, const Options& o)
+{
+    return std::to_string(o.proto_timeout_s.at(s.index));
+}
+
+std::string set_track(const Spec&, std::string_view v, Options& o)
+{
+    conntrack::TrackMask m = 0;
+    if (!conntrack::parse_track_mask(v, m))
+        return quote(v) + " is not all or a comma-separated list of tcp, udp, icmp, other";
+    o.track = m;
+    return {};
+}
+
+std::string show_track(const Spec&, const Options& o)
+{
+    if (o.track == conntrack::kTrackAll)
+        return "all";
+    std::vector<std::string> words;
+    for (size_t p = 0; p < conntrack::kProtoCount; ++p)
+        if (o.track & conntrack::track_bit(static_cast<conntrack::Proto>(p)))
+            words.emplace_back(conntrack::proto_name(static_cast<conntrack::Proto>(p)));
+    return join(words, ",");
+}
+
+std::string set_port_zone(const Spec&, std::string_view v, Options& o)
+{
+    std::vector<std::pair<uint16_t, uint16_t>> zones;
+    if (v == kNone) {
+        o.port_zones.clear();
+        return {};
+    }
+    while (true) {
+        const size_t comma = v.find(',');
+        const std::string_view item = v.substr(0, comma);
+        const size_t colon = item.find(':');
+        uint64_t port = 0, zone = 0;
+        if (colon == std::string_view::npos || !parse_decimal(item.substr(0, colon), port) ||
+            !parse_decimal(item.substr(colon + 1), zone) || port > UINT16_MAX || zone > UINT16_MAX)
+            return quote(item) + " is not PORT:ZONE with PORT and ZONE in 0..65535";
+        for (const auto& [p, z] : zones)
+            if (p == port)
+                return "port " + std::to_string(port) + " is given two zones";
+        zones.emplace_back(uint16_t(port), uint16_t(zone));
+        if (comma == std::string_view::npos)
+            break;
+        v.remove_prefix(comma + 1);
+    }
+    o.port_zones = std::move(zones);
+    return {};
+}
+
+std::string show_port_zone(const Spec&, const Options& o)
+{
+    if (o.port_zones.empty())
+        return kNone;
+    std::vector<std::string> items;
+    for (const auto& [p, z] : o.port_zones)
+        items.push_back(std::to_string(p) + ":" + std::to_string(z));
+    return join(items, ",");
+}
+
+void add_protocol_specs(std::vector<Spec>& t);
+
 Spec base(std::string name, std::string metavar, std::string help)
 {
     Spec s;
@@ -390,6 +465,7 @@ std::vector<Spec> build_specs()
                        "only (Suricata's vlan.use-for-tracking: false). A third tag is never\n"
                        "part of the key.",
                        vlan_key_choices(), set_choice<&O::vlan_key>, show_choice<&O::vlan_key>));
+    add_protocol_specs(t);
     t.push_back(text("--flowgen", "KEY=VAL,...",
                      "Add a synthetic traffic port; its keys are checked when it is created.", "KEY=VAL,... or off",
                      set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
@@ -402,6 +478,37 @@ std::vector<Spec> build_specs()
     help.is_help = true;
     t.push_back(std::move(help));
     return t;
+}
+
+void add_protocol_specs(std::vector<Spec>& t)
+{
+    // protostate's timeouts, named as its flag names say (netfilter's sysctls with '-').
+    constexpr const char* kHelp[] = {
+        "Inactivity timeout of a UDP flow until it is assured (replied, and\nseen again more than 2 s after "
+        "its start).",
+        "Inactivity timeout of an assured UDP flow (a stream).",
+        "Inactivity timeout of an ICMP/ICMPv6 query flow (echo, ...).",
+        "Inactivity timeout of a flow of any other IP protocol (GRE, ESP, SCTP, ...),\nkeyed by addresses and "
+        "protocol.",
+    };
+    static_assert(std::size(kHelp) == protostate::kTimeoutCount);
+    for (std::size_t i = 0; i < protostate::kTimeoutCount; ++i) {
+        Spec s = number(std::string("--") + protostate::timeout_flag_name(static_cast<protostate::Timeout>(i)),
+                        "SECONDS", kHelp[i], 1, kMaxTimeoutS, set_proto_timeout, show_proto_timeout);
+        s.index = i;
+        t.push_back(std::move(s));
+    }
+    t.push_back(text("--track", "LIST",
+                     "The protocols tracked: all, or a comma-separated list of tcp, udp, icmp\n"
+                     "(ICMP and ICMPv6 queries, and the errors that relate to flows), other\n"
+                     "(every other IP protocol). Packets of the others are only counted.",
+                     "all, or a list of tcp, udp, icmp, other", set_track, show_track));
+    t.push_back(text("--port-zone", "PORT:ZONE,...",
+                     "Put the flows of each listed DPDK port in its own conntrack zone, so the\n"
+                     "same addresses seen on ports with overlapping address plans are\n"
+                     "different flows. Unlisted ports are zone 0.",
+                     "none, or PORT:ZONE,... with PORT and ZONE in 0..65535, each port once", set_port_zone,
+                     show_port_zone));
 }
 
 } // namespace

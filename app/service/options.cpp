@@ -80,6 +80,10 @@ Options default_options()
     o.ipfix_template_refresh_messages = ipfix::kDefaultTemplateRefreshMessages;
     o.ipfix_domain_base = ipfix::kDefaultDomainBase;
     o.ipfix_active_timeout_s = ipfix::kDefaultActiveTimeoutS;
+    constexpr protostate::Timeouts kProtoDefaults = protostate::Timeouts::netfilter_defaults();
+    for (size_t i = 0; i < protostate::kTimeoutCount; ++i)
+        o.proto_timeout_s[i] = kProtoDefaults.seconds_by_timeout[i];
+    o.track = conntrack::kTrackAll;
     o.quiet = false;
     return o;
 }
@@ -145,11 +149,12 @@ std::string help_text(const char* prog)
 {
     std::string out = "Usage: " + std::string(prog ? prog : "flowcop") +
                       " [EAL options] -- [flowcop options]\n\n"
-                      "Tracks TCP flows on DPDK ports and expires idle ones through a per-lcore\n"
-                      "timer wheel. flowcop options follow EAL's '--'. Write --opt VALUE or\n"
-                      "--opt=VALUE (the = form for a VALUE starting with '--'). An option given\n"
-                      "again replaces its earlier value (later wins), but --ipfix, which adds a\n"
-                      "collector each time. Numbers are decimal digits, without sign.\n\n"
+                      "Tracks TCP, UDP, ICMP and other IP flows on DPDK ports and expires idle\n"
+                      "ones through a per-lcore timer wheel. flowcop options follow EAL's '--'.\n"
+                      "Write --opt VALUE or --opt=VALUE (the = form for a VALUE starting with\n"
+                      "'--'). An option given again replaces its earlier value (later wins), but\n"
+                      "--ipfix, which adds a collector each time. Numbers are decimal digits,\n"
+                      "without sign.\n\n"
                       "Exit status: 0 after a clean stop (a signal, --stop-when-idle-ms); 1 when EAL,\n"
                       "the ports or memory fail (the line says why); 2 for a bad flowcop option or\n"
                       "configuration, a flowcop option before '--' included (one line naming it).\n"

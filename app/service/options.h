@@ -27,8 +27,10 @@
 // - option_table() returns a view of a table built on first use and never freed or changed.
 #pragma once
 
+#include <conntrack/proto.h>
 #include <packet/key_policy.h>
 #include <tcpstate/tcp_state.h>
+#include <protostate/proto_state.h>
 
 #include <array>
 #include <cstdint>
@@ -74,6 +76,8 @@ enum class ClockSource : uint8_t {
 //   netfilter's nf_conntrack_tcp_timeout_* and generic timeout (its reasons are there), so counts
 //   compare with conntrack; the default inactivity timeout applies only where a state has none.
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
+// - proto_timeout_s: protostate::Timeouts::netfilter_defaults() (its header gives netfilter's reasons),
+//   track all: every protocol is tracked, as netfilter does; port_zones none: every port in zone 0.
 // - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
 //   apart); outer/none are for links that tag one direction, or one tag, only (key_policy.h).
 // - ipfix_mtu 1500 (lib/ipfix/defaults.h names it and the IPFIX defaults below): Ethernet's, so
@@ -145,7 +149,12 @@ struct Options {
     uint32_t tcp_timeout_max_retrans_s;    // that cap; 0 = none, max 31536000
     uint32_t tcp_timeout_unacknowledged_s; // cap with data unacknowledged or no reply; 0 = none
     packet::VlanKey vlan_key;              // which VLAN IDs are part of a flow's key
-    std::string flowgen;                   // raw KEY=VAL,... for the synthetic port, empty = off; validated there
+    // Every protocol (issue 15): UDP/ICMP/generic timeouts in protostate::Timeout order, each
+    // [1, 31536000]; the families tracked (--track); each listed port's conntrack zone (--port-zone).
+    std::array<uint32_t, protostate::kTimeoutCount> proto_timeout_s;
+    conntrack::TrackMask track;
+    std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone), ports distinct, in given order
+    std::string flowgen; // raw KEY=VAL,... for the synthetic port, empty = off; validated there
     // quiet: no live status line, no informational lines (startup configuration, port list) and
     // no final summary; errors and warnings still go to stderr. Metrics and the event log are the
     // record for unattended runs.

@@ -69,6 +69,14 @@ tcpstate::WindowPolicy window_policy_from(const Options& opt)
     return p;
 }
 
+protostate::Timeouts proto_timeouts_from(const Options& opt)
+{
+    protostate::Timeouts t = protostate::Timeouts::netfilter_defaults();
+    for (size_t i = 0; i < protostate::kTimeoutCount; ++i)
+        t.seconds_by_timeout[i] = opt.proto_timeout_s[i];
+    return t;
+}
+
 namespace {
 
 int worker_main(void* arg)
@@ -105,6 +113,7 @@ bool Service::apply(const Options& o)
     Command timeouts;
     timeouts.type = Command::Type::set_timeouts;
     timeouts.timeouts = timeouts_from(o);
+    timeouts.proto_timeouts = proto_timeouts_from(o);
     timeouts.active_timeout_s = o.active_timeout_s;
     Command window;
     window.type = Command::Type::set_window;
@@ -197,6 +206,7 @@ void Service::build_stats_view()
         LcoreView v;
         v.lcore = _workers[w]->lcore();
         v.table = &_tables[w]->counters();
+        v.fragments = &_workers[w]->fragment_stats();
         v.worker = &_workers[w]->stats();
         v.capacity = _tables[w]->capacity();
         v.memory_bytes = _tables[w]->memory_bytes();
@@ -331,6 +341,7 @@ StartError Service::start()
     ws.visit_budget_factor = _opt.visit_budget_factor;
     ws.vlan_key = _opt.vlan_key;
     const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
+    ws.port_zones = _opt.port_zones;
     for (unsigned w = 0; w < n_workers; ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         conntrack::TableConfig tc;
@@ -346,6 +357,8 @@ StartError Service::start()
         tc.interim_s = _opt.ipfix.empty() ? 0 : _opt.ipfix_active_timeout_s; // only IPFIX reads them
         tc.loose_pickup = _opt.loose_pickup;
         tc.window = window_policy_from(_opt);
+        tc.proto_timeouts = proto_timeouts_from(_opt);
+        tc.track = _opt.track;
         auto table = conntrack::FlowTable::create(tc, error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};

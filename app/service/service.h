@@ -50,6 +50,7 @@ class CtlServer;
 tcpstate::Timeouts timeouts_from(const Options& opt);
 // TCP window tracking's policy from the --tcp-* options.
 tcpstate::WindowPolicy window_policy_from(const Options& opt);
+protostate::Timeouts proto_timeouts_from(const Options& opt);
 
 // The IPFIX exporter's settings from the options and the lcore plan (one observation domain per lcore).
 ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan);

@@ -65,6 +65,36 @@ constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
 constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
 constexpr Label kQueueFull{"reason", 1, [](unsigned) noexcept { return "queue_full"; }};
 
+// --- Every protocol (issue 15) ---
+constexpr Label kProto{"proto", conntrack::kProtoCount,
+                       [](unsigned i) noexcept { return conntrack::proto_name(conntrack::Proto(i)); }};
+// The non-TCP families (TCP's packets are flowcop_packets_total's tcp results).
+constexpr Label kOtherProto{"proto", conntrack::kProtoCount - 1,
+                            [](unsigned i) noexcept { return conntrack::proto_name(conntrack::Proto(i + 1)); }};
+constexpr const char* kProtoResults[] = {"tracked", "no_flow", "table_full"};
+constexpr Label kProtoResult{"result", 3, [](unsigned i) noexcept { return kProtoResults[i]; }};
+constexpr const char* kKnownUnknown[] = {"known_flow", "unknown_flow"};
+constexpr Label kRelatedResult{"result", 2, [](unsigned i) noexcept { return kKnownUnknown[i]; }};
+// Where every later fragment of a tracked family ends (bar the ones still pending).
+constexpr const char* kFragmentResults[] = {"tracked", "no_flow", "attributed_late", "unattributed"};
+constexpr Label kFragmentResult{"result", 4, [](unsigned i) noexcept { return kFragmentResults[i]; }};
+
+uint64_t read_proto_packets(const LcoreView& v, Index i) noexcept
+{
+    const conntrack::Counters& c = *v.table;
+    const unsigned p = i[0] + 1;
+    return load_relaxed(i[1] == 0 ? c.proto_tracked[p] : i[1] == 1 ? c.proto_no_flow[p] : c.proto_table_full[p]);
+}
+
+uint64_t read_fragments(const LcoreView& v, Index i) noexcept
+{
+    if (i[0] < 2)
+        return load_relaxed(i[0] == 0 ? v.table->fragments_tracked : v.table->fragments_no_flow);
+    if (v.fragments == nullptr)
+        return 0;
+    return load_relaxed(i[0] == 2 ? v.fragments->attributed_late : v.fragments->unattributed);
+}
+
 const Lcore kLcoreRows[] = {
     {.prometheus = "flowcop_inactivity_cop_visited_total",
      .telemetry = "inactivity_cop_visited",
@@ -128,7 +158,13 @@ const Lcore kLcoreRows[] = {
      .telemetry = "flows_dropped",
      .help = "New flows refused, by reason",
      .labels = {kTableFull},
-     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->tcp_table_full); }},
+     .read =
+         [](const LcoreView& v, Index) noexcept {
+             uint64_t refused = load_relaxed(v.table->tcp_table_full);
+             for (const uint64_t& n : v.table->proto_table_full)
+                 refused += load_relaxed(n);
+             return refused;
+         }},
     {.prometheus = "flowcop_flows_early_drop_attempts_total",
      .telemetry = "flows_early_drop_attempts",
      .help = "Times a full table looked for an unassured flow to evict",
@@ -189,6 +225,53 @@ const Lcore kLcoreRows[] = {
      .help = "Ended flows and interim reports not exported: queue_full (the IPFIX export thread fell behind)",
      .labels = {kQueueFull},
      .read = [](const LcoreView& v, Index) noexcept { return v.ipfix_stats().dropped_full; }},
+    // Every protocol (issue 15): one row per family, labelled by protocol.
+    {.prometheus = "flowcop_proto_flows_created_total",
+     .telemetry = "proto_flows_created",
+     .help = "Flows created, by protocol family",
+     .labels = {kProto},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->flows_created_by_proto[i[0]]); }},
+    {.prometheus = "flowcop_proto_flows_expired_total",
+     .telemetry = "proto_flows_expired",
+     .help = "Flows ended for any reason, by protocol family",
+     .labels = {kProto},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->flows_expired_by_proto[i[0]]); }},
+    {.prometheus = "flowcop_proto_flows_active",
+     .telemetry = "proto_flows_active",
+     .help = "Flows in the table, by protocol family",
+     .kind = Kind::gauge,
+     .labels = {kProto},
+     .read = [](const LcoreView& v, Index i) noexcept { return v.table->active_of(conntrack::Proto(i[0])); }},
+    {.prometheus = "flowcop_proto_packets_total",
+     .telemetry = "proto_packets",
+     .help = "UDP, ICMP and other-protocol packets of tracked families by what tracking did with them",
+     .labels = {kOtherProto, kProtoResult},
+     .read = read_proto_packets},
+    {.prometheus = "flowcop_icmp_related_total",
+     .telemetry = "icmp_related",
+     .help = "ICMP/ICMPv6 errors by whether the flow they quote is in the table (counted on it) or not",
+     .labels = {kRelatedResult},
+     .read =
+         [](const LcoreView& v, Index i) noexcept {
+             return load_relaxed(i[0] == 0 ? v.table->icmp_related : v.table->icmp_related_unknown);
+         }},
+    {.prometheus = "flowcop_fragments_total",
+     .telemetry = "fragments",
+     .help = "Later IP fragments: counted on their flow (tracked), attributed but their flow is not in the table "
+             "(no_flow), held until their first fragment came (attributed_late), or never attributed",
+     .labels = {kFragmentResult},
+     .read = read_fragments},
+    {.prometheus = "flowcop_fragments_pending",
+     .telemetry = "fragments_pending",
+     .help = "Later IP fragments waiting for their first fragment now",
+     .kind = Kind::gauge,
+     .read = [](const LcoreView& v,
+                Index) noexcept { return v.fragments == nullptr ? 0 : load_relaxed(v.fragments->pending); }},
+    {.prometheus = "flowcop_fragment_datagrams_evicted_total",
+     .telemetry = "fragment_datagrams_evicted",
+     .help = "Datagrams the fragment attributor forgot while live to make room for a newer one",
+     .read = [](const LcoreView& v,
+                Index) noexcept { return v.fragments == nullptr ? 0 : load_relaxed(v.fragments->evicted); }},
     // Telemetry and the terminal only: the ports' own counters are the Prometheus view of these.
     {.telemetry = "rx_packets",
      .help = "Packets the lcore received from its RX queues",

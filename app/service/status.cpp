@@ -143,6 +143,15 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
                  "(table full)\n",
                  total_of(v, "packets", 1), total_of(v, "packets", 4), total_of(v, "packets", 2),
                  total_of(v, "packets", 3));
+    // flowcop_proto_packets_total's result label: tracked, no_flow, table_full, per non-TCP family.
+    unsigned long long other[3] = {};
+    for (unsigned p = 0; p + 1 < conntrack::kProtoCount; ++p)
+        for (unsigned r = 0; r < 3; ++r)
+            other[r] += lcore_total(v, "proto_packets", stats::Index{p, r}, false);
+    std::fprintf(stderr,
+                 "  other protocols: %llu tracked, %llu could not start a flow, %llu refused (table full);"
+                 " fragments: %llu counted on a flow\n",
+                 other[0], other[1], other[2], total_of(v, "fragments", 0));
     std::fprintf(stderr, "  flows: %llu created, %llu active, %llu ended:", total(v, "flows_created"),
                  total(v, "flows_active"), total(v, "flows_expired"));
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)

@@ -93,8 +93,13 @@ rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint6
     packet::format_addr(src, sa, sizeof(sa));
     packet::format_addr(dst, da, sizeof(da));
     add_field(a, "lcore=" + std::to_string(lcore));
-    add_field(a, "proto=tcp");
-    add_field(a, std::string("state=") + tcpstate::state_name(f.state));
+    const bool v4 = packet::key_is_ipv4(f.key);
+    const uint8_t p = f.key.proto;
+    add_field(a, std::string("proto=") + (p == 6                              ? "tcp"
+                                          : p == 17                           ? "udp"
+                                          : f.proto == conntrack::Proto::icmp ? (v4 ? "icmp" : "icmpv6")
+                                                                              : std::to_string(p).c_str()));
+    add_field(a, std::string("state=") + conntrack::state_name(f));
     add_field(a, std::string("src=") + sa);
     add_field(a, "sport=" + std::to_string(sport));
     add_field(a, std::string("dst=") + da);
@@ -108,6 +113,13 @@ rte_tel_data* flow_entry(unsigned lcore, const conntrack::FlowSnapshot& f, uint6
     add_field(a, "bytes_reply=" + std::to_string(f.bytes[1]));
     // Seconds until the deadline on the service's own clock (0 = due).
     add_field(a, "timeout=" + std::to_string(seconds_left(f, now)));
+    if (f.proto == conntrack::Proto::icmp) {
+        // The key's ports of an ICMP query: the originator's (identifier, query type).
+        add_field(a, "icmp_id=" + std::to_string(sport));
+        add_field(a, "icmp_type=" + std::to_string(dport));
+    }
+    if (f.related != 0)
+        add_field(a, "related=" + std::to_string(f.related));
     std::string flags;
     for (const char* flag : flow_flags(f))
         flags += (flags.empty() ? "" : ",") + std::string(flag);

@@ -7,6 +7,8 @@
 
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 #include <rte_ring.h>
@@ -31,12 +33,33 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
         error = "lcore " + std::to_string(plan.lcore) + ": cannot create its mailbox ring: " + rte_strerror(rte_errno);
         return nullptr;
     }
+    const size_t frag_bytes = fragattr::FragmentAttributor::bytes_for(settings.fragments);
+    w->_fragment_memory =
+        rte_zmalloc_socket("flowcop_fragments", frag_bytes, 64, int(rte_lcore_to_socket_id(plan.lcore)));
+    if (w->_fragment_memory == nullptr) {
+        error = "lcore " + std::to_string(plan.lcore) + ": no memory for its fragment attributor (" +
+                std::to_string(frag_bytes) + " bytes)";
+        return nullptr;
+    }
+    fragattr::Config fc = settings.fragments;
+    fc.seed ^= rte_rdtsc() * 0x9e3779b97f4a7c15ull ^ plan.lcore; // a different hash per lcore and run
+    w->_fragments = std::make_unique<fragattr::FragmentAttributor>(fc, w->_fragment_memory);
+    // Under the handoff plan a worker tracks packets of every port, so it knows every port's zone.
+    for (const auto& [port, zone] : settings.port_zones) {
+        if (zone == 0)
+            continue;
+        if (w->_port_zone.size() <= port)
+            w->_port_zone.resize(size_t(port) + 1, 0);
+        w->_port_zone[port] = zone;
+    }
     return w;
 }
 
 Worker::~Worker()
 {
     rte_ring_free(_mailbox);
+    _fragments.reset();
+    rte_free(_fragment_memory);
 }
 
 bool Worker::post(Command* cmd) noexcept
@@ -86,21 +109,30 @@ void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
 void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept
 {
     packet::Packet pkts[kBurst];
-    const packet::Packet* ptrs[kBurst];
+    packet::Packet* ptrs[kBurst];
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
+    uint8_t fragmented = 0;
     for (uint16_t i = 0; i < n; ++i) {
         packet::parse_mbuf(mbufs[i], pkts[i]);
+        fragmented |= pkts[i].extra.frag_flags;
         ptrs[i] = &pkts[i];
     }
     if (_settings.vlan_key != packet::VlanKey::both) [[unlikely]]
         for (uint16_t i = 0; i < n; ++i)
             packet::apply_vlan_key(pkts[i], _settings.vlan_key);
+    // Before the handoff: the zone is part of the key the owner is computed from.
+    if (!_port_zone.empty()) [[unlikely]]
+        apply_zones(mbufs, pkts, n, rx);
     if (_place.handoff != nullptr && rx != nullptr) {
         n = hand_off(mbufs, ptrs, n, rx->port);
         if (n == 0)
             return;
     }
+    // After the key policy, the zone and the handoff: the owner attributes, keying a fragment's
+    // datagram as its flow is keyed.
+    if (fragmented) [[unlikely]]
+        attribute_fragments(ptrs, n);
     track(mbufs, ptrs, n, tsc);
     if (_settings.mode != Mode::inline_fwd) {
         rte_pktmbuf_free_bulk(mbufs, n);
@@ -115,6 +147,23 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
                 start = i;
             }
     }
+}
+
+void Worker::apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t n, const RxQueueRef* rx) const noexcept
+{
+    for (uint16_t i = 0; i < n; ++i) {
+        const uint16_t port = rx != nullptr ? rx->port : mbufs[i]->port;
+        pkts[i].key.zone = port < _port_zone.size() ? _port_zone[port] : 0;
+    }
+}
+
+void Worker::attribute_fragments(packet::Packet* const* ptrs, uint16_t n) noexcept
+{
+    // Frames held before their first fragment came are counted by the attributor (attributed_late),
+    // not added to the flow (fragment_attributor.h).
+    const uint64_t now = now_ns();
+    for (uint16_t i = 0; i < n; ++i)
+        _fragments->attribute(*ptrs[i], now);
 }
 
 void Worker::track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept
@@ -155,6 +204,11 @@ void Worker::forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept
 
 void Worker::run_cop(uint64_t now) noexcept
 {
+    // Fragments held for a first that never came become unattributed once their second is up. Only
+    // pending entries need the sweep (an expired resolved one is reclaimed when its slot is wanted), so
+    // it runs only while some are pending: a lap of the whole attributor, 4096 entries at the default.
+    if (stats::load_relaxed(_fragments->counters().pending) != 0) [[unlikely]]
+        _fragments->expire(now, _fragments->capacity());
     const uint64_t visit_budget = timerwheel::visit_budget(_settings.fire_budget, _settings.visit_budget_factor);
     const uint64_t t0 = rte_rdtsc();
     const conntrack::CopResult r = _table.run_cop(now, _settings.fire_budget, visit_budget);
@@ -177,6 +231,14 @@ void Worker::execute(Command& cmd) noexcept
         // The tuple names VLAN IDs as the operator saw them; the table keys them as --vlan-key says.
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
         cmd.result = _table.kill(cmd.key) ? 1 : 0;
+        // The tuple has no zone: try the zones of the ports too (--port-zone). Under the handoff plan
+        // this worker may own flows of any port, so every configured zone is tried.
+        for (const auto& [port, zone] : _settings.port_zones) {
+            if (cmd.result == 0 && zone != 0) {
+                cmd.key.zone = zone;
+                cmd.result = _table.kill(cmd.key) ? 1 : 0;
+            }
+        }
         break;
     case Command::Type::get:
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
@@ -190,6 +252,7 @@ void Worker::execute(Command& cmd) noexcept
         break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);
+        _table.set_proto_timeouts(cmd.proto_timeouts);
         cmd.result = 0;
         break;
     case Command::Type::set_window:

@@ -3,8 +3,11 @@
 //
 // Each turn: for every RX queue the lcore owns, one burst of up to kBurst
 // packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
-// costs nothing) -> [handoff plan: pass the packets of flows another worker owns to
-// it, worker_handoff.cpp] -> FlowTable::process_burst (the flow table) -> forward
+// costs nothing; then the RX port's --port-zone, only when some port has one) ->
+// [handoff plan: pass the packets of flows another worker owns to it,
+// worker_handoff.cpp] -> fragments through the lcore's fragment attributor
+// (lib/fragattr, only when the burst holds one: the owner attributes, after the
+// handoff) -> FlowTable::process_burst (the flow table) -> forward
 // (inline) or free (monitor). Under the handoff plan it then takes up to a burst
 // from each ring that feeds it and tracks and forwards those the same way. Then,
 // between bursts: the inactivity cop when it is due, the control-plane mailbox, and
@@ -32,6 +35,7 @@
 
 #include <conntrack/flow_table.h>
 #include <timerwheel/config.h>
+#include <fragattr/fragment_attributor.h>
 
 #include <atomic>
 #include <cstdint>
@@ -56,7 +60,9 @@ struct WorkerSettings {
     uint64_t check_interval_ns = uint64_t(kDefaultCheckIntervalMs) * 1'000'000;
     uint64_t fire_budget = kDefaultTimeoutBudget;
     uint32_t visit_budget_factor = timerwheel::kDefaultVisitBudgetFactor;
-    packet::VlanKey vlan_key = packet::VlanKey::both; // applied to every parsed packet and to kills
+    packet::VlanKey vlan_key = packet::VlanKey::both;      // applied to every parsed packet and to kills
+    std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone): key.zone of its packets
+    fragattr::Config fragments;                            // the lcore's fragment attributor
 };
 
 // Where a worker sits among the others (port_plan.h, handoff.h).
@@ -84,6 +90,7 @@ public:
     conntrack::FlowTable& table() noexcept { return _table; }
     const conntrack::FlowTable& table() const noexcept { return _table; }
     const WorkerStats& stats() const noexcept { return _stats; }
+    const fragattr::Counters& fragment_stats() const noexcept { return _fragments->counters(); }
 
 private:
     Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
@@ -94,10 +101,15 @@ private:
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
     void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
+    // --port-zone: each packet's key gets the zone of the port it arrived on (rx's, or for handed-off
+    // packets the port their mbuf names).
+    void apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t n, const RxQueueRef* rx) const noexcept;
+    // Later fragments get their first fragment's ports (kFragAttributed) or stay untracked.
+    void attribute_fragments(packet::Packet* const* ptrs, uint16_t n) noexcept;
     void track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
     void forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept;
     // worker_handoff.cpp: the handoff plan's two halves.
-    uint16_t hand_off(rte_mbuf** mbufs, const packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept;
+    uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept;
     void take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
     void run_cop(uint64_t now_ns) noexcept;
@@ -115,6 +127,9 @@ private:
     PacketClock _packet_clock;
     WorkerSettings _settings;
     rte_ring* _mailbox = nullptr;
+    std::vector<uint16_t> _port_zone; // by port id; empty when no port has a zone
+    void* _fragment_memory = nullptr;
+    std::unique_ptr<fragattr::FragmentAttributor> _fragments;
     uint64_t _next_cop_ns = 0;
 };
 

@@ -14,7 +14,7 @@ namespace flowcop::app {
 
 using stats::bump;
 
-uint16_t Worker::hand_off(rte_mbuf** mbufs, const packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept
+uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept
 {
     const unsigned me = _place.index;
     const unsigned workers = _place.handoff->workers();

@@ -191,6 +191,11 @@ inline const char* state_name(const FlowSnapshot& f) noexcept
 {
     return f.proto == Proto::tcp ? tcpstate::state_name(f.state) : protostate::state_name(f.other);
 }
+// Whether a packet from the reply side was accepted (conntrack's SEEN_REPLY), whatever the protocol.
+inline bool seen_reply(const FlowSnapshot& f) noexcept
+{
+    return f.proto == Proto::tcp ? f.tcp.seen_reply() : f.other.seen_reply();
+}
 
 struct SnapshotFilter {
     bool match_addr = false;

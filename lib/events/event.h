@@ -19,6 +19,8 @@
 // "new", "destroy" or "interim"):
 //   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
 //    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed",
+// (an ICMP/ICMPv6 query flow, "proto":"icmp"/"icmpv6", adds "icmp_id" and "icmp_type" after
+// "dport": its key's ports; UDP, ICMP and other protocols' state is "UNREPLIED" or "REPLIED")
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
 // Times are Unix seconds with 6 decimals, truncated (not rounded) so a line never shows a time later
@@ -60,10 +62,10 @@ struct Event {
     uint16_t vlan_outer, vlan_inner; // 0 = none
     uint16_t lcore;
     uint16_t in_port;     // DPDK port id (kHasInPort)
-    uint8_t proto;        // IPPROTO_TCP (6) -> "tcp", 17 -> "udp", else the number
+    uint8_t proto;        // 6 "tcp", 17 "udp", 1 over IPv4 "icmp", 58 over IPv6 "icmpv6", else the number
     Kind kind;            //
     uint8_t tcp_flags[2]; // OR of the TCP flags seen, [0] originator, [1] reply (kHasTcpFlags)
-    uint8_t state_code;   // the protocol's state number: tcpstate::State's value for TCP
+    uint8_t state_code;   // TCP: tcpstate::State's value; others: protostate::Tracker bits
     uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
     uint8_t present;      // kHas* bits
     uint16_t interims;    // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
@@ -75,8 +77,8 @@ static_assert(sizeof(Event) % 8 == 0);
 static_assert(sizeof(Event) == 136, "ring memory per event: lib/ipfix/ipfix.md says 136 bytes");
 
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
-// each: everything else in a line takes at most 445 bytes (all numbers at their maximum, two
-// 39-character IPv6 addresses, two VLAN tags), and the shortest line is 224 bytes.
+// each: everything else in a line takes at most 484 bytes (all numbers at their maximum, two
+// 39-character IPv6 addresses, two VLAN tags, the ICMP fields), and the shortest line is 224 bytes.
 inline constexpr size_t kTypicalMaxLine = 1024;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <string_view>
@@ -120,11 +121,18 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     o.seconds(e.time_ns);
     o.lit(R"(,"lcore":)");
     o.u64(e.lcore);
+    // ICMP over IPv4 and ICMPv6 over IPv6 are the ICMP family; the other way round they are other
+    // protocols keyed without ports (lib/packet), printed by number.
+    const bool v4 =
+        std::all_of(e.src, e.src + 10, [](uint8_t b) { return b == 0; }) && e.src[10] == 0xff && e.src[11] == 0xff;
+    const bool icmp = (e.proto == IPPROTO_ICMP && v4) || (e.proto == IPPROTO_ICMPV6 && !v4);
     o.lit(R"(,"proto":)");
     if (e.proto == IPPROTO_TCP)
         o.lit(R"("tcp")");
     else if (e.proto == IPPROTO_UDP)
         o.lit(R"("udp")");
+    else if (icmp)
+        o.lit(v4 ? R"("icmp")" : R"("icmpv6")");
     else
         o.u64(e.proto);
     o.lit(R"(,"src":)");
@@ -135,6 +143,13 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     o.addr(e.dst);
     o.lit(R"(,"dport":)");
     o.u64(e.dport);
+    if (icmp) {
+        // An ICMP query flow's ports are the originator's (identifier, query type): lib/packet/flow_key.h.
+        o.lit(R"(,"icmp_id":)");
+        o.u64(e.sport);
+        o.lit(R"(,"icmp_type":)");
+        o.u64(e.dport);
+    }
     // 0 means "no tag" in either slot; print the tags that exist, outer first.
     if (e.vlan_outer != 0 || e.vlan_inner != 0) {
         o.lit(R"(,"vlan":[)");

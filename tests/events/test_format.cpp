@@ -207,7 +207,12 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.kind = Kind::destroyed;
     e.state = e.reason = "";
     const std::string fixed = format(e);
-    CHECK(fixed.size() == 445); // the figure event.h quotes
+    CHECK(fixed.size() == 445);
+    e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields, the longest line
+    const std::string icmp = format(e);
+    CHECK(icmp.size() == 484); // the figure event.h quotes
+    CHECK(icmp.find(R"("proto":"icmpv6")") != std::string::npos);
+    CHECK(icmp.find(R"(,"icmp_id":65535,"icmp_type":65535)") != std::string::npos);
     static const std::string s256(256, 's');
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);

@@ -13,7 +13,7 @@ check_invariants() holds for every run that exits 0, whatever was replayed:
   - the summary agrees with itself (created == ended == sum over reasons, 0 active, packets ==
     sum by verdict, events written == lines in the file, none dropped) and with the event log
     (per reason), and per-flow packet counts add up to the TCP packets that reached a flow
-    (tracked, invalid for state, out of window);
+    (tracked, invalid for state, out of window) plus the other protocols' tracked packets and counted fragments;
   - the last scrape, taken while flowcop still ran, agrees with the summary: created per lcore,
     each non-shutdown reason, and shutdown == what was still active then.
   - events written + dropped == produced, and no flow ended by a timeout before its deadline
@@ -154,6 +154,10 @@ def parse_summary(stderr):
                   stderr, re.M)
     s["tcp_invalid"], s["tcp_out_of_window"], s["tcp_no_flow"], s["tcp_table_full"] = \
         (int(x) for x in m.groups()) if m else (None,) * 4
+    m = re.search(r"^  other protocols: (\d+) tracked, (\d+) could not start a flow, (\d+) refused \(table full\);"
+                  r" fragments: (\d+) counted on a flow$", stderr, re.M)
+    s["other_tracked"], s["other_no_flow"], s["other_table_full"], s["fragments_tracked"] = \
+        (int(x) for x in m.groups()) if m else (0,) * 4
     m = re.search(r"^  flows: (\d+) created, (\d+) active, (\d+) ended:(.*)$", stderr, re.M)
     if m:
         s["created"], s["active"], s["ended"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -309,7 +313,7 @@ def pair_flows(events):
     open_ = {}
     pairs, problems = [], []
     for e in events:
-        k = (e["lcore"],) + conn_key(e)
+        k = (e["lcore"], e.get("proto", "tcp")) + conn_key(e)
         if e["event"] == "new":
             if k in open_:
                 problems.append("second new while open: %r" % (k,))
@@ -366,8 +370,9 @@ def _check_run(tap, res, label):
     reached = tcp - s["tcp_no_flow"] - s["tcp_table_full"]  # tracked + invalid for state + out of window
     tracked = reached - s["tcp_invalid"] - s["tcp_out_of_window"]
     flow_pkts = sum(e["packets_orig"] + e["packets_reply"] for e in res.destroys())
-    tap.eq(flow_pkts, reached,
-           p + "per-flow packets summed == TCP packets that reached a flow (tracked, invalid for state, out of window)")
+    tap.eq(flow_pkts, reached + s["other_tracked"] + s["fragments_tracked"],
+           p + "per-flow packets summed == packets that reached a flow (TCP tracked, invalid for state, out of "
+               "window; other protocols tracked; later fragments counted on a flow)")
     bad_t = [e for e in res.destroys() if not (e["first_seen"] <= e["last_seen"] <= e["time"])]
     tap.ok(not bad_t, p + "first_seen <= last_seen <= time for every destroyed flow", bad_t[:3])
     m = res.metrics
@@ -441,6 +446,21 @@ def state_timeouts_us(config):
     return out
 
 
+def flow_timeout_us(e, config, tcp_timeouts):
+    """The shortest inactivity timeout the flow of destroy event e can have been under: its TCP state's,
+    or for the other protocols (state UNREPLIED/REPLIED) --udp-timeout (and --udp-timeout-stream once
+    replied: the event does not say whether it was assured), --icmp-timeout, --generic-timeout."""
+    if e.get("proto", "tcp") == "tcp":
+        return tcp_timeouts[e["state"]]
+    s = lambda k, d: int(config.get(k, d)) * 1_000_000  # noqa: E731
+    if e["proto"] == "udp":
+        u = s("udp_timeout", 30)
+        return u if e["state"] == "UNREPLIED" else min(u, s("udp_timeout_stream", 120))
+    if e["proto"] in ("icmp", "icmpv6"):
+        return s("icmp_timeout", 30)
+    return s("generic_timeout", 600)
+
+
 def rss_bytes(pid):
     """Resident set size of a live process (VmRSS), or None once it is gone."""
     try:
@@ -489,7 +509,7 @@ def check_deadlines(tap, res, label=""):
     for e in res.destroys():
         t, last, first = us(e["time"]), us(e["last_seen"]), us(e["first_seen"])
         r = e["reason"]
-        if r == "inactivity" and t < last + tmo[e["state"]]:
+        if r == "inactivity" and t < last + flow_timeout_us(e, cfg, tmo):
             early.append(e)
         elif r == "active" and (not active or t < first + active):
             early.append(e)
