@@ -46,9 +46,9 @@ bool parse_addr(const std::string& s, uint8_t out[16])
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
-// *_timeout covers udp_timeout, icmp_timeout and generic_timeout (the reply must fit 127 bytes).
-constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_timeout_<state>, udp_timeout_stream, "
-                                 "tcp_* window tracking";
+// *_timeout covers udp_timeout, icmp_timeout and generic_timeout, tcp_* the TCP state timeouts and window
+// tracking's settings (the reply must fit 127 bytes).
+constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_*, udp_timeout_stream";
 
 // A protocol as /flowcop/kill names it: tcp, udp, icmp, icmpv6 or a number 0..255.
 bool parse_ip_proto(const std::string& s, uint8_t& out)
@@ -113,14 +113,10 @@ std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
     // An optional leading protocol (TCP when absent): an address never parses as one.
     uint8_t proto = 6;
     uint8_t a_probe[16];
-    if (!f.empty() && !parse_addr(f[0], a_probe)) {
-        if (!parse_ip_proto(f[0], proto))
-            return quoted(f[0]) + " is neither a protocol (tcp, udp, icmp, icmpv6, 0..255) nor an IPv4 or IPv6 "
-                                  "address";
+    if (!f.empty() && !parse_addr(f[0], a_probe) && parse_ip_proto(f[0], proto))
         f.erase(f.begin());
-    }
     if (f.size() < 4 || f.size() > 6)
-        return "expected [PROTO,]IP,PORT,IP,PORT[,VLAN[,VLAN]], got " + quoted(params);
+        return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]] (after an optional PROTO,), got " + quoted(params);
     uint8_t a[16], b[16];
     uint64_t pa = 0, pb = 0, v1 = 0, v2 = 0;
     if (!parse_addr(f[0], a))

@@ -21,8 +21,8 @@
 
 #include <conntrack/counters.h>
 #include <events/writer.h>
-#include <ipfix/exporter.h>
 #include <fragattr/fragment_attributor.h>
+#include <ipfix/exporter.h>
 
 #include <rte_ethdev.h>
 

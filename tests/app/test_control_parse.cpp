@@ -81,7 +81,7 @@ TEST_CASE("Malformed kill tuples are refused with a sentence naming the bad part
         const char* params;
         const char* says;
     } cases[] = {
-        {"", "expected IP,PORT,IP,PORT[,VLAN[,VLAN]], got ''"},
+        {"", "expected IP,PORT,IP,PORT[,VLAN[,VLAN]] (after an optional PROTO,), got ''"},
         {"1.2.3.4,1,5.6.7.8", "expected IP,PORT,IP,PORT"},
         {"1.2.3.4,1,5.6.7.8,2,3,4,5", "expected IP,PORT,IP,PORT"},
         {"1.2.3,1,5.6.7.8,2", "'1.2.3' is not an IPv4 or IPv6 address"},
@@ -155,7 +155,8 @@ TEST_CASE("Bad flow filters are refused", "[app][control_parse]")
         {"limit=0", "limit: '0' is not a number in 1..32"},
         {"limit=33", "limit: '33' is not a number in 1..32"},
         {"limit=99999999999999999999999", "limit: '99999999999999999999999' is not"},
-        {"color=red", "unknown key 'color' (keys: addr, port, lcore, limit)"},
+        {"color=red", "unknown key 'color' (keys: addr, port, proto, lcore, limit)"},
+        {"proto=sctp", "proto: 'sctp' is not one of tcp, udp, icmp, other"},
         {"limit", "expected key=value, got 'limit'"},
         {"limit=5,", "expected key=value, got ''"},
     };
@@ -178,7 +179,7 @@ TEST_CASE("Commands without parameters refuse any", "[app][control_parse]")
 TEST_CASE("Every settable name changes its own option and nothing else", "[app][control_parse]")
 {
     const Options base = default_options();
-    REQUIRE(settable_names().size() == 4 + kTcpStateFlagNames.size() + 5);
+    REQUIRE(settable_names().size() == 4 + kTcpStateFlagNames.size() + 5 + flowcop::protostate::kTimeoutCount);
     for (const std::string& name : settable_names()) {
         Options o = base;
         const bool is_switch = name == "tcp_be_liberal" || name == "tcp_ignore_invalid_rst";
@@ -209,6 +210,13 @@ TEST_CASE("Every settable name changes its own option and nothing else", "[app][
             for (size_t i = 0; i < kTcpStateFlagNames.size(); ++i)
                 if (name == std::string("tcp_timeout_") + kTcpStateFlagNames[i])
                     expect.tcp_timeout_s[i] = 7;
+        for (size_t i = 0; i < flowcop::protostate::kTimeoutCount; ++i) {
+            std::string flag = flowcop::protostate::timeout_flag_name(flowcop::protostate::Timeout(i));
+            for (char& ch : flag)
+                ch = ch == '-' ? '_' : ch;
+            if (name == flag)
+                expect.proto_timeout_s[i] = 7;
+        }
         CHECK(o == expect);
     }
 }

@@ -86,7 +86,7 @@ class Prometheus:
 
 
 def test_prometheus_scrapes_the_cop_counters():
-    args = ["--clock", "tsc", "--stop-when-idle-ms", "120000", "--flows-per-lcore", "65536",
+    args = ["--clock", "tsc", "--track", "tcp", "--stop-when-idle-ms", "120000", "--flows-per-lcore", "65536",
             "--metrics-addr", "127.0.0.1:0"]
     with Flowcop(EXE, PCAP, args, "prom") as fc:
         target = fc.url[len("http://"):-len("/metrics")]
@@ -105,7 +105,7 @@ def test_prometheus_scrapes_the_cop_counters():
                 check(0 <= value <= direct, f"{name}: Prometheus has {value}, flowcop now {direct}")
             # The replay is over and its resets were reaped: these no longer move.
             check(prom.query("flowcop_inactivity_cop_fired_total")[0][1] == pcapgen.RESET, "fired")
-            check(prom.query("flowcop_flows_created_total")[0][1] == pcapgen.EXPECTED["created"], "created")
+            check(prom.query("flowcop_flows_created_total")[0][1] == pcapgen.EXPECTED["created_tcp"], "created")
             check(prom.query("sum(flowcop_port_rx_packets_total)")[0][1] == N_PACKETS, "rx packets")
 
             # Several scrapes over time: the cop runs once a second under --clock tsc.

@@ -47,6 +47,9 @@ std::vector<Range> numeric_options()
     };
     for (const char* state : kTcpStateFlagNames)
         r.push_back({std::string("--tcp-timeout-") + state, 0, 31536000, false});
+    for (size_t i = 0; i < flowcop::protostate::kTimeoutCount; ++i)
+        r.push_back({std::string("--") + flowcop::protostate::timeout_flag_name(flowcop::protostate::Timeout(i)), 1,
+                     31536000, false});
     return r;
 }
 

@@ -136,7 +136,25 @@ std::vector<Case> one_case_per_option()
         {"--tcp-timeout-unacknowledged", "900", [](const Options& o) { return o.tcp_timeout_unacknowledged_s == 900; }},
         {"--vlan-key", "none", [](const Options& o) { return o.vlan_key == flowcop::packet::VlanKey::none; }},
         {"--flowgen", "flows=10,rate=5", [](const Options& o) { return o.flowgen == "flows=10,rate=5"; }},
+        {"--track", "tcp,other",
+         [](const Options& o) {
+             return o.track == (flowcop::conntrack::track_bit(flowcop::conntrack::Proto::tcp) |
+                                flowcop::conntrack::track_bit(flowcop::conntrack::Proto::other));
+         }},
+        {"--port-zone", "0:7,3:9",
+         [](const Options& o) {
+             return o.port_zones == std::vector<std::pair<uint16_t, uint16_t>>{{0, 7}, {3, 9}};
+         }},
     };
+    for (std::size_t i = 0; i < flowcop::protostate::kTimeoutCount; ++i) {
+        const uint32_t v = static_cast<uint32_t>(2000 + i);
+        cases.push_back({std::string("--") + flowcop::protostate::timeout_flag_name(flowcop::protostate::Timeout(i)),
+                         std::to_string(v), [i, v](const Options& o) {
+                             auto want = default_options().proto_timeout_s;
+                             want[i] = v;
+                             return o.proto_timeout_s == want;
+                         }});
+    }
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
         const uint32_t v = static_cast<uint32_t>(1000 + i);
         cases.push_back(

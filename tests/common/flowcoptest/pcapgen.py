@@ -14,10 +14,13 @@ missing name. The capture has, in this order (one packet every 10 us from T0):
   * HALF_OPEN flows that never get past SYN (SYN_SENT, 120 s);
   * one SYN-ACK from the originator of an established flow (invalid for its state),
     stray RSTs and flag-less segments of unknown flows (they cannot start a flow);
-  * well-formed traffic nothing tracks (ARP, UDP, ICMP, a non-first fragment, GRE);
+  * well-formed traffic of the other protocols: a UDP flow (3 datagrams, unreplied), an echo flow
+    (2 requests), an ICMP error quoting the UDP flow (related), a GRE flow (generic, 600 s); and
+    what nothing tracks: ARP, a router solicitation, a non-first fragment whose first never comes;
   * one frame of every malformed class the parser names;
   * a last UDP packet at T0 + 300 s, which moves the packet clock past every
-    120 s deadline so that, under --clock packet, the final state is exact.
+    120 s deadline so that, under --clock packet, the final state is exact: the cop
+    reaps the UDP and echo flows (30 s) and that packet starts a second UDP flow.
 """
 import struct
 
@@ -192,14 +195,20 @@ def _count_packets():
     return results
 
 
+# The flows of the other protocols (issue 15): the UDP flow, the echo flow, the GRE flow.
+OTHER_FLOWS = 3
+
 # What flowcop must report after replaying the capture with --clock packet (one lcore).
 EXPECTED = {
     "packets": _count_packets(),
-    "created": ESTABLISHED_V4 + ESTABLISHED_V6 + CLOSED + RESET + HALF_OPEN,
-    "expired": {"closed": CLOSED, "reset": RESET, "inactivity": HALF_OPEN},
-    "active": ESTABLISHED_V4 + ESTABLISHED_V6,
-    # Deadlines passed by the jump to T0 + 300 s: TIME_WAIT and SYN_SENT flows (120 s).
-    "lagged": CLOSED + HALF_OPEN,
+    # TCP, the three other flows, and the second UDP flow the last packet starts.
+    "created": ESTABLISHED_V4 + ESTABLISHED_V6 + CLOSED + RESET + HALF_OPEN + OTHER_FLOWS + 1,
+    "created_tcp": ESTABLISHED_V4 + ESTABLISHED_V6 + CLOSED + RESET + HALF_OPEN,
+    "expired": {"closed": CLOSED, "reset": RESET, "inactivity": HALF_OPEN + 2},
+    "active": ESTABLISHED_V4 + ESTABLISHED_V6 + 2,  # and the GRE flow and the second UDP flow
+    # Deadlines passed by the jump to T0 + 300 s: TIME_WAIT and SYN_SENT flows (120 s), the UDP and
+    # echo flows (30 s).
+    "lagged": CLOSED + HALF_OPEN + 2,
 }
 
 
