@@ -212,7 +212,7 @@ SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout
     f"tcp_timeout_{s}" for s in ("syn_sent", "syn_recv", "established", "fin_wait", "close_wait", "last_ack",
                                  "time_wait", "close", "syn_sent2")} | {
     "tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans", "tcp_timeout_max_retrans",
-    "tcp_timeout_unacknowledged"}
+    "tcp_timeout_unacknowledged"} | {"udp_timeout", "udp_timeout_stream", "icmp_timeout", "generic_timeout"}
 
 
 def test_bad_settings_get_errors_and_change_nothing():
@@ -260,7 +260,8 @@ def test_set_changes_budgets_and_timeouts_live():
                         ("tcp_timeout_syn_sent2", "120"), ("tcp_timeout_established", "432000"),
                         ("tcp_be_liberal", "on"), ("tcp_be_liberal", "off"), ("tcp_ignore_invalid_rst", "on"),
                         ("tcp_ignore_invalid_rst", "off"), ("tcp_max_retrans", "5"), ("tcp_timeout_max_retrans", "600"),
-                        ("tcp_timeout_unacknowledged", "0")]:
+                        ("tcp_timeout_unacknowledged", "0"), ("udp_timeout", "30"), ("udp_timeout_stream", "120"),
+                        ("icmp_timeout", "30"), ("generic_timeout", "600")]:
         check(tel(f"/flowcop/set,{name},{value}").get(name) == value, f"set {name}")
     check(tel("/flowcop/config")["timeout_budget"] == "512", "raised budget not shown")
 

@@ -36,7 +36,9 @@ SECRET = "flowcop-exposure-sentinel-5d1c"
 SETTABLE_PREFIXES = ("tcp_timeout_",)
 SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout", "active_timeout",
             # TCP window tracking's policy: how strictly segments are checked, never a path or an address
-            "tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans"}
+            "tcp_be_liberal", "tcp_ignore_invalid_rst", "tcp_max_retrans",
+            # the other protocols' timeouts (issue 15)
+            "udp_timeout", "udp_timeout_stream", "icmp_timeout", "generic_timeout"}
 
 
 def port_of(url):
