@@ -108,7 +108,8 @@ def test_real_capture():
         for f in flows:
             for s, d, sp, dp in ((f["src"], f["dst"], f["sport"], f["dport"]),
                                  (f["dst"], f["src"], f["dport"], f["sport"])):
-                r = raw_request(fc, f"get src={s} dst={d} sport={sp} dport={dp}\n".encode())
+                # proto= too: the capture's UDP and IGMP conversations are flows (issue 15); get defaults to tcp.
+                r = raw_request(fc, f"get proto={f['proto']} src={s} dst={d} sport={sp} dport={dp}\n".encode())
                 check(r[-1] == {"done": "get", "flows": 1} and r[0]["flow_id"] == f["flow_id"], f"get {f}: {r}")
         # conntrack's flags: exactly one of SEEN_REPLY and UNREPLIED; ASSURED only with SEEN_REPLY.
         for f in flows:
@@ -127,8 +128,13 @@ def test_real_capture():
         text = ctl(fc, "-L")
         lines = text.stdout.splitlines()
         check(len(lines) == n and f"{n} flow entries have been shown" in text.stderr, f"-L: {text.stderr}")
-        check(all(line.startswith("tcp      6 ") and " src=" in line and " lcore=0" in line for line in lines),
-              f"-L lines {lines[:2]}")
+        # conntrack's protocol columns: a state for TCP only, ports for TCP and UDP, none for IGMP (number 2).
+        heads = {"tcp": "tcp      6 ", "udp": "udp      17 ", "2": "2        2 "}
+        check(all(any(line.startswith(h) for h in heads.values()) and " src=" in line and " lcore=0" in line
+                  for line in lines), f"-L lines {lines[:2]}")
+        check(sorted(line.split()[0] for line in lines) == sorted(f["proto"] for f in flows),
+              "-L: one line per flow, each of its flow's protocol")
+        check(all(("sport=" in line) == (not line.startswith("2 ")) for line in lines), "-L: ports where conntrack has them")
         # A flow that is not there: exit 1.
         r = ctl(fc, "-G", "-s", "192.0.2.1", "-d", "192.0.2.2", "--sport", "1", "--dport", "2", check_rc=1)
         check("no such flow" in r.stderr, r.stderr)
