@@ -29,8 +29,8 @@
 
 #include <conntrack/proto.h>
 #include <packet/key_policy.h>
-#include <tcpstate/tcp_state.h>
 #include <protostate/proto_state.h>
+#include <tcpstate/tcp_state.h>
 
 #include <array>
 #include <cstdint>

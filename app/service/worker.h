@@ -34,8 +34,8 @@
 #include "worker_stats.h"
 
 #include <conntrack/flow_table.h>
-#include <timerwheel/config.h>
 #include <fragattr/fragment_attributor.h>
+#include <timerwheel/config.h>
 
 #include <atomic>
 #include <cstdint>
