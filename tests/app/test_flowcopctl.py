@@ -285,5 +285,34 @@ def test_usage_and_unreachable():
     check(r.returncode == 0 and "-L, --dump" in r.stdout and "exit status" in r.stdout, "--help")
 
 
+def test_text_columns_per_protocol():
+    """-L and -E print what conntrack prints per protocol: TCP's state and ports, UDP's ports without a state,
+    ICMP's type/code/id with the reply type in the reply direction, no ports for a protocol without them."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("flowcopctl_under_test", CTL)
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(mod)
+    base = dict(src="10.0.0.1", dst="10.0.0.2", sport=7, dport=8, packets_orig=1, bytes_orig=60, packets_reply=0,
+                bytes_reply=0, timeout=30, state="UNREPLIED", flags=["UNREPLIED"], lcore=1, flow_id=5)
+    udp = mod.fmt_flow(dict(base, proto="udp"), False)
+    check(udp.startswith("udp      17 30 src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 packets=1") and
+          "UNREPLIED src=" not in udp and "[UNREPLIED] src=10.0.0.2 dst=10.0.0.1 sport=8 dport=7 " in udp, udp)
+    icmp = mod.fmt_flow(dict(base, proto="icmp", sport=4660, dport=8), False)
+    check("src=10.0.0.1 dst=10.0.0.2 type=8 code=0 id=4660 packets=1" in icmp and
+          "src=10.0.0.2 dst=10.0.0.1 type=0 code=0 id=4660 packets=0" in icmp, icmp)
+    gre = mod.fmt_flow(dict(base, proto=47, sport=0, dport=0), True)
+    check("47       47 30 src=10.0.0.1 dst=10.0.0.2 packets=1" in gre and "sport" not in gre, gre)
+    tcp = mod.fmt_flow(dict(base, proto="tcp", state="SYN_SENT"), False)
+    check(tcp.startswith("tcp      6 30 SYN_SENT src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 "), tcp)
+    event = dict(base, event="new", proto="icmpv6", src="fd00::1", dst="fd00::2", sport=9, dport=128)
+    new = mod.fmt_event(event, False)
+    check(new == "    [NEW] icmpv6   58 src=fd00::1 dst=fd00::2 type=128 code=0 id=9 "
+          "src=fd00::2 dst=fd00::1 type=129 code=0 id=9 lcore=1", new)
+    gone = mod.fmt_event(dict(base, event="destroy", proto="udp", reason="inactivity"), False)
+    check(gone == "[DESTROY] udp      17 src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 packets=1 bytes=60 "
+          "src=10.0.0.2 dst=10.0.0.1 sport=8 dport=7 packets=0 bytes=0 reason=inactivity lcore=1", gone)
+
+
 if __name__ == "__main__":
-    run_tests([test_usage_and_unreachable, test_real_capture, test_synthetic_table])
+    run_tests([test_usage_and_unreachable, test_text_columns_per_protocol, test_real_capture, test_synthetic_table])
