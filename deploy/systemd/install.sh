@@ -8,11 +8,12 @@
 # Install: the binary (default build/app/flowcop) as /usr/local/bin/flowcop, deploy/host-setup.sh
 # as /usr/local/sbin/flowcop-host-setup, the operator's tool app/flowcopctl/flowcopctl as
 # /usr/local/bin/flowcopctl (man page and bash completion under /usr/local/share), the unit as
-# /etc/systemd/system/flowcop.service, the udev rule giving /dev/vfio/<group> to group flowcop, and
+# /etc/systemd/system/flowcop.service, the udev rule giving /dev/vfio/<group> to group flowcop,
+# deploy/logrotate/flowcop as /etc/logrotate.d/flowcop (rotates /var/log/flowcop/*.jsonl), and
 # /etc/flowcop/flowcop.env unless one exists (an edited file is never overwritten: the new one goes
-# to flowcop.env.dist). Creates the system
-# user and group flowcop (no home, no login shell), then reloads systemd and udev. It does not
-# enable or start the service: edit /etc/flowcop/flowcop.env first (deploy/deployment.md).
+# to flowcop.env.dist). Creates the system user and group flowcop (no home, no login shell), then
+# reloads systemd and udev. It does not enable or start the service: edit /etc/flowcop/flowcop.env
+# first (deploy/deployment.md).
 # Uninstall removes what install put there except flowcop.env and the user, and says so.
 # --root DIR installs into DIR instead of / (packaging, tests): no user, no reloads.
 # --dry-run prints every command and changes nothing.
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
         [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"
         if [ "$1" = --root ]; then root=$2; else binary=$2; fi
         shift ;;
-    -h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -54,6 +55,7 @@ bin=$p/usr/local/bin/flowcop
 setup=$p/usr/local/sbin/flowcop-host-setup
 unit=$p/etc/systemd/system/flowcop.service
 rule=$p/etc/udev/rules.d/60-flowcop-vfio.rules
+rotate=$p/etc/logrotate.d/flowcop
 env=$p/etc/flowcop/flowcop.env
 ctl=$p/usr/local/bin/flowcopctl
 ctl_man=$p/usr/local/share/man/man8/flowcopctl.8
@@ -69,7 +71,7 @@ reload() {
 
 if [ "$mode" = uninstall ]; then
     if [ "$root" = / ] && [ -d /run/systemd/system ]; then run systemctl disable --now flowcop.service || true; fi
-    for f in "$unit" "$rule" "$bin" "$setup" "$ctl" "$ctl_man" "$ctl_completion"; do
+    for f in "$unit" "$rule" "$rotate" "$bin" "$setup" "$ctl" "$ctl_man" "$ctl_completion"; do
         if [ -e "$f" ]; then run rm -f "$f"; else echo "$PROG: $f is not there"; fi
     done
     reload
@@ -88,6 +90,7 @@ run install -D -m 0755 "$binary" "$bin"
 run install -D -m 0755 "$repo/deploy/host-setup.sh" "$setup"
 run install -D -m 0644 "$here/flowcop.service" "$unit"
 run install -D -m 0644 "$here/60-flowcop-vfio.rules" "$rule"
+run install -D -m 0644 "$repo/deploy/logrotate/flowcop" "$rotate"
 run install -D -m 0755 "$repo/app/flowcopctl/flowcopctl" "$ctl"
 run install -D -m 0644 "$repo/app/flowcopctl/flowcopctl.8" "$ctl_man"
 run install -D -m 0644 "$repo/app/flowcopctl/flowcopctl.bash" "$ctl_completion"

@@ -35,11 +35,12 @@ PRIVILEGE_DROPPING = {
     "tests/deploy/test_host_setup.py": (["{repo}"], 240),
     "tests/deploy/test_systemd.py": (["{exe}", "{repo}"], 90),
     "tests/hostile/test_exposure.py": (["{exe}", "{build}/tests/hostile/tmp/exposure", "{repo}"], 60),
+    "tests/deploy/test_logrotate.py": (["{exe}", "{repo}"], 90),
 }
-# How a test starts a process as another user: setpriv or runuser, su, sudo -u, subprocess's
-# user=/group=, or a set*id call of its own.
-MARKERS = re.compile(r"""\bsetpriv\b|\brunuser\b|\bsu\s+-|\bsudo\s+-u\b|\buser\s*=\s*["'\w]|\bgroup\s*=\s*["'\w]"""
-                     r"|\bset(e|re|res)?[ug]id\s*\(")
+# How a test starts a process as another user: setpriv or runuser, su (the command, or logrotate's
+# directive "su USER GROUP"), sudo -u, subprocess's user=/group=, or a set*id call of its own.
+MARKERS = re.compile(r"""\bsetpriv\b|\brunuser\b|\bsu\s+-|\bsu [a-z]\w* [a-z]\w*\b|\bsudo\s+-u\b"""
+                     r"""|\buser\s*=\s*["'\w]|\bgroup\s*=\s*["'\w]|\bset(e|re|res)?[ug]id\s*\(""")
 SCANNED = (".py", ".sh", ".cpp", ".h")
 SELF = "tests/deploy/test_private_checkout.py"
 

@@ -295,7 +295,7 @@ def test_install_puts_each_file_in_place_keeps_an_edited_env_and_uninstalls():
         check(rc == 0, f"exit {rc}\n{out}{err}")
         want = {"/usr/local/bin/flowcop": 0o755, "/usr/local/sbin/flowcop-host-setup": 0o755,
                 "/etc/systemd/system/flowcop.service": 0o644, "/etc/udev/rules.d/60-flowcop-vfio.rules": 0o644,
-                "/etc/flowcop/flowcop.env": 0o644, "/usr/local/bin/flowcopctl": 0o755,
+                "/etc/logrotate.d/flowcop": 0o644, "/etc/flowcop/flowcop.env": 0o644, "/usr/local/bin/flowcopctl": 0o755,
                 "/usr/local/share/man/man8/flowcopctl.8": 0o644,
                 "/usr/local/share/bash-completion/completions/flowcopctl": 0o644}
         for path, mode in want.items():
@@ -323,13 +323,14 @@ def test_install_puts_each_file_in_place_keeps_an_edited_env_and_uninstalls():
 
 
 def test_install_dry_run_on_this_machine_changes_nothing():
-    """install.sh --dry-run: prints the user, the eight files and the reloads it would do, writes nothing"""
+    """install.sh --dry-run: prints the user, the nine files and the reloads it would do, writes nothing"""
     rc, out, err = installer("--dry-run", "--binary", EXE)
     check(rc == 0, f"exit {rc}\n{err}")
     would = [l for l in out.splitlines() if l.startswith("would run: ")]
     installs = [l.split()[-1] for l in would if " install -D " in l]
     check(installs == ["/usr/local/bin/flowcop", "/usr/local/sbin/flowcop-host-setup",
                        "/etc/systemd/system/flowcop.service", "/etc/udev/rules.d/60-flowcop-vfio.rules",
+                       "/etc/logrotate.d/flowcop",
                        "/usr/local/bin/flowcopctl", "/usr/local/share/man/man8/flowcopctl.8",
                        "/usr/local/share/bash-completion/completions/flowcopctl"]
           + ([] if os.path.exists("/etc/flowcop/flowcop.env") else ["/etc/flowcop/flowcop.env"]), would)

@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -78,15 +79,18 @@ def test_sighup_rotates_the_events_file():
     check(s["reasons"].get("shutdown", 0) > 0, "flows open at the stop end as shutdown")
 
 
-def logrotate_config(events, pid, state_dir):
-    """The shipped deploy/logrotate/flowcop, aimed at this run: its path, and SIGHUP to this pid in
-    place of `systemctl reload` (no systemd here); `su` dropped (the test owns the directory)."""
+def logrotate_config(events_dir, pid, state_dir):
+    """The shipped deploy/logrotate/flowcop, aimed at this run: its directory, and SIGHUP to this pid in
+    place of `systemctl reload` (no systemd here); `su` dropped and `create` left to the running user (the
+    test owns the directory; tests/deploy/test_logrotate.py runs both as root with a real user)."""
     with open(os.path.join(REPO, "deploy", "logrotate", "flowcop")) as f:
         text = f.read()
-    check("/var/log/flowcop/events.jsonl {" in text and "systemctl reload flowcop.service" in text,
-          "the shipped config rotates /var/log/flowcop/events.jsonl and reloads the unit")
-    text = text.replace("/var/log/flowcop/events.jsonl", events)
+    check("/var/log/flowcop/*.jsonl {" in text and "systemctl reload flowcop.service" in text
+          and "create 0640 flowcop flowcop" in text,
+          "the shipped config rotates /var/log/flowcop/*.jsonl, creates the new file and reloads the unit")
+    text = text.replace("/var/log/flowcop/", events_dir + "/")
     text = text.replace("systemctl reload flowcop.service", f"kill -HUP {pid}")
+    text = text.replace("create 0640 flowcop flowcop", "create 0640")
     text = "\n".join(l for l in text.splitlines() if not l.strip().startswith("su "))
     conf = os.path.join(state_dir, "flowcop.logrotate")
     with open(conf, "w") as f:
@@ -102,18 +106,26 @@ def test_the_shipped_logrotate_config_rotates_under_a_running_flowcop():
     path = os.path.join(d, "events.jsonl")
     with Flowcop(EXE, DEMO_PCAP, OPTS + ["--events", path], "logrotate", wait_metrics=False) as fc:
         wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the first file")
-        conf = logrotate_config(path, fc.proc.pid, d)
+        conf = logrotate_config(d, fc.proc.pid, d)
         for n in (1, 2):
+            if n == 2:  # dateext names the rotated file by the second: the second rotation needs a new one
+                start = int(time.time())
+                wait_until(lambda: int(time.time()) > start, 5, "the next second")
             p = subprocess.run(["logrotate", "--force", "--state", os.path.join(d, "state"), conf],
                                capture_output=True, text=True, timeout=60)
             check(p.returncode == 0, f"logrotate: exit {p.returncode}: {p.stderr}")
             wait_until(lambda: fc.stderr.count("reopened") == n, 10, f"flowcop's reopen number {n}")
             wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the new file")
         s = stop_and_summary(fc, signal.SIGTERM)
-    # After two rotations: events.jsonl.2.gz (compressed at the second), events.jsonl.1, events.jsonl.
-    with gzip.open(path + ".2.gz", "rt") as f:
+    # After two rotations (dateext): events.jsonl-DATE-EPOCH1.gz (compressed at the second),
+    # events.jsonl-DATE-EPOCH2, events.jsonl.
+    rotated = sorted((n for n in os.listdir(d) if re.fullmatch(r"events\.jsonl-\d{8}-\d+(\.gz)?", n)),
+                     key=lambda n: int(n.split("-")[2].split(".")[0]))  # by the rotation's epoch second
+    check(len(rotated) == 2 and rotated[0].endswith(".gz") and not rotated[1].endswith(".gz"),
+          f"two rotated files, the older compressed: {sorted(os.listdir(d))}")
+    with gzip.open(os.path.join(d, rotated[0]), "rt") as f:
         every = f.read().splitlines()
-    every += lines(path + ".1") + lines(path)
+    every += lines(os.path.join(d, rotated[1])) + lines(path)
     check(len(every) == s["events_written"] and s["events_dropped"] == 0,
           f"the rotated files hold {len(every)} lines, the summary counts {s['events_written']} written")
     check(len(set(every)) == len(every), "no line is written twice")
