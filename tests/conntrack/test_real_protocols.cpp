@@ -37,7 +37,11 @@ std::string pcap_dir()
 struct Run {
     std::unique_ptr<Harness> h;
     std::vector<conntrack::FlowSnapshot> flows; // every flow at the end, before anything expired
-    std::unique_ptr<uint8_t[]> frag_memory;
+    // Frees what new (std::align_val_t(64)) uint8_t[] returned (a plain delete[] mismatches).
+    struct AlignedDelete {
+        void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+    };
+    std::unique_ptr<uint8_t[], AlignedDelete> frag_memory;
     std::unique_ptr<fragattr::FragmentAttributor> frag;
 
     Sizes sizes(Proto p) const

@@ -121,6 +121,7 @@ def main():
     if not hostile.have_root_net():
         harness.skip_all("needs root and iproute2 for a veth pair")
     tap = harness.Tap()
+    harness.measure_rss_not_asan()
     with hostile.Veth(str(os.getpid() % 100000)) as veth:
         ph = Phases(tap, veth)
         # A 16384-frame kernel ring (32 MiB) absorbs ~0.6 s of the injector while flowcop is descheduled:

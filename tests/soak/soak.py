@@ -173,14 +173,7 @@ def main():
     a = ap.parse_args()
 
     tap = harness.Tap()
-    # Under AddressSanitizer every free() parks the block in a quarantine of up to 256 MiB, so the
-    # control threads' ordinary malloc churn (each scrape renders the metrics into fresh strings)
-    # grows RSS by ~0.3 MiB/s for minutes: measured +3.2 MiB after the short form's warm-up with
-    # the default quarantine, +0.8 MiB with 1 MiB. A small quarantine makes RSS measure flowcop's
-    # own memory again; use-after-free detection keeps a shorter window. No effect without ASan.
-    asan = os.environ.get("ASAN_OPTIONS", "")
-    os.environ["ASAN_OPTIONS"] = (asan + ":" if asan else "") + \
-        "quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
+    harness.measure_rss_not_asan()
     tmp = tempfile.mkdtemp(prefix="flowcop-soak-")
     fifo = os.path.join(tmp, "events.fifo")
     os.mkfifo(fifo)
