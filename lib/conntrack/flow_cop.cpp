@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // FlowTable's expiry side: the inactivity cop, kill, runtime timeout changes and
 // shutdown (see flow_table.h for the deadline and locking rules).
+#include <conntrack/flow_id.h>
 #include <conntrack/flow_table.h>
 
 #include <events/event.h>
@@ -125,9 +126,9 @@ bool FlowTable::kill(const packet::FlowKey& key) noexcept
 
 bool FlowTable::kill_id(uint64_t flow_id) noexcept
 {
-    const uint32_t pos = uint32_t(flow_id);
+    const uint32_t pos = flow_id_slot(flow_id);
     if (pos >= _capacity || !(_records[pos].flags & FlowRecord::kInUse) ||
-        _cold[pos].generation != uint32_t(flow_id >> 32))
+        _cold[pos].generation != flow_id_generation(flow_id))
         return false;
     FlowRecord& r = _records[pos];
     store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kKilled));

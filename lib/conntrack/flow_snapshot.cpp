@@ -3,6 +3,7 @@
 // snapshot() holds one shard lock at a time, for one pass over kShardSize records; read_slice() holds
 // one for at most the slice it copies. Either way the owner's cop defers at most that shard's due flows
 // for that long.
+#include <conntrack/flow_id.h>
 #include <conntrack/flow_table.h>
 
 #include <algorithm>
@@ -69,7 +70,7 @@ void FlowTable::copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rule
     for (int d = 0; d < 2; ++d)
         snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
     snap.position = pos;
-    snap.flow_id = uint64_t(load_relaxed(c.generation)) << 32 | pos;
+    snap.flow_id = make_flow_id(load_relaxed(c.generation), pos);
     snap.first_seen_ns = load_relaxed(c.first_seen_ns);
     snap.last_seen_ns = load_relaxed(r.last_seen_ns);
     for (int d = 0; d < 2; ++d) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // FlowTable construction, flow creation and ending, and the per-packet update (see flow_table.h).
+#include <conntrack/flow_id.h>
 #include <conntrack/flow_table.h>
 
 #include <events/events.h>
@@ -401,7 +402,7 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     events::Event e{};
     e.time_ns = now_ns;
     e.first_seen_ns = c.first_seen_ns;
-    e.flow_id = uint64_t(c.generation) << 32 | pos; // as snapshot() reports it
+    e.flow_id = make_flow_id(c.generation, pos); // as snapshot() reports it
     e.interims = c.exports;
     e.last_seen_ns = r.last_seen_ns;
     e.packets[0] = r.packets[0];

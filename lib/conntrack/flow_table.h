@@ -178,7 +178,7 @@ struct FlowSnapshot {
     uint32_t related;          // ICMP errors that quoted this flow
     uint8_t tcp_flags_seen[2]; // [orig, reply]
     uint32_t position;
-    uint64_t flow_id; // generation << 32 | position: the same from creation to destroy
+    uint64_t flow_id; // make_flow_id(generation, position) (flow_id.h): the same from creation to destroy
     uint64_t first_seen_ns, last_seen_ns;
     uint64_t packets[2], bytes[2];
     uint64_t deadline_ns; // the true current deadline (deadline.h): kDueNow when RST- or kill-marked

@@ -54,6 +54,7 @@ struct Event {
     // Stable from new to destroy within one flowcop run (kHasFlowId): (generation << 32) | slot, where a
     // slot of the lcore's flow table holds one flow at a time and its generation grows with each flow,
     // so a consumer may keep per-flow state by slot and know a newer generation replaced an older flow.
+    // Pack and unpack it with conntrack/flow_id.h only.
     uint64_t flow_id;
     uint64_t packets[2]; // [0] originator -> responder, [1] reply
     uint64_t bytes[2];
