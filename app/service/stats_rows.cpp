@@ -63,7 +63,8 @@ constexpr Label kWindowReason{"reason", tcpstate::kWindowReasonCount - 1, [](uns
 constexpr Label kTableFull{"reason", 1, [](unsigned) noexcept { return "table_full"; }};
 constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
 constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
-constexpr Label kQueueFull{"reason", 1, [](unsigned) noexcept { return "queue_full"; }};
+constexpr const char* kIpfixDropReasons[] = {"queue_full", "tracker_full"};
+constexpr Label kIpfixDropReason{"reason", 2, [](unsigned i) noexcept { return kIpfixDropReasons[i]; }};
 
 // --- Every protocol (issue 15) ---
 constexpr Label kProto{"proto", conntrack::kProtoCount,
@@ -222,9 +223,15 @@ const Lcore kLcoreRows[] = {
      .read = [](const LcoreView& v, Index) noexcept { return v.ipfix_stats().interim; }},
     {.prometheus = "flowcop_ipfix_dropped_total",
      .telemetry = "ipfix_dropped",
-     .help = "Ended flows and interim reports not exported: queue_full (the IPFIX export thread fell behind)",
-     .labels = {kQueueFull},
-     .read = [](const LcoreView& v, Index) noexcept { return v.ipfix_stats().dropped_full; }},
+     .help = "Ended flows and interim reports not exported: queue_full (the IPFIX export thread fell behind), "
+             "tracker_full (an interim report the delta tracker had no room for; the flow's next record carries "
+             "its counts)",
+     .labels = {kIpfixDropReason},
+     .read =
+         [](const LcoreView& v, Index i) noexcept {
+             const ipfix::ExporterStats s = v.ipfix_stats();
+             return i[0] == 0 ? s.dropped_full : s.dropped_untracked;
+         }},
     // Every protocol (issue 15): one row per family, labelled by protocol.
     {.prometheus = "flowcop_proto_flows_created_total",
      .telemetry = "proto_flows_created",

@@ -166,8 +166,10 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
         std::fprintf(stderr, "  events: %llu written, %llu dropped, %llu write errors\n", total(v, "events_written"),
                      total(v, "events_dropped"), total(v, "events_write_errors"));
     if (!v.collectors.empty()) {
-        std::fprintf(stderr, "  ipfix: %llu records (%llu interim), %llu dropped (queue full)",
-                     total(v, "ipfix_records"), total(v, "ipfix_interim_records"), total(v, "ipfix_dropped"));
+        std::fprintf(stderr,
+                     "  ipfix: %llu records (%llu interim), %llu dropped (queue full), %llu dropped (tracker full)",
+                     total(v, "ipfix_records"), total(v, "ipfix_interim_records"), total_of(v, "ipfix_dropped", 0),
+                     total_of(v, "ipfix_dropped", 1));
         for (const CollectorView& c : v.collectors) {
             const ipfix::CollectorStats cs = c.collector->stats();
             std::fprintf(stderr, "; %s: %llu messages, %llu send errors", c.collector->name().c_str(),

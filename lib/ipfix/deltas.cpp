@@ -1,16 +1,31 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include <ipfix/deltas.h>
 
+#include <conntrack/flow_id.h>
+
+#include <new>
+
 namespace flowcop::ipfix {
 
-void DeltaTracker::apply(events::Event& e)
+bool DeltaTracker::apply(events::Event& e) noexcept
 {
     if ((e.present & events::kHasFlowId) == 0 || e.interims == 0)
-        return;
-    const auto slot = uint32_t(e.flow_id);
-    const auto generation = uint32_t(e.flow_id >> 32);
+        return true;
+    const uint32_t slot = conntrack::flow_id_slot(e.flow_id);
+    const uint32_t generation = conntrack::flow_id_generation(e.flow_id);
     const Last totals{generation, {e.packets[0], e.packets[1]}, {e.bytes[0], e.bytes[1]}, e.last_seen_ns};
-    auto it = _last.find(slot);
+    auto it = _last.find(slot); // find() allocates nothing
+    if (e.kind == events::Kind::interim && it == _last.end()) {
+        // Room first, before `e` changes: a refused record is dropped whole, and the flow's next
+        // record carries its counts.
+        if (_last.size() >= _max)
+            return false;
+        try { // nothing exported yet: zero counts, so this record's delta is its totals
+            it = _last.emplace(slot, Last{generation, {0, 0}, {0, 0}, 0}).first;
+        } catch (const std::bad_alloc&) {
+            return false;
+        }
+    }
     if (it != _last.end() && it->second.generation == generation) {
         const Last& prev = it->second;
         // Totals only grow; a smaller one would be a table bug: send the total rather than wrap.
@@ -23,14 +38,11 @@ void DeltaTracker::apply(events::Event& e)
         if (prev.end_ns > e.first_seen_ns && prev.end_ns <= e.last_seen_ns)
             e.first_seen_ns = prev.end_ns;
     }
-    if (e.kind == events::Kind::interim) {
-        if (it != _last.end())
-            it->second = totals;
-        else
-            _last.emplace(slot, totals);
-    } else if (it != _last.end()) {
+    if (e.kind == events::Kind::interim)
+        it->second = totals;
+    else if (it != _last.end())
         _last.erase(it); // this flow's entry, or a stale one of an older flow in the slot
-    }
+    return true;
 }
 
 } // namespace flowcop::ipfix

@@ -17,9 +17,16 @@
 // whose slot now holds a newer generation belonged to a flow whose final event was lost, and is
 // replaced, so the tracker holds at most one entry per slot with an interim record outstanding.
 // Events without a flow id (kHasFlowId) or with interims == 0 pass unchanged.
-// Memory: one hash entry (~64 bytes) per flow that has had an interim record and not yet ended.
+// Memory: one hash entry (~64 bytes) per flow that has had an interim record and not yet ended, at
+// most max_tracked entries (the exporter passes the lcore's flow table capacity: one entry per slot
+// at most, so the bound holds whatever the table does).
+// Degraded behaviour: an interim event that needs a new entry when max_tracked are held, or when the
+// entry cannot be allocated, is refused (apply() returns false) and must not be exported: the flow's
+// next record then carries the counts since its last exported one, so a collector's sums stay right.
+// Nothing here throws.
 #include <events/event.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 
@@ -27,9 +34,13 @@ namespace flowcop::ipfix {
 
 class DeltaTracker {
 public:
-    // Rewrites `e` (interim or destroyed) to deltas as the contract says.
-    void apply(events::Event& e);
+    explicit DeltaTracker(size_t max_tracked) noexcept : _max(max_tracked) {}
+
+    // Rewrites `e` (interim or destroyed) to deltas as the contract says. false: an interim event the
+    // tracker has no room for (see above), left unchanged: drop it, count it.
+    bool apply(events::Event& e) noexcept;
     size_t tracked() const noexcept { return _last.size(); }
+    size_t max_tracked() const noexcept { return _max; }
 
 private:
     struct Last {
@@ -37,6 +48,7 @@ private:
         uint64_t packets[2], bytes[2];
         uint64_t end_ns; // last_seen_ns of the previous record
     };
+    size_t _max;
     std::unordered_map<uint32_t, Last> _last; // by slot
 };
 

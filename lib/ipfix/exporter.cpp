@@ -80,6 +80,10 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
                 ", the smallest that holds a template and a record";
         return nullptr;
     }
+    if (config.max_tracked_flows == 0) {
+        error = "IPFIX export: max_tracked_flows is 0 (pass the flow table's capacity per lcore)";
+        return nullptr;
+    }
     std::unique_ptr<Exporter> x(new Exporter());
     bool any_v6 = false;
     for (const Destination& d : config.collectors) {
@@ -106,6 +110,7 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
         ec.template_refresh_messages = config.template_refresh_messages;
         x->_domains[i].encoder = std::make_unique<Encoder>(ec);
         x->_domains[i].ingress_port = config.ingress_port[i];
+        x->_domains[i].deltas = DeltaTracker(config.max_tracked_flows);
     }
     x->_batch = std::make_unique<Batch>(*x, x->_max_message);
     return x;
@@ -143,8 +148,9 @@ void Exporter::stop_and_flush()
 ExporterStats Exporter::stats(unsigned producer) const noexcept
 {
     const Domain& d = _domains[producer];
-    return ExporterStats{_sub->offered(producer), stats::load_relaxed(d.records), stats::load_relaxed(d.interim),
-                         _sub->dropped_full(producer), stats::load_relaxed(d.messages)};
+    return ExporterStats{_sub->offered(producer),          stats::load_relaxed(d.records),
+                         stats::load_relaxed(d.interim),   _sub->dropped_full(producer),
+                         stats::load_relaxed(d.untracked), stats::load_relaxed(d.messages)};
 }
 
 void Exporter::run() noexcept
@@ -180,18 +186,25 @@ bool Exporter::drain(unsigned p, uint64_t now_ns) noexcept
     _batch->for_domain(p);
     while (taken < _sub->ring_events()) {
         const unsigned n = _sub->take(p, ev, kBurst, left);
+        unsigned encoded = 0;
         for (unsigned i = 0; i < n; ++i) {
             events::Event& e = ev[i];
             if ((e.present & events::kHasInPort) == 0 && d.ingress_port >= 0) {
                 e.in_port = uint16_t(d.ingress_port);
                 e.present |= events::kHasInPort;
             }
-            d.deltas.apply(e); // leaves a flow never reported in the interim unchanged
+            // Leaves a flow never reported in the interim unchanged; refuses an interim record it has
+            // no room to remember: not sent, and the flow's next record carries its counts.
+            if (!d.deltas.apply(e)) {
+                stats::bump(d.untracked);
+                continue;
+            }
             if (e.kind == events::Kind::interim)
                 stats::bump(d.interim);
             d.encoder->add(e, now_ns, *_batch);
+            ++encoded;
         }
-        stats::bump(d.records, uint64_t(n));
+        stats::bump(d.records, uint64_t(encoded));
         taken += n;
         if (n < kBurst)
             break;

@@ -18,7 +18,7 @@
 // it has waited kMaxHoldNs since its first record, or at stop_and_flush(); the thread polls every
 // kPollIntervalUs when idle. Export time, flow times and template refresh use the wall clock.
 // Invariant per lcore, after stop_and_flush() (approximately while running):
-//   stats(i).records + stats(i).dropped_full == stats(i).offered.
+//   stats(i).records + stats(i).dropped_full + stats(i).dropped_untracked == stats(i).offered.
 // Messages are the same for every collector, so each collector sees one sequence per domain; a
 // message that fails to one collector is counted in that collector's send_errors only.
 #include <ipfix/collector.h>
@@ -54,6 +54,9 @@ struct ExporterConfig {
     // Per producer: the DPDK port its lcore polls when it polls exactly one, else -1; used as
     // ingressInterface for events that do not carry their own port (kHasInPort).
     std::vector<int32_t> ingress_port;
+    // Per lcore: flows with interim records outstanding that the delta tracker remembers (deltas.h).
+    // Pass the lcore's flow table capacity, which the tracker cannot exceed; 0 is refused by open().
+    uint32_t max_tracked_flows = 0;
 };
 
 struct ExporterStats {
@@ -61,7 +64,10 @@ struct ExporterStats {
     uint64_t records;      // of those, encoded into messages
     uint64_t interim;      // of the records, interim ones
     uint64_t dropped_full; // of those, lost because the exporter's ring was full
-    uint64_t messages;     // messages made for this lcore's domain (each sent to every collector)
+    // of those, interim events not exported because the delta tracker had no room (deltas.h): the
+    // flow's next record carries their counts
+    uint64_t dropped_untracked;
+    uint64_t messages; // messages made for this lcore's domain (each sent to every collector)
 };
 
 class Exporter {
@@ -73,7 +79,7 @@ public:
 
     // Subscribes to `stream` (setup time), opens one socket per collector. nullptr + one sentence in
     // `error` if the config is inconsistent (no collector, per-producer vectors of the wrong size,
-    // an MTU below min_path_mtu()) or a socket or the subscription cannot be made.
+    // an MTU below min_path_mtu(), max_tracked_flows 0) or a socket or the subscription cannot be made.
     static std::unique_ptr<Exporter> open(const ExporterConfig& config, events::Stream& stream, std::string& error);
     Exporter(const Exporter&) = delete;
     Exporter& operator=(const Exporter&) = delete;
@@ -102,9 +108,10 @@ private:
     struct alignas(64) Domain {
         std::unique_ptr<Encoder> encoder;
         int32_t ingress_port = -1;
-        DeltaTracker deltas;
+        DeltaTracker deltas{0};
         uint64_t records = 0; // written by the export thread only (stats/relaxed.h)
         uint64_t interim = 0;
+        uint64_t untracked = 0;
         uint64_t messages = 0;
     };
 

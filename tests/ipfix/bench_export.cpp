@@ -107,6 +107,7 @@ Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& js
         xc.ring_events = kRing;
         xc.domain_id = {1};
         xc.ingress_port = {0};
+        xc.max_tracked_flows = 1u << 20;
         exporter = ipfix::Exporter::open(xc, *stream, error);
         REQUIRE(exporter);
         exporter->start();

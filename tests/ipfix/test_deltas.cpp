@@ -2,6 +2,8 @@
 // DeltaTracker: a flow's interim and final records add up to its totals, whatever was lost between.
 #include <ipfix/deltas.h>
 
+#include <conntrack/flow_id.h>
+
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
@@ -19,7 +21,7 @@ events::Event totals(events::Kind kind, uint32_t slot, uint32_t gen, uint16_t in
 {
     events::Event e = flow_event(1);
     e.kind = kind;
-    e.flow_id = uint64_t(gen) << 32 | slot;
+    e.flow_id = conntrack::make_flow_id(gen, slot);
     e.present |= events::kHasFlowId;
     e.interims = interims;
     e.first_seen_ns = 1000 * kSecond;
@@ -46,7 +48,7 @@ struct Sum {
 
 TEST_CASE("interim records and the final one add up to the flow's totals, each covering its own interval")
 {
-    ipfix::DeltaTracker t;
+    ipfix::DeltaTracker t(64);
     Sum sum;
     auto i1 = totals(events::Kind::interim, 7, 1, 1, 10, 4, 59);
     t.apply(i1);
@@ -76,7 +78,7 @@ TEST_CASE("interim records and the final one add up to the flow's totals, each c
 
 TEST_CASE("a lost interim event loses nothing: the next record carries its delta")
 {
-    ipfix::DeltaTracker t;
+    ipfix::DeltaTracker t(64);
     Sum sum;
     auto i1 = totals(events::Kind::interim, 3, 9, 1, 10, 0, 59);
     t.apply(i1);
@@ -101,7 +103,7 @@ TEST_CASE("a lost interim event loses nothing: the next record carries its delta
 
 TEST_CASE("flows never reported early, and events without a flow id, pass unchanged")
 {
-    ipfix::DeltaTracker t;
+    ipfix::DeltaTracker t(64);
     auto plain = totals(events::Kind::destroyed, 1, 1, 0, 10, 10, 5);
     const auto before = plain;
     t.apply(plain);
@@ -117,7 +119,7 @@ TEST_CASE("flows never reported early, and events without a flow id, pass unchan
 
 TEST_CASE("a slot's newer flow replaces the entry of an older one whose final event was lost")
 {
-    ipfix::DeltaTracker t;
+    ipfix::DeltaTracker t(64);
     auto old_flow = totals(events::Kind::interim, 5, 1, 1, 100, 100, 59);
     t.apply(old_flow);
     // Its destroy was lost; the slot now holds generation 2.
@@ -134,5 +136,61 @@ TEST_CASE("a slot's newer flow replaces the entry of an older one whose final ev
     auto other_end = totals(events::Kind::destroyed, 5, 3, 2, 9, 9, 10);
     t.apply(other_end);
     CHECK(other_end.packets[0] == 9);
+    CHECK(t.tracked() == 0);
+}
+
+TEST_CASE("at its bound the tracker refuses a new flow's interim record whole, and that flow's next record carries "
+          "its counts")
+{
+    ipfix::DeltaTracker t(2);
+    Sum sum_a;
+    auto a1 = totals(events::Kind::interim, 1, 1, 1, 10, 1, 59);
+    auto b1 = totals(events::Kind::interim, 2, 1, 1, 20, 2, 59);
+    CHECK(t.apply(a1));
+    CHECK(t.apply(b1));
+    sum_a.add(a1);
+    CHECK(t.tracked() == 2);
+    // A third flow: no room. Its record is left as it was (the caller drops it) and nothing is kept.
+    auto c1 = totals(events::Kind::interim, 3, 1, 1, 30, 3, 59);
+    const auto before = c1;
+    CHECK_FALSE(t.apply(c1));
+    CHECK(std::memcmp(&c1, &before, sizeof c1) == 0);
+    CHECK(t.tracked() == 2);
+    // Flows already tracked go on at the bound: their entries are updated, not added.
+    auto a2 = totals(events::Kind::interim, 1, 1, 2, 25, 4, 119);
+    CHECK(t.apply(a2));
+    CHECK(a2.packets[0] == 15);
+    sum_a.add(a2);
+    // A slot's newer flow takes over its slot's entry, at the bound too.
+    auto b_next = totals(events::Kind::interim, 2, 2, 1, 7, 0, 59);
+    CHECK(t.apply(b_next));
+    CHECK(b_next.packets[0] == 7);
+    // The refused flow's final record: everything, from its first packet (the dropped interim's counts
+    // are in it). Final records are never refused.
+    auto c_end = totals(events::Kind::destroyed, 3, 1, 2, 40, 4, 130);
+    CHECK(t.apply(c_end));
+    CHECK(c_end.packets[0] == 40);
+    CHECK(c_end.bytes[1] == 400);
+    CHECK(c_end.first_seen_ns == 1000 * kSecond);
+    // Once a flow ends its entry is free for a new one.
+    auto a_end = totals(events::Kind::destroyed, 1, 1, 2, 26, 4, 125);
+    CHECK(t.apply(a_end));
+    sum_a.add(a_end);
+    CHECK(sum_a.packets[0] == 26);
+    CHECK(sum_a.packets[1] == 4);
+    CHECK(t.tracked() == 1);
+    auto d1 = totals(events::Kind::interim, 4, 1, 1, 5, 5, 59);
+    CHECK(t.apply(d1));
+    CHECK(t.tracked() == 2);
+}
+
+TEST_CASE("a tracker with no room exports every flow's final record whole")
+{
+    ipfix::DeltaTracker t(0);
+    auto i1 = totals(events::Kind::interim, 9, 1, 1, 10, 1, 59);
+    CHECK_FALSE(t.apply(i1));
+    auto end = totals(events::Kind::destroyed, 9, 1, 1, 12, 2, 70);
+    CHECK(t.apply(end));
+    CHECK(end.packets[0] == 12);
     CHECK(t.tracked() == 0);
 }

@@ -3,6 +3,8 @@
 // UDP socket this test reads, and the counters that account for every record.
 #include <ipfix/exporter.h>
 
+#include <conntrack/flow_id.h>
+
 #include <events/stream.h>
 
 #include <arpa/inet.h>
@@ -75,6 +77,7 @@ ExporterConfig config_for(std::vector<Destination> to, unsigned n)
     ExporterConfig c;
     c.collectors = std::move(to);
     c.ring_events = 4095;
+    c.max_tracked_flows = 1024;
     for (unsigned i = 0; i < n; ++i) {
         c.domain_id.push_back(100 + i);
         c.ingress_port.push_back(i == 0 ? 5 : -1);
@@ -195,6 +198,48 @@ TEST_CASE("When the exporter's ring is full, records are dropped and counted, ne
     CHECK(d.records.size() == 63);
 }
 
+TEST_CASE("An interim record the delta tracker has no room for is dropped and counted; the flow's final record "
+          "carries its counts",
+          "[ipfix][exporter]")
+{
+    Listener l;
+    auto stream = stream_of(1);
+    ExporterConfig c = config_for({l.destination()}, 1);
+    c.max_tracked_flows = 1;
+    std::string error;
+    auto x = Exporter::open(c, *stream, error);
+    REQUIRE(x);
+    // Flow i, slot i, generation 1, with `interims` boundaries passed and these totals.
+    auto flow = [](uint32_t i, events::Kind kind, uint16_t interims, uint64_t packets) {
+        events::Event e = flow_event(i);
+        e.kind = kind;
+        e.flow_id = conntrack::make_flow_id(1, i);
+        e.present |= events::kHasFlowId;
+        e.interims = interims;
+        e.packets[0] = packets;
+        return e;
+    };
+    stream->producer(0).emit(flow(1, events::Kind::interim, 1, 10));   // tracked: the tracker is full
+    stream->producer(0).emit(flow(2, events::Kind::interim, 1, 20));   // no room: dropped, counted
+    stream->producer(0).emit(flow(1, events::Kind::interim, 2, 15));   // tracked already: a delta of 5
+    stream->producer(0).emit(flow(2, events::Kind::destroyed, 1, 26)); // its totals: 26
+    stream->producer(0).emit(flow(1, events::Kind::destroyed, 2, 16)); // a delta of 1
+    x->stop_and_flush();
+    const ExporterStats s = x->stats(0);
+    CHECK(s.offered == 5);
+    CHECK(s.dropped_untracked == 1);
+    CHECK(s.records == 4);
+    CHECK(s.interim == 2);
+    CHECK(s.records + s.dropped_full + s.dropped_untracked == s.offered);
+    Decoder d;
+    l.drain_into(d);
+    CHECK(d.errors.empty());
+    std::map<uint64_t, uint64_t> packets_by_port;
+    for (const Record& r : d.records)
+        packets_by_port[r.num(7)] += r.num(2);
+    CHECK(packets_by_port == std::map<uint64_t, uint64_t>{{1001, 16}, {1002, 26}});
+}
+
 TEST_CASE("open refuses what cannot work, in one sentence", "[ipfix][exporter]")
 {
     auto stream = stream_of(1);
@@ -209,4 +254,8 @@ TEST_CASE("open refuses what cannot work, in one sentence", "[ipfix][exporter]")
     CHECK(error.find("IPFIX path MTU 200 is below") == 0);
     CHECK(Exporter::open(config_for({{"127.0.0.1", 4739}}, 2), *stream, error) == nullptr);
     CHECK(error.find("1 lcores but 2 domain ids") != std::string::npos);
+    c = config_for({{"127.0.0.1", 4739}}, 1);
+    c.max_tracked_flows = 0;
+    CHECK(Exporter::open(c, *stream, error) == nullptr);
+    CHECK(error.find("max_tracked_flows is 0") != std::string::npos);
 }
