@@ -111,6 +111,11 @@ const Lcore kLcoreRows[] = {
      .telemetry = "inactivity_cop_interim_reports",
      .help = "Interim reports of long flows the cop made (--ipfix-active-timeout); the flows go on, not in fired",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->interim_reports); }},
+    {.prometheus = "flowcop_inactivity_cop_interim_idle_total",
+     .telemetry = "inactivity_cop_interim_idle",
+     .help = "Interim report boundaries of long flows that saw no packet in their interval: no report, but each "
+             "took one fire from the cop's budget",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->interim_idle); }},
     {.prometheus = "flowcop_inactivity_cop_budget_exhausted_total",
      .telemetry = "inactivity_cop_budget_exhausted",
      .help = "Cop passes stopped by the fire or visit budget with due work left (timeouts firing late)",

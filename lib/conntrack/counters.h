@@ -80,6 +80,10 @@ struct alignas(64) Counters {
     // Interim reports of long flows (TableConfig::interim_s; flow_table.h): interim events emitted by
     // the cop. Not in cop_fired, which counts ends.
     uint64_t interim_reports = 0;
+    // Report boundaries the cop met for a flow that saw no packet since its previous one: no event, but
+    // the flow was re-armed and, like a report, took one fire from the pass's budget. Per pass, the
+    // wheel's fires == cop_fired + interim_reports + interim_idle added.
+    uint64_t interim_idle = 0;
 
     // Nanoseconds. Pass duration: 1 us .. 10 ms; lag (fire time - true deadline): 1 ms .. 60 s.
     Histogram cop_pass_ns{1'000,   2'000,   5'000,     10'000,    20'000,    50'000,    100'000,

@@ -94,6 +94,8 @@ void FlowTable::report_interim(uint32_t pos, uint64_t now_ns) noexcept
     if (news) {
         emit(pos, events::Kind::interim, Reason::count, now_ns);
         bump(_counters.interim_reports);
+    } else {
+        bump(_counters.interim_idle); // the fire it took from the budget is not invisible
     }
     _wheel->schedule(pos, wheel_deadline_of(pos));
     ++_pass_interims;

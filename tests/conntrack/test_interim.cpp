@@ -100,12 +100,16 @@ TEST_CASE("an interval without a packet is not reported, and the next busy one i
     h.run_for(130);
     CHECK(InterimHarness::of(t.take(), events::Kind::interim).empty());
     CHECK(h.c().interim_reports == 0);
+    CHECK(h.c().interim_idle == 2); // 60 and 120 s: counted, as each took a fire from the budget
+    CHECK(h.c().cop_fired == 0);
     h.send(client, server, kAck, 10); // at 130 s
     h.run_for(60);                    // past 180 s
     const auto interim = InterimHarness::of(t.take(), events::Kind::interim);
     REQUIRE(interim.size() == 1);
     CHECK(interim[0].interims == 3); // the third boundary: the two idle ones are passed too
     CHECK(interim[0].packets[0] == 3);
+    CHECK(h.c().interim_reports == 1);
+    CHECK(h.c().interim_idle == 2);
     CHECK(h.has(client, server));
 }
 
@@ -124,7 +128,8 @@ TEST_CASE("a cop that comes several intervals late reports a busy flow once, not
     CHECK(interim[0].interims == 3); // the boundaries at 60, 120 and 180 s are all passed
     CHECK(interim[0].packets[0] == 202);
     CHECK(h.c().interim_reports == 1);
-    h.now += 30 * kSec; // nothing new before the 240 s boundary
+    CHECK(h.c().interim_idle == 0); // one fire for three boundaries, and that one reported
+    h.now += 30 * kSec;             // nothing new before the 240 s boundary
     h.send(client, server, kAck, 100);
     h.run_for(40);
     CHECK(InterimHarness::of(t.take(), events::Kind::interim).size() == 1);
