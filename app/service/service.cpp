@@ -48,16 +48,8 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
     c.template_refresh_messages = opt.ipfix_template_refresh_messages;
     c.ring_events = opt.events_ring - 1;       // N slots hold N - 1 events (see the --events writer below)
     c.max_tracked_flows = opt.flows_per_lcore; // at most one long flow per table slot
-    for (const WorkerPlan& w : plan.workers) {
-        c.domain_id.push_back(opt.ipfix_domain_base + w.lcore);
-        // A flow's port is not in its record yet: an lcore that polls one port knows it anyway, unless
-        // the handoff plan brings it packets other lcores read from other ports.
-        int32_t port = w.rx.empty() || plan.handoff() ? -1 : w.rx.front().port;
-        for (const RxQueueRef& q : w.rx)
-            if (q.port != port)
-                port = -1;
-        c.ingress_port.push_back(port);
-    }
+    for (const WorkerPlan& w : plan.workers)
+        c.domain_id.push_back(opt.ipfix_domain_base + w.lcore); // a flow's port is in its events (in_port)
     return c;
 }
 

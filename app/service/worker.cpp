@@ -115,6 +115,9 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     uint8_t fragmented = 0;
     for (uint16_t i = 0; i < n; ++i) {
         packet::parse_mbuf(mbufs[i], pkts[i]);
+        // The flow table keeps its first packet's port (IPFIX ingressInterface). A handed-off mbuf
+        // carries its port (hand_off() sets it: some PMDs, such as net_ring, leave it unset).
+        pkts[i].in_port = rx != nullptr ? rx->port : mbufs[i]->port;
         fragmented |= pkts[i].extra.frag_flags;
         ptrs[i] = &pkts[i];
     }

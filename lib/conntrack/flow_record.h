@@ -37,7 +37,8 @@
 //                             the flow's id from creation to destroy (issue 17)
 //   16..23   first_seen_ns    (while the position is free: the next free position, in the low 32 bits)
 //   24..27   related          ICMP errors related to this flow (issue 15)
-//   28..29   in_port          ingress port of the creating packet (issue 18)
+//   28..29   in_port          the DPDK port of the flow's first packet (packet::Packet::in_port; IPFIX
+//                             ingressInterface, issue 18)
 //   30..31   exports          interim report boundaries passed (reported, or skipped as idle; issue 18)
 //
 // Ownership: the owning lcore writes every field. Fields other threads read (listing, snapshot) are

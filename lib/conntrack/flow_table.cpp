@@ -274,7 +274,7 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4,
     c.generation += 1;
     c.first_seen_ns = now_ns;
     c.related = 0;
-    c.in_port = 0;
+    c.in_port = pkt.in_port;
     c.exports = 0;
     std::memcpy(&r.key, &pkt.key, sizeof r.key);
     r.l4 = l4;
@@ -417,7 +417,8 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     e.kind = kind;
     e.tcp_flags[0] = r.tcp_flags_seen[0];
     e.tcp_flags[1] = r.tcp_flags_seen[1];
-    e.present = events::kHasFlowId | events::kHasTcpFlags;
+    e.in_port = c.in_port;
+    e.present = events::kHasFlowId | events::kHasTcpFlags | events::kHasInPort;
     const bool tcp = r.key.proto == kIpProtoTcp;
     // TCP: tcpstate::State's value; the other protocols: protostate::Tracker's bits (family, replied, assured).
     e.state_code = tcp ? static_cast<uint8_t>(r.l4.tcp.state) : r.l4.other.bits;

@@ -70,9 +70,9 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
         error = "IPFIX export needs at least one collector";
         return nullptr;
     }
-    if (config.domain_id.size() != n || config.ingress_port.size() != n) {
+    if (config.domain_id.size() != n) {
         error = "IPFIX export: " + std::to_string(n) + " lcores but " + std::to_string(config.domain_id.size()) +
-                " domain ids and " + std::to_string(config.ingress_port.size()) + " ingress ports";
+                " domain ids";
         return nullptr;
     }
     if (config.path_mtu < min_path_mtu()) {
@@ -109,7 +109,6 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
         ec.template_refresh_ns = config.template_refresh_ns;
         ec.template_refresh_messages = config.template_refresh_messages;
         x->_domains[i].encoder = std::make_unique<Encoder>(ec);
-        x->_domains[i].ingress_port = config.ingress_port[i];
         x->_domains[i].deltas = DeltaTracker(config.max_tracked_flows);
     }
     x->_batch = std::make_unique<Batch>(*x, x->_max_message);
@@ -189,10 +188,6 @@ bool Exporter::drain(unsigned p, uint64_t now_ns) noexcept
         unsigned encoded = 0;
         for (unsigned i = 0; i < n; ++i) {
             events::Event& e = ev[i];
-            if ((e.present & events::kHasInPort) == 0 && d.ingress_port >= 0) {
-                e.in_port = uint16_t(d.ingress_port);
-                e.present |= events::kHasInPort;
-            }
             // Leaves a flow never reported in the interim unchanged; refuses an interim record it has
             // no room to remember: not sent, and the flow's next record carries its counts.
             if (!d.deltas.apply(e)) {

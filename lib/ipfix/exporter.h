@@ -51,9 +51,6 @@ struct ExporterConfig {
     uint32_t template_refresh_messages = kDefaultTemplateRefreshMessages;
     unsigned ring_events = 65535;    // per lcore, in the exporter's own subscription
     std::vector<uint32_t> domain_id; // per stream producer (lcore slot)
-    // Per producer: the DPDK port its lcore polls when it polls exactly one, else -1; used as
-    // ingressInterface for events that do not carry their own port (kHasInPort).
-    std::vector<int32_t> ingress_port;
     // Per lcore: flows with interim records outstanding that the delta tracker remembers (deltas.h).
     // Pass the lcore's flow table capacity, which the tracker cannot exceed; 0 is refused by open().
     uint32_t max_tracked_flows = 0;
@@ -80,6 +77,7 @@ public:
     // Subscribes to `stream` (setup time), opens one socket per collector. nullptr + one sentence in
     // `error` if the config is inconsistent (no collector, per-producer vectors of the wrong size,
     // an MTU below min_path_mtu(), max_tracked_flows 0) or a socket or the subscription cannot be made.
+    // ingressInterface is each event's own port (kHasInPort), left out of the record without one.
     static std::unique_ptr<Exporter> open(const ExporterConfig& config, events::Stream& stream, std::string& error);
     Exporter(const Exporter&) = delete;
     Exporter& operator=(const Exporter&) = delete;
@@ -107,7 +105,6 @@ private:
 
     struct alignas(64) Domain {
         std::unique_ptr<Encoder> encoder;
-        int32_t ingress_port = -1;
         DeltaTracker deltas{0};
         uint64_t records = 0; // written by the export thread only (stats/relaxed.h)
         uint64_t interim = 0;

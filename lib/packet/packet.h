@@ -22,7 +22,8 @@
 // (l4_payload_len also for udp); extra.icmp_type/icmp_code for icmp, icmp_error,
 // icmp_other and icmp_bad_quote. The key is a flow's identity for tcp, udp, icmp,
 // icmp_error (the quoted packet's flow) and other_l4; for fragment it is the flow's
-// key without ports. Return value == out.verdict.
+// key without ports. Return value == out.verdict. in_port is not the parser's: parse()
+// leaves it 0, and the caller that knows the port sets it (the worker, app/service).
 //
 // sport/dport are always the key's port fields as this packet's direction sees them,
 // so key_endpoints(key, src_is_lo) gives them back: the L4 ports for TCP and UDP; for
@@ -138,6 +139,7 @@ inline constexpr uint32_t kMaxHeaderBytes = 256;
 
 struct Packet {
     FlowKey key;
+    uint16_t in_port;        // the DPDK port the frame arrived on (set by the caller; 0 from parse())
     uint32_t frame_len;      // bytes of the frame as received (what byte counters count)
     uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header); UDP: minus 8
     uint32_t seq, ack;       // host order
@@ -165,6 +167,8 @@ struct Packet {
 };
 static_assert(sizeof(Packet::Extra) == 12, "no padding inside the protocol group");
 static_assert(offsetof(Packet, extra) + sizeof(Packet::Extra) == sizeof(Packet), "nothing after the group");
+static_assert(offsetof(Packet, in_port) == sizeof(FlowKey) && offsetof(Packet, frame_len) == sizeof(FlowKey) + 2,
+              "in_port fills what was padding between the key and frame_len: a Packet is no larger for it");
 
 // Packet::Extra::frag_flags bits.
 inline constexpr uint8_t kFragmented = 0x01; // one fragment of a larger datagram, first or not

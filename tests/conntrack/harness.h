@@ -70,11 +70,12 @@ public:
         if (!table)
             throw std::runtime_error(err);
     }
-    // Parses and feeds one frame at the current time; returns the parse verdict.
+    // Parses and feeds one frame at the current time, as arrived on port in_port; returns the parse verdict.
     packet::Verdict send(const std::vector<uint8_t>& frame)
     {
         packet::Packet p;
         packet::parse(frame.data(), uint32_t(frame.size()), p);
+        p.in_port = in_port; // what parse_mbuf() takes from the mbuf
         const packet::Packet* pp = &p;
         table->process_burst(&pp, 1, now);
         return p.verdict;
@@ -144,6 +145,7 @@ public:
 
     std::unique_ptr<conntrack::FlowTable> table;
     uint64_t now = kStart;
+    uint16_t in_port = 0; // the port send() says its frames arrived on
 
 private:
     std::map<std::string, uint32_t> _next_seq;

@@ -229,3 +229,28 @@ TEST_CASE("many long flows: every report is on time and the counts add up")
     CHECK(h.c().expired_total() == 0);
     CHECK(h.live_flows() == kFlows);
 }
+
+TEST_CASE("every event of a flow carries the port its first packet arrived on (IPFIX ingressInterface)")
+{
+    InterimHarness t;
+    Harness& h = *t.h;
+    h.in_port = 7;
+    h.send(client, server, kSyn);
+    h.in_port = 3; // the reply and later packets on another port: the flow keeps its first packet's
+    h.send(server, client, kSyn | kAck);
+    h.send(client, server, kAck);
+    for (int s = 0; s < 70; ++s) {
+        h.now += kSec;
+        h.send(client, server, kAck, 10);
+        h.cop();
+    }
+    h.in_port = 2;
+    h.send(Ep{"10.9.9.9", 4000}, server, kSyn); // another flow, first seen on port 2
+    h.table->destroy_all(h.now, conntrack::Reason::shutdown);
+    const auto all = t.take();
+    REQUIRE(all.size() == 5); // two created, one interim, two destroyed
+    for (const auto& e : all) {
+        CHECK((e.present & events::kHasInPort) != 0);
+        CHECK(e.in_port == (e.sport == 4000 ? 2 : 7));
+    }
+}

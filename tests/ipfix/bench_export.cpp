@@ -106,8 +106,7 @@ Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& js
         xc.collectors = {{"127.0.0.1", sink.port}};
         xc.ring_events = kRing;
         xc.domain_id = {1};
-        xc.ingress_port = {0};
-        xc.max_tracked_flows = 1u << 20;
+        xc.max_tracked_flows = kSlots;
         exporter = ipfix::Exporter::open(xc, *stream, error);
         REQUIRE(exporter);
         exporter->start();
