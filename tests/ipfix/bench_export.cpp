@@ -3,13 +3,17 @@
 // path? One lcore's worth of ended flows (a created and a destroyed event per flow, as the flow table
 // emits them) is emitted from this thread at a fixed rate for a few seconds, with the consumers the
 // service would run: none, the IPFIX exporter (to a loopback UDP socket), the JSON writer (to a file
-// in /tmp and to /dev/null), or both. Printed per configuration and rate, medians of interleaved runs:
+// in /tmp and to /dev/null), or both; and the exporter with interim records (--ipfix-active-timeout): each
+// flow reported twice while it lasts, then ended (three records a flow, turned into deltas by the
+// exporter's DeltaTracker). Printed per configuration and rate, medians of interleaved runs:
 //   - flows/s offered and flows/s the consumer took (IPFIX records, JSON lines / 2), drops (ring full);
 //   - ns per flow spent in emit() on the lcore side (the data path's cost of export), and its ratio to
 //     the same run with no consumer.
 // Consumer threads run unpinned (the OS places them), as the service's do on a machine whose CPUs all
 // poll. Run: meson test -C build --benchmark --suite ipfix-bench -v
 #include <ipfix/exporter.h>
+
+#include <conntrack/flow_id.h>
 
 #include <events/stream.h>
 #include <events/writer.h>
@@ -33,8 +37,10 @@ using bench::mono_ns;
 
 namespace {
 
-constexpr unsigned kRing = 65535; // the service's default --events-ring (65536 rounded to 2^k - 1)
-constexpr unsigned kBatch = 32;   // flows ended per burst, as a cop pass or a burst of RSTs ends them
+constexpr unsigned kRing = 65535;     // the service's default --events-ring (65536 rounded to 2^k - 1)
+constexpr unsigned kBatch = 32;       // flows ended per burst, as a cop pass or a burst of RSTs ends them
+constexpr unsigned kInterims = 2;     // interim reports per flow in the ipfix-interim configuration
+constexpr uint32_t kSlots = 1u << 20; // flow ids: a table of flowcop's default capacity
 
 events::Event make(uint64_t i, events::Kind kind)
 {
@@ -51,6 +57,19 @@ events::Event make(uint64_t i, events::Kind kind)
     e.state_code = 7, e.reason_code = kind == events::Kind::destroyed ? 2 : 0;
     e.state = "TIME_WAIT";
     e.reason = kind == events::Kind::destroyed ? "closed" : nullptr;
+    return e;
+}
+
+// Flow i's event as the table makes it with interim reports on: its id, the boundaries passed and
+// totals that grow with each report.
+events::Event make_reported(uint64_t i, events::Kind kind, uint16_t interims)
+{
+    events::Event e = make(i, kind);
+    e.flow_id = conntrack::make_flow_id(uint32_t(i / kSlots + 1), uint32_t(i % kSlots));
+    e.present |= events::kHasFlowId;
+    e.interims = interims;
+    const uint64_t k = interims + (kind == events::Kind::destroyed ? 1 : 0);
+    e.packets[0] *= k, e.packets[1] *= k, e.bytes[0] *= k, e.bytes[1] *= k;
     return e;
 }
 
@@ -72,12 +91,13 @@ struct Sink {
     ~Sink() { close(fd); }
 };
 
-enum class Consumers { none, ipfix, json_file, json_null, both };
+enum class Consumers { none, ipfix, ipfix_interim, json_file, json_null, both };
 const char* name_of(Consumers c)
 {
     switch (c) {
     case Consumers::none: return "none";
     case Consumers::ipfix: return "ipfix";
+    case Consumers::ipfix_interim: return "ipfix-interim";
     case Consumers::json_file: return "json-file";
     case Consumers::json_null: return "json-devnull";
     case Consumers::both: return "ipfix+json-file";
@@ -87,10 +107,10 @@ const char* name_of(Consumers c)
 
 struct Result {
     double offered_fps = 0; // flows per second actually emitted
-    double ipfix_fps = 0;   // flows per second exported
+    double ipfix_fps = 0;   // flows per second exported (all of a flow's records)
     double json_fps = 0;    // flows per second written (lines / 2)
     double drop_pct = 0;    // of the flows, lost by any consumer (ring full)
-    double emit_ns = 0;     // lcore-side ns per flow (two emits)
+    double emit_ns = 0;     // lcore-side ns per flow (all its emits: 2, or 2 + kInterims)
 };
 
 Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& json_path)
@@ -101,7 +121,8 @@ Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& js
     Sink sink;
     std::unique_ptr<events::Writer> writer;
     std::unique_ptr<ipfix::Exporter> exporter;
-    if (c == Consumers::ipfix || c == Consumers::both) {
+    const bool interim = c == Consumers::ipfix_interim;
+    if (c == Consumers::ipfix || interim || c == Consumers::both) {
         ipfix::ExporterConfig xc;
         xc.collectors = {{"127.0.0.1", sink.port}};
         xc.ring_events = kRing;
@@ -125,14 +146,24 @@ Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& js
         const uint64_t due = uint64_t(double(now - t0) * double(rate_fps) / 1e9);
         if (flows + kBatch > due)
             continue; // ahead of schedule: spin (an lcore polls anyway)
-        events::Event batch[2 * kBatch];
+        // Per flow: created, destroyed; with interim reports, created, kInterims interim reports and
+        // destroyed. A real flow's reports are minutes apart: here each one follows the last at once.
+        constexpr unsigned kPerFlow = 2 + kInterims;
+        events::Event batch[kPerFlow * kBatch];
+        unsigned k = 0;
         for (unsigned i = 0; i < kBatch; ++i) {
-            batch[2 * i] = make(flows + i, events::Kind::created);
-            batch[2 * i + 1] = make(flows + i, events::Kind::destroyed);
+            batch[k++] = make(flows + i, events::Kind::created);
+            if (interim) {
+                for (uint16_t r = 1; r <= kInterims; ++r)
+                    batch[k++] = make_reported(flows + i, events::Kind::interim, r);
+                batch[k++] = make_reported(flows + i, events::Kind::destroyed, kInterims);
+            } else {
+                batch[k++] = make(flows + i, events::Kind::destroyed);
+            }
         }
         const uint64_t a = mono_ns();
-        for (auto& e : batch)
-            p.emit(e);
+        for (unsigned e = 0; e < k; ++e)
+            p.emit(batch[e]);
         in_emit += mono_ns() - a;
         flows += kBatch;
     }
@@ -144,8 +175,9 @@ Result run(Consumers c, uint64_t rate_fps, double seconds, const std::string& js
     if (exporter) {
         exporter->stop_and_flush();
         const auto s = exporter->stats(0);
-        r.ipfix_fps = double(s.records) / elapsed;
-        lost = std::max(lost, s.dropped_full);
+        const uint64_t per_flow = interim ? 1 + kInterims : 1;
+        r.ipfix_fps = double(s.records) / double(per_flow) / elapsed;
+        lost = std::max(lost, (s.dropped_full + s.dropped_untracked + per_flow - 1) / per_flow);
     }
     if (writer) {
         writer->stop_and_flush();
@@ -167,8 +199,8 @@ TEST_CASE("IPFIX export and the JSON writer against the rate of ended flows", "[
     constexpr double kSeconds = 2.0;
     constexpr int kRounds = 3;
     const uint64_t rates[] = {500'000, 1'000'000, 2'000'000, 4'000'000};
-    const Consumers configs[] = {Consumers::none, Consumers::ipfix, Consumers::json_file, Consumers::json_null,
-                                 Consumers::both};
+    const Consumers configs[] = {Consumers::none,      Consumers::ipfix,     Consumers::ipfix_interim,
+                                 Consumers::json_file, Consumers::json_null, Consumers::both};
     std::printf("%-16s %9s %12s %12s %12s %8s %10s %8s\n", "consumers", "target", "offered/s", "ipfix/s", "json/s",
                 "drop%", "emit ns", "x none");
     for (uint64_t rate : rates) {
