@@ -14,7 +14,10 @@ is down). Then:
     encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
   - ingressInterface is the port the single polling lcore reads (0);
   - pmacct's nfacctd, a fourth collector in the first run, aggregates every flow with flowcop's
-    originator packets and bytes (pmacct reads no RFC 5103 reverse counts).
+    originator packets and bytes (pmacct reads no RFC 5103 reverse counts);
+  - the collectors run as deploy/collectors/ configures them, and deploy/deployment.md's queries
+    work on what they stored: its top talker by bytes (nfdump, both directions; pmacct, what the
+    originator sent) is the event log's, with the same bytes.
 Skips (TAP SKIP) when nfcapd/nfdump or nfacctd are not installed (deploy/install-deps.sh installs
 them).
 """
@@ -53,6 +56,52 @@ def key_of_event(e):
 
 def key_of_record(r):
     return (collectors.norm_addr(r["sa"]), int(r["sp"]), collectors.norm_addr(r["da"]), int(r["dp"]))
+
+
+def top_talker(totals):
+    """(bytes, address) of the largest of {address: bytes}."""
+    return max((b, a) for a, b in totals.items())
+
+
+def check_nfdump_queries(tap, c, destroys):
+    """deployment.md's nfdump queries on nfcapd `c`'s files; its top talker (-s ip/bytes, both directions
+    of each flow) against the event log."""
+    qs = collectors.documented_queries("nfdump", collectors.DOC_NFDUMP_DIR)
+    tap.ok(len(qs) >= 3, "deployment.md gives nfdump queries", qs)
+    for q in qs:
+        rc, out, err = collectors.run_query(q, collectors.DOC_NFDUMP_DIR, c.dir)
+        tap.ok(rc == 0 and out.strip(), "deployment.md's query runs: " + q, err)
+    top = [q for q in qs if "-s ip/bytes" in q]
+    tap.eq(len(top), 1, "deployment.md gives one top-talkers query")
+    if not top:
+        return
+    rc, out, err = collectors.run_query(top[0] + " -o csv", collectors.DOC_NFDUMP_DIR, c.dir)
+    rows = [l.split(",") for l in out.splitlines()]
+    hdr = next((r for r in rows if r[:1] == ["ts"]), None)
+    first = rows[rows.index(hdr) + 1] if hdr and rows.index(hdr) + 1 < len(rows) else None
+    got = (int(first[hdr.index("byt")]), collectors.norm_addr(first[hdr.index("val")])) if first else None
+    per_addr = {}
+    for e in destroys:
+        for a in {collectors.norm_addr(e["src"]), collectors.norm_addr(e["dst"])}:
+            per_addr[a] = per_addr.get(a, 0) + e["bytes_orig"] + e["bytes_reply"]
+    tap.eq(got, top_talker(per_addr), "nfdump's top talker and its bytes are the event log's (both directions)")
+
+
+def check_pmacct_query(tap, pm, destroys):
+    """deployment.md's pmacct top-talkers line on nfacctd `pm`'s files against the event log (what each
+    originator sent)."""
+    qs = collectors.documented_queries("awk", collectors.DOC_PMACCT_DIR)
+    tap.eq(len(qs), 1, "deployment.md gives one pmacct top-talkers query")
+    if not qs:
+        return
+    rc, out, err = collectors.run_query(qs[0], collectors.DOC_PMACCT_DIR, pm.dir)
+    first = out.split()
+    got = (int(first[0]), collectors.norm_addr(first[1])) if rc == 0 and len(first) >= 2 else None
+    per_src = {}
+    for e in destroys:
+        a = collectors.norm_addr(e["src"])
+        per_src[a] = per_src.get(a, 0) + e["bytes_orig"]
+    tap.eq(got, top_talker(per_src), "pmacct's top source and its bytes are the event log's (originator bytes)")
 
 
 def main():
@@ -149,6 +198,8 @@ def main():
                   if r["pr"] != want_pr.get(key_of_record(r))]
         tap.ok(not bad_pr, name + ": every record carries its flow's protocol", "\n".join(bad_pr[:10]))
         tap.ok(all(r["in"] == "0" for r in recs), name + ": ingressInterface is port 0 (one port, one lcore)")
+        if c is v4:
+            check_nfdump_queries(tap, c, destroys)
     if pm is None:
         tap.skip("pmacct's nfacctd reads the same records", "nfacctd not installed (Debian package pmacct)")
     else:
@@ -163,6 +214,7 @@ def main():
         tap.ok(pm.ready and not bad and set(pm_flows) == set(want_fwd),
                "nfacctd (pmacct) aggregates every flow of the first replay with flowcop's originator packets and bytes",
                "\n".join(bad[:10]) + "\nextra: %s" % sorted(set(pm_flows or {}) - set(want_fwd))[:5])
+        check_pmacct_query(tap, pm, first)
     tap.done()
 
 
