@@ -166,6 +166,14 @@ def parse_summary(stderr):
     m = re.search(r"^  events: (\d+) written, (\d+) dropped, (\d+) write errors$", stderr, re.M)
     if m:
         s["events_written"], s["events_dropped"], s["events_errors"] = (int(x) for x in m.groups())
+    # With --ipfix: s["ipfix"] = records, interim, dropped by reason, and per collector (messages, send errors).
+    m = re.search(r"^  ipfix: (\d+) records \((\d+) interim\), (\d+) dropped \(queue full\), (\d+) dropped "
+                  r"\(tracker full\)(.*)$", stderr, re.M)
+    if m:
+        s["ipfix"] = dict(records=int(m.group(1)), interim=int(m.group(2)), dropped_queue_full=int(m.group(3)),
+                          dropped_tracker_full=int(m.group(4)),
+                          collectors={c: (int(a), int(b)) for c, a, b in
+                                      re.findall(r"; (\S+): (\d+) messages, (\d+) send errors", m.group(5))})
     s["ports"] = {}
     for m in re.finditer(r"^  port (\d+) \((\S+)\): rx (\d+), tx (\d+), missed (\d+), rx errors (\d+), "
                          r"no mbuf (\d+)$", stderr, re.M):
