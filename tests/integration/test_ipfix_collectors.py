@@ -12,7 +12,8 @@ is down). Then:
     side, the RFC 5103 reverse direction = its "out" side), and nfcapd saw no sequence error;
   - the dead collector cost only counted send errors: flowcop exits 0, every flow was still
     encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
-  - ingressInterface is the port the single polling lcore reads (0);
+  - ingressInterface is the port each flow's first packet arrived on: 0 in the first run, 1 in the
+    second (its capture on port 1, port 0 an idle null device);
   - pmacct's nfacctd, a fourth collector in the first run, aggregates every flow with flowcop's
     originator packets and bytes (pmacct reads no RFC 5103 reverse counts);
   - the collectors run as deploy/collectors/ configures them, and deploy/deployment.md's queries
@@ -34,7 +35,9 @@ from flowcoptest import harness  # noqa: E402
 
 # IPv4 connections, then IPv6 ones; the second run exports in its own observation domains
 # (--ipfix-domain-base), as a second flowcop instance on the same host must.
-CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1"), ("zeek_ftp_ipv6_only.pcap", "10"))
+# The second reads its capture on port 1 (port 0 an idle null device): ingressInterface is the port of
+# each flow's first packet.
+CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1", 0), ("zeek_ftp_ipv6_only.pcap", "10", 1))
 
 
 # The event's "proto" as nfdump prints a record's protocol.
@@ -110,7 +113,7 @@ def main():
         tap.ok(v4.ready and v6.ready, "nfcapd listens on 127.0.0.1 and ::1", v4.log_text() + v6.log_text())
         dead = "127.0.0.1:%d" % collectors.closed_udp_port()
         runs = []
-        for capture, domain_base in CAPTURES:
+        for capture, domain_base, port in CAPTURES:
             # A small MTU makes many messages, so the dead collector's ICMP errors surely come back.
             opts = ["--clock", "packet", "--ipfix", v4.address(), "--ipfix", v6.address() + "," + dead,
                     "--ipfix-mtu", "576", "--ipfix-domain-base", domain_base,
@@ -120,7 +123,8 @@ def main():
             path = os.path.join(captures, capture)
             # The first run is scraped once the capture is in, for the export counters in /metrics.
             scrape = realcaps.Reading(path).frames if not runs else None
-            runs.append((capture, harness.run(exe, ["net_pcap0,rx_pcap=" + path], opts, tmpdir=tmp, timeout=60,
+            vdevs = ["net_null0,no-rx=1"] * port + ["net_pcap%d,rx_pcap=%s" % (port, path)]
+            runs.append((capture, harness.run(exe, vdevs, opts, tmpdir=tmp, timeout=60,
                                               scrape_when_rx=scrape)))
         if pm is not None:
             pm_flows = pm.records(len(runs[0][1].destroys()))
@@ -189,7 +193,11 @@ def main():
         bad_pr = ["%s: %s, want %s" % (key_of_record(r), r["pr"], want_pr.get(key_of_record(r))) for r in recs
                   if r["pr"] != want_pr.get(key_of_record(r))]
         tap.ok(not bad_pr, name + ": every record carries its flow's protocol", "\n".join(bad_pr[:10]))
-        tap.ok(all(r["in"] == "0" for r in recs), name + ": ingressInterface is port 0 (one port, one lcore)")
+        want_in = {key_of_event(e): str(port) for (_, _, port), (_, res) in zip(CAPTURES, runs) for e in res.destroys()}
+        bad_in = ["%s: in %s, want %s" % (key_of_record(r), r["in"], want_in.get(key_of_record(r))) for r in recs
+                  if r["in"] != want_in.get(key_of_record(r))]
+        tap.ok(not bad_in, name + ": ingressInterface is the port each flow's first packet came in on (0, then 1)",
+               "\n".join(bad_in[:10]))
         if c is v4:
             check_nfdump_queries(tap, c, destroys)
     if pm is None:
