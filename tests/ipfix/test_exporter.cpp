@@ -2,8 +2,8 @@
 // The export thread end to end on loopback: events in on the lcore side, IPFIX datagrams out to a
 // UDP socket this test reads, and the counters that account for every record.
 #include <ipfix/exporter.h>
-#include <conntrack/flow_id.h>
 
+#include <conntrack/flow_id.h>
 #include <events/stream.h>
 
 #include <arpa/inet.h>
