@@ -39,6 +39,21 @@ cpu_set_t control_cpus()
     return cached;
 }
 
+std::string describe_control_cpus()
+{
+    const cpu_set_t set = control_cpus();
+    std::string out;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &set) || (cpu > 0 && CPU_ISSET(cpu - 1, &set)))
+            continue; // not in the set, or inside a range already written
+        int last = cpu;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            ++last;
+        out += (out.empty() ? "" : ",") + std::to_string(cpu) + (last > cpu ? "-" + std::to_string(last) : "");
+    }
+    return out.empty() ? "unknown" : out;
+}
+
 bool pin_to_control_cpus() noexcept
 {
     const cpu_set_t set = control_cpus();

@@ -15,10 +15,15 @@
 
 #include <sched.h>
 
+#include <string>
+
 namespace flowcop::app {
 
 // EAL's control-thread CPU set (empty if it could not be learnt).
 cpu_set_t control_cpus();
+
+// control_cpus() as a CPU list ("1", "0-3,6"), or "unknown" if it could not be learnt.
+std::string describe_control_cpus();
 
 // Pins the calling thread to control_cpus(). False if the set is unknown or the kernel refused.
 bool pin_to_control_cpus() noexcept;

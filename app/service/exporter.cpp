@@ -2,6 +2,7 @@
 #include "exporter.h"
 
 #include "control.h"
+#include "log.h"
 #include "process_metrics.h"
 #include "stats_rows.h"
 
@@ -10,6 +11,8 @@
 
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
+
+#include <rte_log.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -142,6 +145,8 @@ std::unique_ptr<Exporter> Exporter::start(const StatsView& view, const Control& 
     e->_port = uint16_t(port);
     e->_collector = std::make_shared<Collector>(view, control);
     e->_exposer->RegisterCollectable(e->_collector);
+    log::write(RTE_LOG_DEBUG, log::Part::exporter, "flowcop: exporter: %s, %u HTTP threads, %u ms request timeout",
+               e->_url.c_str(), kHttpThreads, kRequestTimeoutMs);
     return e;
 }
 
@@ -191,9 +196,12 @@ Exporter::~Exporter()
             std::this_thread::sleep_for(std::chrono::milliseconds(kStopKnockMs));
         }
     });
+    const auto t0 = std::chrono::steady_clock::now();
     _exposer.reset();
     stopped.store(true, std::memory_order_release);
     knocker.join();
+    log::write(RTE_LOG_DEBUG, log::Part::exporter, "flowcop: exporter stopped in %.1f ms",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 } // namespace flowcop::app

@@ -5,12 +5,14 @@
 // command line or configuration (one line on stderr naming the flag), a flowcop
 // option before "--" included (the hint comes after EAL's usage text).
 #include "build_info.h"
+#include "log.h"
 #include "options.h"
 #include "service.h"
 #include "start_errors.h"
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_log.h>
 
 #include <signal.h>
 
@@ -18,6 +20,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <list>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -90,6 +95,30 @@ bool wants(int argc, char** argv, const char* long_name, const char* short_name)
     return false;
 }
 
+// EAL's arguments, each --log-level value with the umbrella "flowcop" widened to every flowcop.*
+// type (log.h). The rewritten strings live in `storage`; the pointers in the returned vector are
+// what rte_eal_init() parses (and permutes).
+std::vector<char*> eal_arguments(int count, char** argv, std::list<std::string>& storage)
+{
+    std::vector<char*> out(argv, argv + count);
+    constexpr std::string_view kJoined = "--log-level=";
+    for (int i = 1; i < count; ++i) {
+        const std::string_view arg = argv[i];
+        std::string widened;
+        if (arg.starts_with(kJoined))
+            widened =
+                std::string(kJoined) + flowcop::app::log::umbrella_log_level(std::string(arg.substr(kJoined.size())));
+        else if (arg == "--log-level" && i + 1 < count)
+            widened = flowcop::app::log::umbrella_log_level(argv[++i]);
+        else
+            continue;
+        if (widened != out[i])
+            out[i] = storage.emplace_back(std::move(widened)).data();
+    }
+    out.push_back(nullptr); // argv[argc], as getopt may expect
+    return out;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -121,7 +150,10 @@ int main(int argc, char** argv)
     }
 
     install_signal_handlers();
-    const int eal_args = rte_eal_init(ours, argv);
+    log::register_types(); // before EAL reads --log-level (log.h)
+    std::list<std::string> widened_levels;
+    std::vector<char*> eal_argv = eal_arguments(ours, argv, widened_levels);
+    const int eal_args = rte_eal_init(ours, eal_argv.data());
     if (eal_args < 0) {
         const int err = rte_errno;
         // EAL prints its usage text on stdout: flush it so that our line is the last one printed.
@@ -138,7 +170,7 @@ int main(int argc, char** argv)
     }
     if (eal_args != ours - 1) {
         std::fprintf(stderr, "flowcop: unexpected argument '%s' before '--' (flowcop options go after '--')\n",
-                     argv[eal_args + 1]);
+                     eal_argv[size_t(eal_args) + 1]);
         rte_eal_cleanup();
         return 2;
     }
@@ -148,7 +180,7 @@ int main(int argc, char** argv)
         Service service(parsed.options);
         const StartError e = service.start();
         if (e.exit_code != 0) {
-            std::fprintf(stderr, "%s\n", e.message.c_str());
+            log::write(RTE_LOG_ERR, log::Part::service, "%s", e.message.c_str());
             rc = e.exit_code;
         } else {
             g_service.store(&service, std::memory_order_release);

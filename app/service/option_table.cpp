@@ -470,8 +470,9 @@ std::vector<Spec> build_specs()
                      "Add a synthetic traffic port; its keys are checked when it is created.", "KEY=VAL,... or off",
                      set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
     t.push_back(text("--quiet", "",
-                     "No live status line, informational lines or final summary;\n"
-                     "errors and warnings are still printed.",
+                     "No live status line, start-up lines or final summary; errors and\n"
+                     "warnings are still logged, and a port chosen by --metrics-addr HOST:0\n"
+                     "is still printed.",
                      "", set_quiet, show_switch<&O::quiet>));
     Spec help = base("--help", "", "Print this help and exit.");
     help.alias = "-h";

@@ -158,7 +158,15 @@ std::string help_text(const char* prog)
                       "Exit status: 0 after a clean stop (a signal, --stop-when-idle-ms); 1 when EAL,\n"
                       "the ports or memory fail (the line says why); 2 for a bad flowcop option or\n"
                       "configuration, a flowcop option before '--' included (one line naming it).\n"
-                      "--help (-h) and --version (-V) are answered without starting EAL.\n\nOptions:\n";
+                      "--help (-h) and --version (-V) are answered without starting EAL.\n\n"
+                      "Logging: once EAL runs, flowcop's lines go through DPDK's log, so EAL's\n"
+                      "--log-level governs them: --log-level=flowcop:debug (every flowcop type),\n"
+                      "--log-level=flowcop.*:warning, or one type: flowcop.service (start-up lines,\n"
+                      "warnings, errors), flowcop.events, flowcop.exporter, flowcop.telemetry; each\n"
+                      "starts at info, and the last --log-level matching a type wins. The live\n"
+                      "status line and the summary are output, silenced by --quiet only. With\n"
+                      "--metrics-addr HOST:0 the chosen port is printed at any level, even --quiet.\n\n"
+                      "Options:\n";
     const Options defaults = default_options();
     for (const Spec& s : specs()) {
         out += "  " + (s.alias.empty() ? "" : s.alias + ", ") + s.name;

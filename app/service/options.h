@@ -156,8 +156,9 @@ struct Options {
     std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone), ports distinct, in given order
     std::string flowgen; // raw KEY=VAL,... for the synthetic port, empty = off; validated there
     // quiet: no live status line, no informational lines (startup configuration, port list) and
-    // no final summary; errors and warnings still go to stderr. Metrics and the event log are the
-    // record for unattended runs.
+    // no final summary; errors and warnings are still logged (app/service/log.h), and a port chosen
+    // by --metrics-addr HOST:0 is still printed. Metrics and the event log are the record for
+    // unattended runs.
     bool quiet;
 
     bool operator==(const Options&) const = default;

@@ -6,6 +6,7 @@
 #include "ctl_query.h"
 #include "ctl_server.h"
 #include "exporter.h"
+#include "log.h"
 #include "mbuf_pool.h"
 #include "status.h"
 #include "telemetry.h"
@@ -286,7 +287,7 @@ StartError Service::start()
     }
     _ports_started = true;
     for (const std::string& w : _plan.warnings)
-        std::fprintf(stderr, "flowcop: warning: %s\n", w.c_str());
+        log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: %s", w.c_str());
 
     const TimestampField ts = TimestampField::lookup();
     if (_opt.clock == ClockSource::packet && ts.offset < 0)
@@ -383,7 +384,8 @@ StartError Service::start()
     // The control socket (flowcopctl). Like telemetry, the service runs on without it.
     _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, follow, error);
     if (!_ctl)
-        std::fprintf(stderr, "flowcop: warning: no control socket for flowcopctl: %s\n", error.c_str());
+        log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: no control socket for flowcopctl: %s",
+                   error.c_str());
     return {};
 }
 
@@ -437,18 +439,26 @@ int Service::run()
                     _flowgen->start();
             },
             error)) {
-        std::fprintf(stderr, "flowcop: %s\n", error.c_str());
+        log::write(RTE_LOG_ERR, log::Part::service, "flowcop: %s", error.c_str());
         return 1;
     }
     // Running from here on (the workers launch below): whoever reads the startup line and then
     // scrapes sees flowcop_up 1, never the 0 of a start still in progress.
     _running.store(true, std::memory_order_release);
+    const std::string metrics_url = _exporter ? _exporter->url() : std::string();
     if (!_opt.quiet) {
-        print_startup(_opt, _plan, _pool, _exporter ? _exporter->url() : std::string());
+        print_startup(_opt, _plan, _pool, metrics_url);
         if (_events)
-            std::fprintf(stderr, "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)\n", _opt.events_ring,
-                         _opt.events_ring - 1, double(_events->ring_bytes()) / (1 << 20));
+            log::write(RTE_LOG_INFO, log::Part::service,
+                       "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)", _opt.events_ring,
+                       _opt.events_ring - 1, double(_events->ring_bytes()) / (1 << 20));
     }
+    // A port the kernel chose (--metrics-addr HOST:0) is known from this line only: printed even
+    // under --quiet or a log level that hides the start-up lines, once.
+    if (_exporter && _opt.metrics_port == 0 && (_opt.quiet || !log::enabled(RTE_LOG_INFO, log::Part::service)))
+        std::fprintf(stderr, "flowcop: metrics at %s\n", metrics_url.c_str());
+    log::write(RTE_LOG_DEBUG, log::Part::service, "flowcop: helper threads run on EAL's control CPUs %s",
+               describe_control_cpus().c_str());
     const auto t0 = std::chrono::steady_clock::now();
 
     std::vector<std::pair<Worker*, const std::atomic<bool>*>> ctx;
@@ -460,7 +470,7 @@ int Service::run()
     std::unique_ptr<ControlThread> keeper = ControlThread::start(
         "flowcop-keeper", [this] { housekeeping(); }, error);
     if (!keeper) {
-        std::fprintf(stderr, "flowcop: %s\n", error.c_str());
+        log::write(RTE_LOG_ERR, log::Part::service, "flowcop: %s", error.c_str());
         _quit.store(true, std::memory_order_relaxed);
     }
     _workers[0]->run(_quit);

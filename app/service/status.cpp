@@ -2,11 +2,13 @@
 #include "status.h"
 
 #include "build_info.h"
+#include "log.h"
 #include "stats_rows.h"
 
 #include <conntrack/reason.h>
 #include <packet/verdict.h>
 
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -96,18 +98,18 @@ void StatusLine::finish()
 
 void print_startup(const Options& o, const PortPlan& plan, rte_mempool* pool, const std::string& metrics_url)
 {
-    std::fprintf(stderr, "%s: %s mode, %s clock, %zu worker lcore(s)\n", version_line().c_str(),
-                 o.mode == Mode::monitor ? "monitor" : "inline", o.clock == ClockSource::tsc ? "tsc" : "packet",
-                 plan.workers.size());
-    std::fprintf(stderr, "flowcop: ownership plan %s (%s): %s\n", plan_name(plan.kind), reason_name(plan.reason),
-                 plan.why.c_str());
+    log::write(RTE_LOG_INFO, log::Part::service, "%s: %s mode, %s clock, %zu worker lcore(s)", version_line().c_str(),
+               o.mode == Mode::monitor ? "monitor" : "inline", o.clock == ClockSource::tsc ? "tsc" : "packet",
+               plan.workers.size());
+    log::write(RTE_LOG_INFO, log::Part::service, "flowcop: ownership plan %s (%s): %s", plan_name(plan.kind),
+               reason_name(plan.reason), plan.why.c_str());
     for (const WorkerPlan& w : plan.workers) {
         for (const RxQueueRef& q : w.rx)
-            std::fprintf(stderr, "flowcop:   lcore %u polls port %u (%s) queue %u\n", w.lcore, q.port,
-                         plan.port_name(q.port).c_str(), q.queue);
+            log::write(RTE_LOG_INFO, log::Part::service, "flowcop:   lcore %u polls port %u (%s) queue %u", w.lcore,
+                       q.port, plan.port_name(q.port).c_str(), q.queue);
         if (w.rx.empty())
-            std::fprintf(stderr, "flowcop:   lcore %u polls no queue: it tracks the packets handed off to it\n",
-                         w.lcore);
+            log::write(RTE_LOG_INFO, log::Part::service,
+                       "flowcop:   lcore %u polls no queue: it tracks the packets handed off to it", w.lcore);
     }
     // --mbufs auto resolved: what the pool holds and the memory it took (mbuf_pool.h).
     if (pool != nullptr) {
@@ -116,12 +118,12 @@ void print_startup(const Options& o, const PortPlan& plan, rte_mempool* pool, co
             pool,
             [](rte_mempool*, void* sum, rte_mempool_memhdr* m, unsigned) { *static_cast<size_t*>(sum) += m->len; },
             &bytes);
-        std::fprintf(stderr, "flowcop: mbuf pool: %u mbufs with a %u-byte data room, %.1f MiB\n", pool->size,
-                     unsigned(rte_pktmbuf_data_room_size(pool)), double(bytes) / (1 << 20));
+        log::write(RTE_LOG_INFO, log::Part::service, "flowcop: mbuf pool: %u mbufs with a %u-byte data room, %.1f MiB",
+                   pool->size, unsigned(rte_pktmbuf_data_room_size(pool)), double(bytes) / (1 << 20));
     }
-    std::fprintf(stderr, "flowcop: config: %s\n", describe_line(o).c_str());
+    log::write(RTE_LOG_INFO, log::Part::service, "flowcop: config: %s", describe_line(o).c_str());
     if (!metrics_url.empty())
-        std::fprintf(stderr, "flowcop: metrics at %s\n", metrics_url.c_str());
+        log::write(RTE_LOG_INFO, log::Part::service, "flowcop: metrics at %s", metrics_url.c_str());
 }
 
 void print_summary(const StatsView& v, Mode mode, double seconds)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What a person at the terminal sees: the startup lines, a one-line live status
 // refreshed every second (only when stderr is a TTY and not --quiet), and the
-// summary at exit. All of it goes to stderr, so `--events -` keeps stdout pure
-// JSON lines. Every number is a total of a stats row (stats_rows.h) over the stats
+// summary at exit. The startup lines are log lines (type flowcop.service at INFO,
+// log.h: --log-level governs them); the status line and the summary are output,
+// written to stderr as they are. Nothing goes to stdout, so `--events -` keeps it
+// pure JSON lines. Every number is a total of a stats row (stats_rows.h) over the stats
 // view, read with relaxed loads; nothing here touches the data plane or sums
 // counters of its own.
 #pragma once

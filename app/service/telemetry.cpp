@@ -3,6 +3,7 @@
 #include "telemetry.h"
 
 #include "control.h"
+#include "log.h"
 #include "stats_view.h"
 #include "telemetry_commands.h"
 
@@ -104,7 +105,8 @@ Telemetry::Telemetry(const StatsView& view, Control& control)
         g_control = &control;
     }
     if (std::string refused = register_telemetry_commands(); !refused.empty())
-        std::fprintf(stderr, "flowcop: warning: DPDK telemetry refused the commands %s\n", refused.c_str());
+        log::write(RTE_LOG_WARNING, log::Part::telemetry, "flowcop: warning: DPDK telemetry refused the commands %s",
+                   refused.c_str());
 }
 
 Telemetry::~Telemetry()

@@ -57,7 +57,7 @@ std::string register_telemetry_commands();
 class Telemetry {
 public:
     // Attaches the view and the control interface (both must outlive this object) and registers
-    // the commands; a refused command is reported on stderr as a warning (the service runs on).
+    // the commands; a refused command is logged as a warning (flowcop.telemetry) (the service runs on).
     Telemetry(const StatsView& view, Control& control);
     ~Telemetry(); // detaches: handlers answer "not running"
     Telemetry(const Telemetry&) = delete;

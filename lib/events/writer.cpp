@@ -10,11 +10,21 @@
 
 #include <events/thread.h>
 
+#include <rte_log.h>
+
 #include "batch.h"
 #include "sink.h"
 
 namespace flowcop::events {
 namespace {
+
+// The writer's lines go through DPDK's log as type flowcop.events (app/service/log.h says why), so
+// EAL's --log-level governs them; registered on first use, which needs no EAL.
+uint32_t log_type() noexcept
+{
+    static const int type = rte_log_register_type_and_pick_level("flowcop.events", RTE_LOG_INFO);
+    return type >= 0 ? uint32_t(type) : uint32_t(RTE_LOGTYPE_USER1);
+}
 
 // Events copied out of a ring per dequeue: 64 x 120 B stays in L1 and on the writer's stack.
 constexpr unsigned kBurst = 64;
@@ -170,11 +180,12 @@ void Writer::reopen() noexcept
     std::unique_ptr<detail::Sink> fresh(new (std::nothrow) detail::Sink());
     std::string error = "cannot open events file '" + _path + "' again: out of memory";
     if (!fresh || detail::Sink::open(_path, *fresh, error) < 0) {
-        std::fprintf(stderr, "flowcop: events: %s; still writing to the file opened before\n", error.c_str());
+        rte_log(RTE_LOG_ERR, log_type(), "flowcop: events: %s; still writing to the file opened before\n",
+                error.c_str());
     } else {
         _sink = std::move(fresh); // closes the old file
         _partial_line = false;    // a partial line stays at the end of the old file
-        std::fprintf(stderr, "flowcop: events: reopened '%s'\n", _path.c_str());
+        rte_log(RTE_LOG_INFO, log_type(), "flowcop: events: reopened '%s'\n", _path.c_str());
     }
     _reopens.fetch_add(1, std::memory_order_release);
 }
@@ -187,19 +198,19 @@ void Writer::report_once(int err) noexcept
         if (_reported_stall)
             return;
         _reported_stall = true;
-        std::fprintf(stderr,
-                     "flowcop: events: output '%s' accepted nothing for %u ms during shutdown; "
-                     "the remaining events are dropped and counted\n",
-                     _path.c_str(), kShutdownStallMs);
+        rte_log(RTE_LOG_WARNING, log_type(),
+                "flowcop: events: output '%s' accepted nothing for %u ms during shutdown; "
+                "the remaining events are dropped and counted\n",
+                _path.c_str(), kShutdownStallMs);
         return;
     }
     if (_reported_error)
         return;
     _reported_error = true;
-    std::fprintf(stderr,
-                 "flowcop: events: write to '%s' failed: %s; events are dropped and counted until writes "
-                 "succeed (further errors are not logged)\n",
-                 _path.c_str(), std::strerror(err));
+    rte_log(RTE_LOG_ERR, log_type(),
+            "flowcop: events: write to '%s' failed: %s; events are dropped and counted until writes "
+            "succeed (further errors are not logged)\n",
+            _path.c_str(), std::strerror(err));
 }
 
 } // namespace flowcop::events

@@ -13,7 +13,7 @@
 //   stats(i).written + stats(i).dropped_full + stats(i).dropped_write == stats(i).offered.
 // Degraded behaviour: a slow or failing output never blocks an lcore: rings fill and events are
 // dropped into dropped_full. A failed write(2) (ENOSPC, EIO, EPIPE, ...) loses that batch's unwritten
-// lines into dropped_write, bumps write_errors, prints one line on stderr the first time only, and the
+// lines into dropped_write, bumps write_errors, logs one line (DPDK log type flowcop.events) the first time only, and the
 // writer keeps draining and retrying with the next batch. If a failure leaves a partial line in the
 // file, the next successful write starts with '\n' so later lines stay parseable. If the output is a
 // pipe, socket or terminal that accepts nothing for shutdown_stall_ms after stop_and_flush() began,
@@ -21,7 +21,7 @@
 // Reopening (logrotate's convention: rename the file, then signal the process): request_reopen() asks
 // the writer thread to open the path again before its next drain; every line written before goes to
 // the old file, every later one to the new, none is lost or written twice. If the path cannot be
-// opened the writer keeps the old file and says so on stderr. Output "-" (stdout) is never reopened.
+// opened the writer keeps the old file and says so (log type flowcop.events). Output "-" (stdout) is never reopened.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -131,7 +131,7 @@ private:
     // Writer-thread state (touched by control calls only while no writer thread runs).
     bool _partial_line = false;   // the output ends in the middle of a line
     bool _abandoned = false;      // stalled during this stop: drop instead of waiting again
-    bool _reported_error = false; // stderr gets one line per Writer, not one per failure
+    bool _reported_error = false; // the log gets one line per Writer, not one per failure
     bool _reported_stall = false;
 };
 

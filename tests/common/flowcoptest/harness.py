@@ -93,8 +93,10 @@ _run_id = [0]
 def eal_args(vdevs, lcores="0", memory_mb=512, prefix=None):
     _run_id[0] += 1
     prefix = prefix or "fcit%d_%d" % (os.getpid(), _run_id[0])
+    # DPDK's own lines are noise here; flowcop's start-up lines (log type flowcop.service, INFO) are
+    # what the harness reads: the later --log-level wins for the flowcop.* types (app/service/log.h).
     args = ["--no-huge", "-m", str(memory_mb), "--no-pci", "-l", lcores, "--file-prefix=" + prefix,
-            "--log-level=*:error"]
+            "--log-level=*:error", "--log-level=flowcop.*:info"]
     return args + ["--vdev=" + v for v in vdevs]
 
 
