@@ -34,8 +34,10 @@ enum class Element : uint8_t {
     dst_ipv4,      // destinationIPv4Address
     src_ipv6,      // sourceIPv6Address
     dst_ipv6,      // destinationIPv6Address
-    src_port,      // sourceTransportPort
-    dst_port,      // destinationTransportPort
+    src_port,      // sourceTransportPort (0 for ICMP)
+    dst_port,      // destinationTransportPort (0 for ICMP)
+    icmp_v4,       // icmpTypeCodeIPv4: type << 8 | code of an ICMP flow's originator (IPv4 only)
+    icmp_v6,       // icmpTypeCodeIPv6: the same for an ICMPv6 flow
     protocol,      // protocolIdentifier
     octets,        // octetDeltaCount, originator -> responder (frame bytes, as flowcop counts them)
     packets,       // packetDeltaCount, originator -> responder
@@ -70,6 +72,8 @@ inline constexpr ElementSpec kElements[] = {
     {28, 16, 0, "destinationIPv6Address"},
     {7, 2, 0, "sourceTransportPort"},
     {11, 2, 0, "destinationTransportPort"},
+    {32, 2, 0, "icmpTypeCodeIPv4"},
+    {139, 2, 0, "icmpTypeCodeIPv6"},
     {4, 1, 0, "protocolIdentifier"},
     {1, 8, 0, "octetDeltaCount"},
     {2, 8, 0, "packetDeltaCount"},

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The 16 template variants, built once, and the field-by-field record writer.
+// The 32 template variants, built once, and the field-by-field record writer.
 #include <ipfix/end_reason.h>
 #include <ipfix/template.h>
 
@@ -11,7 +11,10 @@ namespace {
 
 constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 constexpr unsigned kVariantMask = events::kHasTcpFlags | events::kHasInPort | events::kHasFlowId;
-static_assert((kVariantMask & kVariantIpv6) == 0 && (kVariantMask | kVariantIpv6) < kVariants);
+static_assert((kVariantMask & (kVariantIpv6 | kVariantIcmp)) == 0 && (kVariantIpv6 & kVariantIcmp) == 0 &&
+              (kVariantMask | kVariantIpv6 | kVariantIcmp) < kVariants);
+constexpr uint8_t kIpProtoIcmp = 1;
+constexpr uint8_t kIpProtoIcmpV6 = 58;
 
 uint8_t* put8(uint8_t* p, uint8_t v) noexcept
 {
@@ -45,6 +48,8 @@ Template build(unsigned variant) noexcept
     add(v6 ? Element::dst_ipv6 : Element::dst_ipv4);
     add(Element::src_port);
     add(Element::dst_port);
+    if (variant & kVariantIcmp) // after the ports: see template.h
+        add(v6 ? Element::icmp_v6 : Element::icmp_v4);
     add(Element::protocol);
     add(Element::octets);
     add(Element::packets);
@@ -91,7 +96,9 @@ unsigned variant_of(const events::Event& e) noexcept
 {
     const bool v4 =
         std::memcmp(e.src, kV4Mapped, sizeof kV4Mapped) == 0 && std::memcmp(e.dst, kV4Mapped, sizeof kV4Mapped) == 0;
-    return (v4 ? 0u : kVariantIpv6) | (e.present & kVariantMask);
+    // ICMP over IPv6 and ICMPv6 over IPv4 are other protocols to the parser: keyed without ports.
+    const bool icmp = v4 ? e.proto == kIpProtoIcmp : e.proto == kIpProtoIcmpV6;
+    return (v4 ? 0u : kVariantIpv6) | (icmp ? kVariantIcmp : 0u) | (e.present & kVariantMask);
 }
 
 const Template& template_of(unsigned variant) noexcept
@@ -125,6 +132,9 @@ size_t write_template(const Template& t, uint8_t* out) noexcept
 size_t write_record(const Template& t, const events::Event& e, uint8_t* out) noexcept
 {
     constexpr uint64_t kNsPerMs = 1'000'000;
+    // An ICMP flow's key ports are (identifier, query type): not transport ports (template.h).
+    const bool icmp = ((t.id - kFirstTemplateId) & kVariantIcmp) != 0;
+    const auto icmp_type_code = uint16_t((e.dport & 0xff) << 8); // code 0 (template.h)
     uint8_t* p = out;
     for (unsigned i = 0; i < t.n_fields; ++i) {
         switch (t.fields[i]) {
@@ -134,8 +144,10 @@ size_t write_record(const Template& t, const events::Event& e, uint8_t* out) noe
         case Element::dst_ipv4: std::memcpy(p, e.dst + 12, 4), p += 4; break;
         case Element::src_ipv6: std::memcpy(p, e.src, 16), p += 16; break;
         case Element::dst_ipv6: std::memcpy(p, e.dst, 16), p += 16; break;
-        case Element::src_port: p = put16(p, e.sport); break;
-        case Element::dst_port: p = put16(p, e.dport); break;
+        case Element::src_port: p = put16(p, icmp ? 0 : e.sport); break;
+        case Element::dst_port: p = put16(p, icmp ? 0 : e.dport); break;
+        case Element::icmp_v4:
+        case Element::icmp_v6: p = put16(p, icmp_type_code); break;
         case Element::protocol: p = put8(p, e.proto); break;
         case Element::octets: p = put64(p, e.bytes[0]); break;
         case Element::packets: p = put64(p, e.packets[0]); break;

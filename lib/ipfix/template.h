@@ -2,13 +2,22 @@
 #pragma once
 // flowcop's data templates and the encoding of one flow record (RFC 7011 section 3.4).
 //
-// A template is chosen per record from what the Event carries: the address family and which
-// optional fields are present (Event::present: TCP flags, ingress port, flow id). Each of the 16
-// combinations is a fixed template with its own id (kFirstTemplateId + variant), built once;
-// fields absent from an Event are left out of its template rather than sent as a false zero.
-// Every field has a fixed length, so a template's records all have record_bytes octets.
+// A template is chosen per record from what the Event carries: the address family, whether the flow
+// is ICMP (protocol 1 over IPv4, 58 over IPv6), and which optional fields are present
+// (Event::present: TCP flags, ingress port, flow id). Each of the 32 combinations is a fixed template
+// with its own id (kFirstTemplateId + variant), built once; fields absent from an Event are left out
+// of its template rather than sent as a false zero. Every field has a fixed length, so a template's
+// records all have record_bytes octets.
 //
-// Element order: the reverse tcpControlBits precedes the forward one because nfdump 1.7 (Debian 12)
+// ICMP flows: an ICMP query flow's key holds (identifier, query type) where other flows have ports
+// (lib/packet/packet.h). Its record carries transport ports 0 and icmpTypeCodeIPv4/IPv6 = the
+// originator's type << 8 | code, as collectors expect (nfdump shows it as "type.code" in its
+// destination port column). The code is 0: every query type flowcop tracks as a flow has code 0,
+// except ICMPv6 node information (RFC 4620), whose code the flow table does not keep. The identifier
+// is not exported (no IANA element holds it); flowcopFlowId tells a host pair's pings apart.
+//
+// Element order: icmpTypeCode follows the transport ports, because nfdump files it in its destination
+// port slot and writes fields in template order. The reverse tcpControlBits precedes the forward one because nfdump 1.7 (Debian 12)
 // maps every reverse element it has no reverse slot for onto the forward element, and its decoder
 // writes fields in template order: placed first, the forward value is the one it keeps.
 //
@@ -23,7 +32,7 @@
 namespace flowcop::ipfix {
 
 inline constexpr uint16_t kFirstTemplateId = 256;
-inline constexpr unsigned kVariants = 16;
+inline constexpr unsigned kVariants = 32;
 inline constexpr unsigned kMaxFields = static_cast<unsigned>(Element::count);
 
 struct Template {
@@ -34,8 +43,9 @@ struct Template {
     uint16_t template_bytes; // the template record: 4-octet header + field specifiers
 };
 
-// Variant bits: kVariantIpv6 | the Event's kHas* bits that shape the template.
+// Variant bits: kVariantIcmp | kVariantIpv6 | the Event's kHas* bits that shape the template.
 inline constexpr unsigned kVariantIpv6 = 0x08;
+inline constexpr unsigned kVariantIcmp = 0x10; // ICMP over IPv4 or ICMPv6 over IPv6
 unsigned variant_of(const events::Event& e) noexcept;
 const Template& template_of(unsigned variant) noexcept;
 

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "helpers.h"
 
 using namespace flowcop;
@@ -97,6 +99,64 @@ TEST_CASE("An IPv6 record with every optional field uses its own template and de
     CHECK(r.num(6, kReversePen) == 0x12);
     CHECK(r.num(10) == 3);
     CHECK(r.num(3, kFlowcopPen) == 0x0102030405060708ull);
+}
+
+// An ICMP query flow's key ports are (identifier, query type) (lib/packet/packet.h): its record
+// says ports 0 and the type in icmpTypeCodeIPv4 / IPv6, after the ports (nfdump files it as its
+// destination port, in template order).
+TEST_CASE("ICMP and ICMPv6 flows carry ports 0 and their type and code in icmpTypeCodeIPv4/IPv6", "[ipfix][encoder]")
+{
+    Encoder enc(config());
+    DecodingSink sink;
+    events::Event echo = flow_event(1); // 10.1.0.1 pings 192.0.2.9: identifier 0x1234, echo request
+    echo.proto = 1;
+    echo.sport = 0x1234;
+    echo.dport = 8;
+    events::Event timestamp = echo; // another query type over IPv4: timestamp request 13
+    timestamp.sport = 0x0777;
+    timestamp.dport = 13;
+    events::Event echo6 = flow_event(2, true); // ICMPv6 echo request 128
+    echo6.proto = 58;
+    echo6.sport = 0x4242;
+    echo6.dport = 128;
+    events::Event icmp_over_v6 = flow_event(3, true); // protocol 1 over IPv6: another protocol, no ports
+    icmp_over_v6.proto = 1;
+    icmp_over_v6.sport = icmp_over_v6.dport = 0;
+    events::Event v6_over_v4 = flow_event(4); // protocol 58 over IPv4: the same
+    v6_over_v4.proto = 58;
+    v6_over_v4.sport = v6_over_v4.dport = 0;
+    for (const auto& e : {echo, timestamp, echo6, icmp_over_v6, v6_over_v4, flow_event(5)})
+        enc.add(e, kNow, sink);
+    enc.flush(kNow, sink);
+    REQUIRE(sink.decoder.errors.empty());
+    const auto& r = sink.decoder.records;
+    REQUIRE(r.size() == 6);
+    CHECK(r[0].num(7) == 0); // sourceTransportPort: not the identifier
+    CHECK(r[0].num(11) == 0);
+    CHECK(r[0].num(32) == 8 << 8); // echo request, code 0
+    CHECK(!r[0].has(139));
+    CHECK(r[0].num(4) == 1);
+    CHECK(r[1].num(32) == 13 << 8);
+    CHECK(r[1].template_id == r[0].template_id);
+    CHECK(r[2].num(7) == 0);
+    CHECK(r[2].num(11) == 0);
+    CHECK(r[2].num(139) == 128 << 8);
+    CHECK(!r[2].has(32));
+    for (size_t i = 3; i < 6; ++i) { // not ICMP: no type/code element, the key's ports as they are
+        CHECK(!r[i].has(32));
+        CHECK(!r[i].has(139));
+        CHECK(r[i].num(11) == (i == 5 ? 443 : 0));
+    }
+    // The type/code element follows the ports in the template.
+    const auto& fields = sink.decoder.templates[42][r[0].template_id];
+    std::vector<uint16_t> ids;
+    for (const Field& f : fields)
+        ids.push_back(f.id);
+    const auto at = [&ids](uint16_t id) { return std::find(ids.begin(), ids.end(), id) - ids.begin(); };
+    CHECK(at(7) < at(11));
+    CHECK(at(11) + 1 == at(32));
+    const auto& fields6 = sink.decoder.templates[42][r[2].template_id];
+    CHECK(std::any_of(fields6.begin(), fields6.end(), [](const Field& f) { return f.id == 139; }));
 }
 
 // nfdump 1.7 writes fields in template order and files an unmapped reverse element under the
@@ -237,15 +297,18 @@ TEST_CASE("With every variant in use, a refresh in the smallest message keeps te
     c.template_refresh_messages = 1; // every message refreshes everything
     Encoder enc(c);
     DecodingSink sink;
-    for (unsigned i = 0; i < 64; ++i) {
-        events::Event e = flow_event(i, (i & 8) != 0);
+    for (unsigned i = 0; i < 2 * kVariants; ++i) {
+        const bool v6 = (i & kVariantIpv6) != 0;
+        events::Event e = flow_event(i, v6);
         e.present = uint8_t(i & 7);
+        if (i & kVariantIcmp)
+            e.proto = v6 ? 58 : 1;
         enc.add(e, kNow, sink);
     }
     enc.flush(kNow, sink);
     REQUIRE(sink.decoder.errors.empty());
-    CHECK(sink.decoder.records.size() == 64);
-    CHECK(sink.decoder.templates[42].size() == 16);
+    CHECK(sink.decoder.records.size() == 2 * kVariants);
+    CHECK(sink.decoder.templates[42].size() == kVariants);
     for (size_t s : sink.sizes)
         CHECK(s <= min_message_bytes());
 }
