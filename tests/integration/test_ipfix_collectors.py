@@ -4,7 +4,8 @@
 
 Usage: test_ipfix_collectors.py FLOWCOP_EXE TMPDIR REPO_CAPTURES_DIR
 
-Two replays of real captures (IPv4 connections, then IPv6 ones) export to three collectors at once:
+Two replays of real captures (IPv4 connections, then IPv6 ones) and one of pings (crafted: no capture
+in the collection has an echo request) export to three collectors at once:
 an nfcapd on 127.0.0.1, an nfcapd on ::1, and a loopback port nothing listens on (a collector that
 is down). Then:
   - each nfcapd stored exactly one record per destroyed flow of flowcop's own event log, with the
@@ -14,6 +15,9 @@ is down). Then:
     encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
   - ingressInterface is the port each flow's first packet arrived on: 0 in the first run, 1 in the
     second (its capture on port 1, port 0 an idle null device);
+  - ICMP and ICMPv6 query flows (echo, timestamp) arrive with ports 0 and their type and code in
+    icmpTypeCodeIPv4/IPv6: nfdump's type/code columns, its destination port (type * 256 + code in
+    CSV) and its icmp-type filter show the event's icmp_type, not the identifier;
   - pmacct's nfacctd, a fourth collector in the first run, aggregates every flow with flowcop's
     originator packets and bytes (pmacct reads no RFC 5103 reverse counts);
   - the collectors run as deploy/collectors/ configures them, and deploy/deployment.md's queries
@@ -31,20 +35,48 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 import collectors  # noqa: E402
 import realcaps  # noqa: E402
-from flowcoptest import harness  # noqa: E402
+from flowcoptest import harness, pcaplib  # noqa: E402
 
 # IPv4 connections, then IPv6 ones; the second run exports in its own observation domains
 # (--ipfix-domain-base), as a second flowcop instance on the same host must.
 # The second reads its capture on port 1 (port 0 an idle null device): ingressInterface is the port of
 # each flow's first packet.
-CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1", 0), ("zeek_ftp_ipv6_only.pcap", "10", 1))
+# The third replays PINGS, a capture this test writes.
+PINGS = "pings.pcap"
+CAPTURES = (("suricata_ftp_data_ipv4_ipv6_80conns.pcap", "1", 0), ("zeek_ftp_ipv6_only.pcap", "10", 1),
+            (PINGS, "20", 0))
+
+
+def write_pings(path):
+    """Three echo requests answered (IPv4, identifier 0x1234), one echo request unanswered (another
+    identifier), a timestamp request answered (type 13) and two ICMPv6 echo requests answered: four
+    ICMP flows, one of each identifier, 1 s apart."""
+    t, recs = 1_600_000_000_000_000, []
+    exchanges = [("10.20.0.1", "10.20.0.2", 8, 0, 0x1234, s) for s in (1, 2, 3)] + \
+        [("10.20.0.1", "10.20.0.2", 8, None, 0x1235, 1), ("10.20.0.1", "10.20.0.3", 13, 14, 0x0777, 1)] + \
+        [("fd00::1", "fd00::2", 128, 129, 0x4242, s) for s in (1, 2)]
+    for a, b, request, reply, ident, seq in exchanges:
+        recs.append((t, pcaplib.icmp_query_frame(a, b, request, ident, seq)))
+        if reply is not None:
+            recs.append((t + 300, pcaplib.icmp_query_frame(b, a, reply, ident, seq)))
+        t += 1_000_000
+    pcaplib.write_pcap(path, recs)
+    return path
 
 
 # The event's "proto" as nfdump prints a record's protocol.
 NFDUMP_PROTO = {"tcp": "TCP", "udp": "UDP", "icmp": "ICMP", "icmpv6": "ICMP6", 2: "IGMP", 47: "GRE", 50: "ESP", 132: "SCTP"}
 
 
+def is_icmp(e):
+    return e["proto"] in ("icmp", "icmpv6")
+
+
 def key_of_event(e):
+    """The endpoints nfdump shows for the flow of event `e`: an ICMP flow's ports 0 and its query type and
+    code 0 as the destination port (type * 256 + code in CSV)."""
+    if is_icmp(e):
+        return (collectors.norm_addr(e["src"]), 0, collectors.norm_addr(e["dst"]), e["icmp_type"] << 8)
     return (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
 
 
@@ -55,6 +87,26 @@ def key_of_record(r):
 def top_talker(totals):
     """(bytes, address) of the largest of {address: bytes}."""
     return max((b, a) for a, b in totals.items())
+
+
+def check_icmp(tap, c, name, destroys):
+    """nfdump's own ICMP type and code of each ICMP record on nfcapd `c` (-o fmt: %it %ic) and its
+    icmp-type filter, against the events' icmp_type."""
+    pings = [e for e in destroys if is_icmp(e)]
+    want = sorted((collectors.norm_addr(e["src"]), collectors.norm_addr(e["dst"]), e["icmp_type"], 0, e["packets_orig"])
+                  for e in pings)
+    rc, out, err = collectors.run_query("nfdump -N -q -R DIR -o 'fmt:%sa %da %it %ic %ipkt' 'proto icmp or proto icmp6'",
+                                        "DIR", c.dir)
+    got = sorted((collectors.norm_addr(f[0]), collectors.norm_addr(f[1]), int(f[2]), int(f[3]), int(f[4]))
+                 for f in (l.split() for l in out.splitlines()) if len(f) == 5)
+    tap.ok(rc == 0 and len(want) >= 4 and got == want,
+           name + ": every ICMP flow shows its query type and code 0 in nfdump's type/code columns",
+           "got %s\nwant %s\n%s" % (got, want, err))
+    rc, out, err = collectors.run_query("nfdump -N -q -R DIR -o 'fmt:%sa %da' 'icmp-type 13'", "DIR", c.dir)
+    got = [tuple(collectors.norm_addr(a) for a in l.split()) for l in out.splitlines() if l.strip()]
+    want = [(collectors.norm_addr(e["src"]), collectors.norm_addr(e["dst"])) for e in pings if e["icmp_type"] == 13]
+    tap.ok(rc == 0 and want and got == want, name + ": nfdump's icmp-type filter finds the timestamp request's flow",
+           "got %s want %s %s" % (got, want, err))
 
 
 def check_nfdump_queries(tap, c, destroys):
@@ -120,7 +172,7 @@ def main():
                     "--ipfix-active-timeout", "0"]  # one record per flow here: interim ones in test_ipfix_interim.py
             if pm is not None and not runs:
                 opts += ["--ipfix", pm.address()]
-            path = os.path.join(captures, capture)
+            path = write_pings(os.path.join(tmp, PINGS)) if capture == PINGS else os.path.join(captures, capture)
             # The first run is scraped once the capture is in, for the export counters in /metrics.
             scrape = realcaps.Reading(path).frames if not runs else None
             vdevs = ["net_null0,no-rx=1"] * port + ["net_pcap%d,rx_pcap=%s" % (port, path)]
@@ -198,6 +250,7 @@ def main():
                   if r["in"] != want_in.get(key_of_record(r))]
         tap.ok(not bad_in, name + ": ingressInterface is the port each flow's first packet came in on (0, then 1)",
                "\n".join(bad_in[:10]))
+        check_icmp(tap, c, name, destroys)
         if c is v4:
             check_nfdump_queries(tap, c, destroys)
     if pm is None:

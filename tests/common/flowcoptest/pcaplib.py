@@ -106,6 +106,21 @@ def tcp_frame(src, dst, sport, dport, flags, seq=0, ack=0, payload=b"", vlans=()
     return frame
 
 
+def icmp_query_frame(src, dst, icmp_type, ident, seq, payload=b"flowcop"):
+    """A whole Ethernet frame carrying one ICMP query or reply (echo, timestamp, ...: identifier and
+    sequence number after the checksum, code 0): ICMP over IPv4, ICMPv6 over IPv6 (picked from src),
+    checksummed (ICMPv6 over its pseudo-header)."""
+    msg = struct.pack("!BBHHH", icmp_type, 0, 0, ident, seq) + payload
+    s, d = ipaddress.ip_address(src), ipaddress.ip_address(dst)
+    pseudo = b"" if s.version == 4 else s.packed + d.packed + struct.pack("!IxxxB", len(msg), 58)
+    msg = msg[:2] + struct.pack("!H", _csum(pseudo + msg)) + msg[4:]
+    if s.version == 4:
+        frame = ether(ipv4(src, dst, 1, msg), ETH_IPV4)
+    else:
+        frame = ether(ipv6(src, dst, 58, msg), ETH_IPV6)
+    return frame + b"\0" * max(0, 60 - len(frame))
+
+
 # --- reading -------------------------------------------------------------------------------------
 
 def read_pcap(path):
