@@ -10,11 +10,13 @@
 #include "mbuf_pool.h"
 #include "status.h"
 #include "telemetry.h"
+#include "telemetry_guard.h"
 
 #include <flowgen/flowgen.h>
 #include <stats/relaxed.h>
 #include <tcpstate/tcp_state.h>
 
+#include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -495,11 +497,18 @@ int Service::run()
 void Service::housekeeping()
 {
     StatusLine status(_view, !_opt.quiet);
+    // DPDK's telemetry socket (none with --no-telemetry: the guard then finds no connection).
+    TelemetryGuard telemetry_guard(std::string(rte_eal_get_runtime_dir()) + "/dpdk_telemetry.v2");
+    auto next_guard_scan = std::chrono::steady_clock::now();
     const uint64_t idle_cycles = _clock.cycles_from_ns(uint64_t(_opt.stop_when_idle_ms) * 1'000'000);
     const uint64_t started = rte_rdtsc();
     while (!_quit.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         status.tick();
+        if (const auto now = std::chrono::steady_clock::now(); now >= next_guard_scan) {
+            telemetry_guard.scan();
+            next_guard_scan = now + std::chrono::milliseconds(TelemetryGuard::kScanIntervalMs);
+        }
         if (_opt.stop_when_idle_ms == 0)
             continue;
         uint64_t last = started;

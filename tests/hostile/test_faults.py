@@ -17,9 +17,11 @@ Usage: test_faults.py FLOWCOP_EXE TMPDIR REPO_ROOT
      the summary, every event flushed to the file, and every run invariant (hostile.finish).
   4. Clients holding connections while flowgen runs: three idle HTTP connections (one with half
      a request) do not delay a scrape; four (all of the exporter's threads) delay it by at most
-     the exporter's 2 s request timeout; with nine idle telemetry clients a tenth still works
-     and an eleventh is closed (DPDK's limit); RX keeps flowing throughout, and the run ends
-     with every invariant.
+     the exporter's 2 s request timeout; twelve telemetry clients that connect and send
+     nothing (ten greeted, DPDK's limit, two closed at once) do not take telemetry away: flowcop
+     closes the idle ones (app/service/telemetry_guard.h) and a new client is answered within
+     the guard's 2 s + one scan; RX keeps flowing throughout, and the run ends with every
+     invariant.
 The metrics port already taken and the events path in a missing directory are exit-2 errors
 tested in tests/integration/test_bad_flags.py; malformed telemetry commands are tested in
 tests/app/test_telemetry_commands.py.
@@ -43,6 +45,7 @@ from flowcoptest import pcaplib  # noqa: E402
 FAST = ["--clock", "packet"]
 HTTP_THREADS, REQUEST_TIMEOUT_S = 4, 2.0   # app/service/exporter.h
 TELEMETRY_MAX = 10                          # DPDK 22.11's connection limit
+GUARD_IDLE_S, GUARD_SCAN_S = 2.0, 0.25      # app/service/telemetry_guard.h under pressure
 
 
 def data_plane(s):
@@ -185,6 +188,39 @@ def timed_scrape(url, timeout):
         return None
 
 
+def fresh_stats(path, within):
+    """/flowcop/stats over a new telemetry connection, retried until one is greeted and answered
+    (DPDK closes a connection beyond its limit without a greeting): (stats or None, seconds)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < within:
+        try:
+            t = hostile.Telemetry(path, timeout=1.0)
+        except OSError:
+            time.sleep(0.05)
+            continue
+        try:
+            if t.hello is not None:
+                st = t("/flowcop/stats")
+                if isinstance(st, dict):
+                    return st, time.monotonic() - t0
+        except (OSError, ValueError):
+            pass
+        finally:
+            t.close()
+        time.sleep(0.05)
+    return None, time.monotonic() - t0
+
+
+def closed_by_peer(t, timeout):
+    t.sock.settimeout(timeout)
+    try:
+        return t.sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except OSError:
+        return False
+
+
 class Holders:
     """on_started for harness.run: holds connections while flowgen runs, checks, releases."""
 
@@ -195,11 +231,11 @@ class Holders:
         tap = self.tap
         url = res.metrics_url
         host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
-        tel = hostile.Telemetry(hostile.telemetry_path(res.pid))
+        path = hostile.telemetry_path(res.pid)
         held, tels = [], []
         try:
             time.sleep(0.3)
-            rx0 = tel("/flowcop/stats")["rx_packets"]
+            rx0 = (fresh_stats(path, 5)[0] or {}).get("rx_packets", 0)
             held = held_http(host, int(port), HTTP_THREADS - 1, True)
             time.sleep(0.2)
             d = timed_scrape(url, 3)
@@ -211,26 +247,28 @@ class Holders:
             tap.ok(d is not None and d < REQUEST_TIMEOUT_S + 1.5,
                    "%d idle HTTP connections (every exporter thread): a scrape waits at most the %.0f s request "
                    "timeout (%s s)" % (HTTP_THREADS, REQUEST_TIMEOUT_S, d and round(d, 2)))
-            rx1 = tel("/flowcop/stats")["rx_packets"]
-            for _ in range(TELEMETRY_MAX - 1):       # with ours, DPDK's limit
-                tels.append(hostile.Telemetry(hostile.telemetry_path(res.pid)))
-            extra = hostile.Telemetry(hostile.telemetry_path(res.pid))
-            tels.append(extra)
-            tap.ok(all(t.hello for t in tels[:-1]) and extra.hello is None,
-                   "telemetry: %d idle clients are greeted, one more is closed without a greeting (DPDK's limit)"
-                   % (TELEMETRY_MAX - 1))
-            time.sleep(0.3)
-            st = tel("/flowcop/stats")
-            tap.ok(isinstance(st, dict) and st.get("rx_packets", 0) > rx1,
-                   "telemetry: with %d idle clients connected, a working client still gets answers" % (TELEMETRY_MAX - 1))
-            tap.ok(rx0 < rx1 < st["rx_packets"], "RX kept flowing while the connections were held (%d, %d, %d packets)"
-                   % (rx0, rx1, st["rx_packets"]))
+            rx1 = (fresh_stats(path, 5)[0] or {}).get("rx_packets", 0)
+            for _ in range(TELEMETRY_MAX + 2):
+                tels.append(hostile.Telemetry(path))
+            greeted = [t for t in tels if t.hello is not None]
+            tap.ok(len(greeted) >= TELEMETRY_MAX - 1 and all(t.hello is None for t in tels[TELEMETRY_MAX:]),
+                   "telemetry: of %d clients that connect and send nothing, %d are greeted and the last ones closed "
+                   "without a greeting (DPDK's limit)" % (len(tels), len(greeted)))
+            st, secs = fresh_stats(path, GUARD_IDLE_S + 6)
+            bound = GUARD_IDLE_S + GUARD_SCAN_S + 2.5
+            tap.ok(st is not None and secs < bound and st.get("rx_packets", 0) > rx1,
+                   "telemetry: with %d clients holding idle connections, a new client is answered within %.1f s "
+                   "(%.2f s)" % (len(greeted), bound, secs))
+            cut = sum(closed_by_peer(t, 1.0) for t in greeted)
+            tap.ok(cut == len(greeted), "telemetry: flowcop closed the %d idle connections (%d)" % (len(greeted), cut))
+            rx2 = (st or {}).get("rx_packets", 0)
+            tap.ok(rx0 < rx1 < rx2, "RX kept flowing while the connections were held (%d, %d, %d packets)"
+                   % (rx0, rx1, rx2))
         finally:
             for c in held:
                 c.close()
             for t in tels:
                 t.close()
-            tel.close()
         # flowgen stops at duration=: the harness then waits until the counters stay unchanged
         # (harness.STABLE_FOR_S) and stops flowcop.
         return lambda m: True
