@@ -224,25 +224,21 @@ std::string apply_setting(const std::string& params, Options& opt)
     const size_t comma = params.find(',');
     if (comma == std::string::npos)
         return "expected NAME,VALUE, got " + quoted(params) + " (" + kSettableHint + ")";
-    const std::string name = params.substr(0, comma), value = params.substr(comma + 1);
+    // Names are snake_case (as describe() and the config line spell them); a flag's spelling with
+    // '-' is accepted too, so tcp-timeout-time-wait and tcp_timeout_time_wait are one name.
+    std::string name = params.substr(0, comma);
+    const std::string value = params.substr(comma + 1);
+    for (char& ch : name)
+        ch = ch == '-' ? '_' : ch;
     bool known = false;
     for (const std::string& n : settable_names())
         known = known || name == n;
     if (!known)
-        return quoted(name) + " cannot be set at run time (" + kSettableHint + ")";
+        return quoted(params.substr(0, comma)) + " cannot be set at run time (" + kSettableHint + ")";
     // Validate through the command line's parser: same ranges, same messages.
-    std::string flag;
-    bool state_timeout = false;
-    for (const char* st : kTcpStateFlagNames)
-        state_timeout = state_timeout || name == std::string("tcp_timeout_") + st;
-    if (state_timeout) {
-        flag = "--tcp-timeout-" + name.substr(12); // the state keeps its underscore: --tcp-timeout-syn_sent
-    } else {
-        flag = "--" + name;
-        for (char& ch : flag)
-            if (ch == '_')
-                ch = '-';
-    }
+    std::string flag = "--" + name;
+    for (char& ch : flag)
+        ch = ch == '_' ? '-' : ch;
     std::vector<std::string> args{"flowcop", flag, value};
     std::vector<char*> argv;
     for (auto& a : args)

@@ -362,11 +362,15 @@ std::vector<Spec> build_specs()
                        "pcap's infinite_rx) refuses to start, and flowcop says so.",
                        kMinMbufDataRoom, UINT16_MAX, set_number<&O::mbuf_data_room>, show_number<&O::mbuf_data_room>));
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
+        // Spelled as every other flag is (--tcp-timeout-time-wait); the state's own spelling
+        // (--tcp-timeout-time_wait, as the state machine and telemetry name it) stays accepted.
         const std::string state = kTcpStateFlagNames[i];
-        Spec s = number("--tcp-timeout-" + state, "SECONDS",
+        Spec s = number("--tcp-timeout-" + hyphenated(state), "SECONDS",
                         "Inactivity timeout in TCP state " + state +
                             "; 0 = none of its own:\n--default-inactivity-timeout applies.",
                         0, kMaxTimeoutS, set_tcp_timeout, show_tcp_timeout);
+        if (state != hyphenated(state))
+            s.alias = "--tcp-timeout-" + state;
         s.index = i;
         t.push_back(std::move(s));
     }
@@ -513,6 +517,13 @@ void add_protocol_specs(std::vector<Spec>& t)
 }
 
 } // namespace
+
+std::string hyphenated(std::string name)
+{
+    for (char& ch : name)
+        ch = ch == '_' ? '-' : ch;
+    return name;
+}
 
 const std::vector<Spec>& specs()
 {

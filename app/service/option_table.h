@@ -22,7 +22,7 @@ using Shower = std::string (*)(const Spec&, const Options&);
 
 struct Spec {
     std::string name;    // "--tick-ms"
-    std::string alias;   // "-h" for --help, else empty
+    std::string alias;   // another accepted spelling: "-h" for --help, "--tcp-timeout-time_wait"; else empty
     std::string metavar; // empty = a flag that takes no value
     std::string help;    // meaning, lines separated by '\n'
     std::string allowed; // the allowed values as --help shows them; empty for flags
@@ -38,5 +38,8 @@ struct Spec {
 };
 
 const std::vector<Spec>& specs();
+
+// name with every '_' spelled '-': how flags spell what the code names with underscores.
+std::string hyphenated(std::string name);
 
 } // namespace flowcop::app::detail

@@ -19,9 +19,9 @@ using detail::quote;
 using detail::Spec;
 using detail::specs;
 
-std::string missing_value(const Spec& s)
+std::string missing_value(const Spec& s, std::string_view spelled)
 {
-    return format_flag_error(s.name, "missing value (expected " + s.metavar + "; allowed: " + s.allowed + ")");
+    return format_flag_error(spelled, "missing value (expected " + s.metavar + "; allowed: " + s.allowed + ")");
 }
 
 ParseOutcome fail(std::string message)
@@ -36,7 +36,9 @@ std::string unknown_option(std::string_view name)
         std::string_view state = name.substr(kTcpPrefix.size());
         if (!state.empty() && state.front() == '-')
             state.remove_prefix(1);
-        const std::vector<std::string> states(kTcpStateFlagNames.begin(), kTcpStateFlagNames.end());
+        std::vector<std::string> states;
+        for (const char* st : kTcpStateFlagNames)
+            states.push_back(detail::hyphenated(st));
         return format_flag_error(escaped(name), "unknown TCP state " + quote(state) +
                                                     " (valid states: " + detail::join(states, ", ") + ")");
     }
@@ -128,19 +130,19 @@ ParseOutcome parse_options(int argc, char** argv)
         std::string_view value;
         if (s.metavar.empty()) {
             if (eq != std::string_view::npos)
-                return fail(format_flag_error(s.name, "takes no value, got " + quote(arg.substr(eq + 1))));
+                return fail(format_flag_error(name, "takes no value, got " + quote(arg.substr(eq + 1))));
         } else if (eq != std::string_view::npos) {
             value = arg.substr(eq + 1);
         } else if (i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("--")) {
             value = argv[++i];
         } else {
-            return fail(missing_value(s));
+            return fail(missing_value(s, name));
         }
         if (s.is_help)
             return {ParseOutcome::help, default_options(),
                     help_text(argc > 0 && argv[0] != nullptr ? argv[0] : "flowcop")};
         if (std::string err = s.set(s, value, o); !err.empty())
-            return fail(format_flag_error(s.name, err));
+            return fail(format_flag_error(name, err)); // as the user spelled it (an alias too)
     }
     return {ParseOutcome::ok, std::move(o), {}};
 }
@@ -169,8 +171,11 @@ std::string help_text(const char* prog)
                       "Options:\n";
     const Options defaults = default_options();
     for (const Spec& s : specs()) {
-        out += "  " + (s.alias.empty() ? "" : s.alias + ", ") + s.name;
+        const bool long_alias = s.alias.starts_with("--");
+        out += "  " + (s.alias.empty() || long_alias ? "" : s.alias + ", ") + s.name;
         out += (s.metavar.empty() ? "" : " " + s.metavar) + "\n";
+        if (long_alias)
+            out += "      (also spelled " + s.alias + ")\n";
         std::size_t start = 0;
         for (std::size_t nl; (nl = s.help.find('\n', start)) != std::string::npos; start = nl + 1)
             out += "      " + s.help.substr(start, nl - start) + "\n";

@@ -209,7 +209,7 @@ std::string describe_line(const Options&);
 // The parser's table, read-only, for tools and tests that must agree with the parser.
 struct OptionInfo {
     std::string name;         // "--wheel-buckets"
-    std::string alias;        // "-h" for "--help", else empty
+    std::string alias;        // another accepted spelling: "-h", "--tcp-timeout-time_wait"; else empty
     std::string metavar;      // "N", "monitor|inline"; empty for flags without a value
     std::string default_text; // as --help shows it, rendered from default_options(); empty for --help
     std::string allowed;      // as --help shows it, e.g. "power of two in 256..16777216"

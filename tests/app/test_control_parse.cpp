@@ -258,6 +258,20 @@ TEST_CASE("Bad settings are refused with the flag parser's message and change no
     }
 }
 
+// A name may be spelled as its flag is (hyphens), like a TCP state's flag --tcp-timeout-time-wait.
+TEST_CASE("A settable name spelled with hyphens is the same name", "[app][control_parse]")
+{
+    Options hyphens = default_options(), underscores = default_options();
+    CHECK(apply_setting("tcp-timeout-time-wait,7", hyphens).empty());
+    CHECK(apply_setting("tcp_timeout_time_wait,7", underscores).empty());
+    CHECK(hyphens == underscores);
+    CHECK(hyphens != default_options());
+    CHECK(apply_setting("timeout-budget,9", hyphens).empty());
+    CHECK(hyphens.timeout_budget == 9);
+    CHECK(apply_setting("tcp-timeout-syn-sent2,x", hyphens).find("--tcp-timeout-syn-sent2:") != std::string::npos);
+    CHECK(apply_setting("wheel-buckets,1024", hyphens).rfind("'wheel-buckets' cannot be set at run time", 0) == 0);
+}
+
 // DPDK 22.11 writes bytes >= 0x80 as an invalid JSON escape and drops control characters.
 TEST_CASE("Reply text is printable ASCII, escapes the rest and is cut without splitting an escape",
           "[app][control_parse]")

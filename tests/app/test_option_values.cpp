@@ -2,6 +2,7 @@
 // Value rules: number syntax and ranges, the metrics address, and the "not set" spellings.
 #include <service/options.h>
 
+#include <algorithm>
 #include <set>
 
 #include "options_test_util.h"
@@ -45,8 +46,10 @@ std::vector<Range> numeric_options()
         {"--tcp-timeout-max-retrans", 0, 31536000, false},
         {"--tcp-timeout-unacknowledged", 0, 31536000, false},
     };
-    for (const char* state : kTcpStateFlagNames)
-        r.push_back({std::string("--tcp-timeout-") + state, 0, 31536000, false});
+    for (std::string state : kTcpStateFlagNames) {
+        std::replace(state.begin(), state.end(), '_', '-'); // the flag's spelling: --tcp-timeout-time-wait
+        r.push_back({"--tcp-timeout-" + state, 0, 31536000, false});
+    }
     for (size_t i = 0; i < flowcop::protostate::kTimeoutCount; ++i)
         r.push_back({std::string("--") + flowcop::protostate::timeout_flag_name(flowcop::protostate::Timeout(i)), 1,
                      31536000, false});

@@ -6,6 +6,7 @@
 #include <tcpstate/tcp_state.h>
 #include <timerwheel/config.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -157,12 +158,13 @@ std::vector<Case> one_case_per_option()
     }
     for (std::size_t i = 0; i < kTcpStateFlagNames.size(); ++i) {
         const uint32_t v = static_cast<uint32_t>(1000 + i);
-        cases.push_back(
-            {std::string("--tcp-timeout-") + kTcpStateFlagNames[i], std::to_string(v), [i, v](const Options& o) {
-                 auto want = default_options().tcp_timeout_s;
-                 want[i] = v;
-                 return o.tcp_timeout_s == want; // and no other state changed
-             }});
+        std::string flag = std::string("--tcp-timeout-") + kTcpStateFlagNames[i];
+        std::replace(flag.begin(), flag.end(), '_', '-'); // --tcp-timeout-time-wait
+        cases.push_back({flag, std::to_string(v), [i, v](const Options& o) {
+                             auto want = default_options().tcp_timeout_s;
+                             want[i] = v;
+                             return o.tcp_timeout_s == want; // and no other state changed
+                         }});
     }
     return cases;
 }
@@ -224,10 +226,27 @@ TEST_CASE("an unknown TCP state names the flag and lists the valid states", "[ap
 {
     const std::string msg = rejected({"--tcp-timeout-bogus", "5"});
     CHECK(msg.rfind("flowcop: --tcp-timeout-bogus: unknown TCP state 'bogus'", 0) == 0);
-    for (const char* state : kTcpStateFlagNames)
+    for (std::string state : kTcpStateFlagNames) {
+        std::replace(state.begin(), state.end(), '_', '-');
         CHECK(msg.find(state) != std::string::npos);
-    // The hyphenated spelling is the likeliest typo; it gets the same list.
-    CHECK(rejected({"--tcp-timeout-syn-sent=5"}).find("syn_sent, syn_recv") != std::string::npos);
+    }
+    CHECK(msg.find("(valid states: syn-sent, syn-recv, ") != std::string::npos); // as the flags spell them
+}
+
+TEST_CASE("a TCP state's flag is spelled with hyphens, and the state's underscore spelling is the same flag",
+          "[app][options]")
+{
+    const Options hyphens = parsed({"--tcp-timeout-time-wait=7", "--tcp-timeout-syn-sent2", "9"});
+    const Options underscores = parsed({"--tcp-timeout-time_wait=7", "--tcp-timeout-syn_sent2", "9"});
+    CHECK(hyphens == underscores);
+    CHECK(hyphens != default_options());
+    // Later wins across the two spellings: they are one option.
+    CHECK(parsed({"--tcp-timeout-close-wait=5", "--tcp-timeout-close_wait=6"}) ==
+          parsed({"--tcp-timeout-close-wait=6"}));
+    // An error names the flag as it was typed.
+    CHECK(rejected({"--tcp-timeout-last_ack=x"}).rfind("flowcop: --tcp-timeout-last_ack: ", 0) == 0);
+    CHECK(rejected({"--tcp-timeout-last-ack=x"}).rfind("flowcop: --tcp-timeout-last-ack: ", 0) == 0);
+    CHECK(rejected({"--tcp-timeout-last_ack"}).rfind("flowcop: --tcp-timeout-last_ack: missing value", 0) == 0);
 }
 
 TEST_CASE("a positional argument or a second '--' is rejected", "[app][options]")

@@ -151,7 +151,7 @@ def run_sigterm_burst(tap, exe, tmp):
     # wall time, so within 0.8 s flows are created, close (FIN, RST) and expire (2 s idle) all along.
     fg = "flows=5000,lifetime=1,idle_pct=40,rst_pct=20,pps=100000,seed=11"
     opts = FAST + ["--flowgen", fg, "--tick-ms", "10", "--check-interval-ms", "10", "--tcp-timeout-established", "2",
-                   "--tcp-timeout-time_wait", "1", "--tcp-timeout-close", "1"]
+                   "--tcp-timeout-time-wait", "1", "--tcp-timeout-close", "1"]
     # Timed from the exporter's URL line, which flowcop prints once its signal handlers are in place
     # (before that, SIGTERM's default action would kill it: nothing is tracked yet then).
     res = harness.run(exe, [], opts, tmpdir=tmp, on_started=lambda r: time.sleep(0.8), stop_signal=signal.SIGTERM,

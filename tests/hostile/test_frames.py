@@ -319,7 +319,7 @@ def main():
     replay_scenario(tap, exe, tmp, "floods", run_floods, [])
     replay_scenario(tap, exe, tmp, "loose pickup off", run_loose_off, ["--loose-pickup", "off"])
     run_finack(tap, exe, tmp)
-    replay_scenario(tap, exe, tmp, "port reuse storm", run_reuse_storm, ["--tcp-timeout-time_wait", "2"])
+    replay_scenario(tap, exe, tmp, "port reuse storm", run_reuse_storm, ["--tcp-timeout-time-wait", "2"])
     tap.done()
 
 

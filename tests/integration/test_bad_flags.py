@@ -44,7 +44,7 @@ def options_from_sources(root):
     names.discard("--tcp-timeout-")
     m = re.search(r"kNames\[kStateCount\] = \{(.*?)\};", names_cpp, re.S)
     states = [flag for _, flag in re.findall(r'\{"([A-Z_0-9]+)", "([a-z_0-9]+)"\}', m.group(1))][1:] if m else []
-    names |= {"--tcp-timeout-" + s for s in states}
+    names |= {"--tcp-timeout-" + s.replace("_", "-") for s in states}  # spelled as flags are (the alias keeps "_")
     # The UDP/ICMP/generic timeouts' names are protostate's (one source, option_table.cpp loops over them).
     with open(os.path.join(root, "lib", "protostate", "proto_state.cpp")) as f:
         m = re.search(r"kTimeoutFlagNames\[\] = \{(.*?)\};", f.read(), re.S)

@@ -14,7 +14,7 @@ request. Nothing is sent anywhere but between these two namespaces.
 
 Checked: every transfer arrives intact (sha256) and the idle connection still works after its
 flow expired; flowcop forwarded everything it received (no TX drops; each port's tx == the
-other's rx); every connection's flow ended 'closed' once --tcp-timeout-time_wait 2 ran out after
+other's rx); every connection's flow ended 'closed' once --tcp-timeout-time-wait 2 ran out after
 its last packet, the idle one ended 'inactivity' 3 s after its handshake and its later traffic
 was picked up as a new flow; per flow, packets and bytes per direction == what an AF_PACKET
 sniffer in each namespace counted; and the run invariants. Every wait is bounded; namespaces,
@@ -204,7 +204,7 @@ def main():
         ring = "framecnt=4096,blocksz=4096,framesz=2048"
         vdevs = ["net_af_packet0,iface=%s,%s" % (net.root[0], ring), "net_af_packet1,iface=%s,%s" % (net.root[1], ring)]
         opts = ["--mode", "inline", "--clock", "tsc", "--tick-ms", str(TICK_MS), "--check-interval-ms", str(TICK_MS),
-                "--tcp-timeout-established", str(EST_S), "--tcp-timeout-time_wait", str(TW_S)]
+                "--tcp-timeout-established", str(EST_S), "--tcp-timeout-time-wait", str(TW_S)]
         res = harness.run(exe, vdevs, opts, tmpdir=tmp, on_started=on_started, timeout=45)
         done.wait(max(0.0, 30 - (time.monotonic() - t_start)))
         for p, _ in sniffers:

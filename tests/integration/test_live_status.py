@@ -27,7 +27,7 @@ from flowcoptest import harness  # noqa: E402
 LIVE = re.compile(r"\r\x1b\[K(\d+) pps \| (\d+) flows \| (\d+) expiries/s \| (\d+) cop visits/s \| budget hits (\d+)")
 FLOWGEN = "flows=200,lifetime=1,pps=20000,realtime=1,seed=7"
 OPTS = ["--flowgen", FLOWGEN, "--tick-ms", "10", "--check-interval-ms", "10", "--metrics-addr", "none",
-        "--flows-per-lcore", "4096", "--tcp-timeout-time_wait", "1", "--tcp-timeout-close", "1"]
+        "--flows-per-lcore", "4096", "--tcp-timeout-time-wait", "1", "--tcp-timeout-close", "1"]
 RUN_S = 3.5
 
 

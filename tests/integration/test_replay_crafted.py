@@ -72,7 +72,7 @@ def malformed_frames():
 
 
 def lifecycle():
-    """Run 1: every lifetime rule under --tcp-timeout-time_wait 2 --tcp-timeout-established 3."""
+    """Run 1: every lifetime rule under --tcp-timeout-time-wait 2 --tcp-timeout-established 3."""
     sc = Scenario()
     tw, est = 2000, 3000  # ms
 
@@ -320,14 +320,14 @@ def main():
     exe, tmp = sys.argv[1], sys.argv[2]
     os.makedirs(tmp, exist_ok=True)
     tap = harness.Tap()
-    runs = [("lifecycle", lifecycle, ["--tcp-timeout-time_wait", "2", "--tcp-timeout-established", "3"], True, True),
+    runs = [("lifecycle", lifecycle, ["--tcp-timeout-time-wait", "2", "--tcp-timeout-established", "3"], True, True),
             ("active timeout", active, ["--active-timeout", "2"], True, True),
             ("loose pickup off", no_loose_pickup, ["--loose-pickup", "off"], True, False),
             ("reopen in one burst", reopen_in_burst, [], True, False),
             ("vlan key none", vlan_key_none, ["--vlan-key", "none"], True, False),
             ("vlan key outer", vlan_key_outer, ["--vlan-key", "outer"], True, False),
             ("lifecycle, frames batched as the pcap PMD reads them", lifecycle,
-             ["--tcp-timeout-time_wait", "2", "--tcp-timeout-established", "3"], False, False)]
+             ["--tcp-timeout-time-wait", "2", "--tcp-timeout-established", "3"], False, False)]
     for label, build, opts, isolate, scrape in runs:
         sc, verdicts, counters = build()
         path = os.path.join(tmp, "crafted_%s.pcap" % label.split(",")[0].replace(" ", "_"))

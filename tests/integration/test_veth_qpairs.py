@@ -172,7 +172,7 @@ def main():
         ring = "qpairs=2,framecnt=4096,blocksz=4096,framesz=2048"
         vdevs = ["net_af_packet0,iface=%s,%s" % (net.root[0], ring), "net_af_packet1,iface=%s,%s" % (net.root[1], ring)]
         opts = ["--mode", "inline", "--clock", "tsc", "--tick-ms", "100", "--check-interval-ms", "100",
-                "--tcp-timeout-time_wait", str(TW_S)]
+                "--tcp-timeout-time-wait", str(TW_S)]
         res = harness.run(exe, vdevs, opts, lcores="0,1", tmpdir=tmp, on_started=on_started, timeout=60)
         done.wait(max(0.0, 40 - (time.monotonic() - t_start)))
         for p, _ in sniffers:

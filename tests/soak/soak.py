@@ -182,7 +182,7 @@ def main():
     opts = ["--clock", "tsc", "--flowgen", fg, "--flows-per-lcore", str(a.capacity), "--events-ring",
             str(a.events_ring), "--events", fifo, "--metrics-addr", "127.0.0.1:0", "--tick-ms", "100",
             "--check-interval-ms", "100", "--tcp-timeout-established", str(a.idle_timeout), "--active-timeout",
-            str(a.active_timeout), "--tcp-timeout-time_wait", str(a.close_timeout), "--tcp-timeout-close",
+            str(a.active_timeout), "--tcp-timeout-time-wait", str(a.close_timeout), "--tcp-timeout-close",
             str(a.close_timeout)]
     tap.note("flowgen %s" % fg)
     checker = EventChecker()
