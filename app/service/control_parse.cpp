@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "control_parse.h"
 
+#include "ctl_query.h"
+
 #include <arpa/inet.h>
 
 #include <text/decimal.h>
@@ -31,9 +33,17 @@ bool parse_uint(const std::string& s, uint64_t max, uint64_t& out)
     return text::parse_decimal_in(s, 0, max, out);
 }
 
-bool parse_addr(const std::string& s, uint8_t out[16])
+// *_timeout covers udp_timeout, icmp_timeout and generic_timeout, tcp_* the TCP state timeouts and window
+// tracking's settings (the reply must fit 127 bytes).
+constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_*, udp_timeout_stream";
+
+} // namespace
+
+bool parse_addr(const std::string& s, uint8_t out[16], bool* typed_ipv4)
 {
     std::memset(out, 0, 16);
+    if (typed_ipv4 != nullptr)
+        *typed_ipv4 = false;
     if (s.find('\0') != std::string::npos)
         return false; // inet_pton would stop there and accept the prefix
     in_addr v4{};
@@ -41,35 +51,13 @@ bool parse_addr(const std::string& s, uint8_t out[16])
         out[10] = 0xff;
         out[11] = 0xff;
         std::memcpy(out + 12, &v4, 4);
+        if (typed_ipv4 != nullptr)
+            *typed_ipv4 = true;
         return true;
     }
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
-// *_timeout covers udp_timeout, icmp_timeout and generic_timeout, tcp_* the TCP state timeouts and window
-// tracking's settings (the reply must fit 127 bytes).
-constexpr char kSettableHint[] = "settable: *_budget*, *_timeout, tcp_*, udp_timeout_stream";
-
-// A protocol as /flowcop/kill names it: tcp, udp, icmp, icmpv6 or a number 0..255.
-bool parse_ip_proto(const std::string& s, uint8_t& out)
-{
-    if (s == "tcp" || s == "udp" || s == "icmp" || s == "icmpv6") {
-        out = s == "tcp" ? 6 : s == "udp" ? 17 : s == "icmp" ? 1 : 58;
-        return true;
-    }
-    uint64_t n = 0;
-    if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos)
-        return false;
-    for (const char c : s)
-        n = n * 10 + uint64_t(c - '0');
-    if (n > 255)
-        return false;
-    out = uint8_t(n);
-    return true;
-}
-
-// A user-supplied part of an error sentence, quoted and shortened so that what
-// the sentence says about it still fits in one telemetry string.
 std::string quoted(const std::string& s)
 {
     constexpr size_t kMax = 40;
@@ -78,8 +66,6 @@ std::string quoted(const std::string& s)
         q = reply_text(s, kMax) + "...";
     return "'" + q + "'";
 }
-
-} // namespace
 
 std::string reply_text(std::string_view text, size_t max_len)
 {
@@ -113,7 +99,7 @@ std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
     // An optional leading protocol (TCP when absent): an address never parses as one.
     uint8_t proto = 6;
     uint8_t a_probe[16];
-    if (!f.empty() && !parse_addr(f[0], a_probe) && parse_ip_proto(f[0], proto))
+    if (!f.empty() && !parse_addr(f[0], a_probe) && parse_proto(f[0], proto))
         f.erase(f.begin());
     if (f.size() < 4 || f.size() > 6)
         return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]] (after an optional PROTO,), got " + quoted(params);
@@ -131,26 +117,13 @@ std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
         return quoted(f[4]) + " is not a VLAN ID (0..4095)";
     if (f.size() == 6 && !parse_uint(f[5], 4095, v2))
         return quoted(f[5]) + " is not a VLAN ID (0..4095)";
-    const bool a_is_v4 = a[10] == 0xff && a[11] == 0xff && std::memcmp(a, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
-    const bool b_is_v4 = b[10] == 0xff && b[11] == 0xff && std::memcmp(b, "\0\0\0\0\0\0\0\0\0\0", 10) == 0;
-    if (a_is_v4 != b_is_v4)
+    const bool a_is_v4 = packet::is_ipv4_mapped(a);
+    if (a_is_v4 != packet::is_ipv4_mapped(b))
         return "both addresses must be IPv4 or both IPv6";
-    // The same canonical order the parser uses (flow_key.h): lower (address, port) first.
-    const int c = std::memcmp(a, b, 16);
-    const bool a_lo = c < 0 || (c == 0 && pa <= pb);
-    std::memset(&key, 0, sizeof(key));
-    std::memcpy(key.addr_lo, a_lo ? a : b, 16);
-    std::memcpy(key.addr_hi, a_lo ? b : a, 16);
-    key.port_lo = uint16_t(a_lo ? pa : pb);
-    key.port_hi = uint16_t(a_lo ? pb : pa);
     if ((proto == 1 && !a_is_v4) || (proto == 58 && a_is_v4))
         return std::string(proto == 1 ? "icmp" : "icmpv6") + " needs " + (proto == 1 ? "IPv4" : "IPv6") +
                " addresses (the other is keyed as protocol " + std::to_string(proto) + ": give the number)";
-    key.proto = proto;
-    const uint32_t packed = (uint32_t(v1) << 12) | uint32_t(v2);
-    key.vlan[0] = uint8_t(packed >> 16);
-    key.vlan[1] = uint8_t(packed >> 8);
-    key.vlan[2] = uint8_t(packed);
+    key = packet::make_flow_key(a, uint16_t(pa), b, uint16_t(pb), proto, uint16_t(v1), uint16_t(v2), 0);
     return "";
 }
 

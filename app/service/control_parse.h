@@ -21,9 +21,9 @@
 namespace flowcop::app {
 
 // "[PROTO,]IP,PORT,IP,PORT[,VLAN[,VLAN]]" (IPv4 or IPv6, either direction) -> the canonical key.
-// PROTO is tcp (the default), udp, icmp, icmpv6 or a protocol number; the ports are the key's as
-// /flowcop/flows shows them: an ICMP query's are its identifier and query type (8 for echo), other
-// protocols' 0. The key's zone is 0; each worker also tries its ports' --port-zone zones.
+// PROTO is a name parse_proto() knows (tcp, the default, udp, icmp, icmpv6, gre, ...) or a number;
+// the ports are the key's as /flowcop/flows shows them: an ICMP query's are its identifier and
+// query type (8 for echo), other protocols' 0. The key's zone is 0; each worker also tries its ports' --port-zone zones.
 // Returns "" or one sentence saying what is wrong.
 std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key);
 
@@ -37,6 +37,15 @@ std::string parse_no_params(const std::string& params);
 // value) without splitting an escape, so an oversized value is shortened, never
 // rejected by DPDK.
 std::string reply_text(std::string_view text, size_t max_len = 127);
+
+// A user-supplied part of an error sentence: reply_text() in single quotes, cut after 40 bytes with
+// "..." so that what the sentence says about it still fits in one telemetry string.
+std::string quoted(const std::string& s);
+
+// An IPv4 (dotted quad) or IPv6 address as a key stores it: 16 bytes, IPv4 IPv4-mapped. `typed_ipv4`,
+// when given, tells whether the text was a dotted quad (an IPv6 text may also be IPv4-mapped).
+// False, with out zeroed or partly written, for anything else (an embedded NUL included).
+bool parse_addr(const std::string& s, uint8_t out[16], bool* typed_ipv4 = nullptr);
 
 struct FlowQuery {
     conntrack::SnapshotFilter filter;

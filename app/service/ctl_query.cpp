@@ -6,8 +6,6 @@
 #include <tcpstate/tcp_state.h>
 #include <text/decimal.h>
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -39,36 +37,13 @@ std::string verb_list()
     return list;
 }
 
-std::string quoted(const std::string& s)
-{
-    constexpr size_t kMax = 40;
-    std::string q = reply_text(s, kMax);
-    return "'" + q + (reply_text(s, SIZE_MAX).size() > kMax ? "...'" : "'");
-}
-
-bool is_v4_mapped(const uint8_t a[16])
-{
-    static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    return std::memcmp(a, kPrefix, sizeof kPrefix) == 0;
-}
-
 // ADDR or ADDR/LEN; `allow_len` false for get's exact tuple.
 std::string parse_prefix(const std::string& key, const std::string& v, bool allow_len, AddrPrefix& out)
 {
     const size_t slash = v.find('/');
-    const std::string addr = v.substr(0, slash);
-    if (addr.find('\0') != std::string::npos)
-        return key + ": " + quoted(v) + " is not an IPv4 or IPv6 address";
-    in_addr v4{};
     bool ipv4 = false;
-    std::memset(out.addr, 0, 16);
-    if (inet_pton(AF_INET, addr.c_str(), &v4) == 1) {
-        out.addr[10] = out.addr[11] = 0xff;
-        std::memcpy(out.addr + 12, &v4, 4);
-        ipv4 = true;
-    } else if (inet_pton(AF_INET6, addr.c_str(), out.addr) != 1) {
+    if (!parse_addr(v.substr(0, slash), out.addr, &ipv4))
         return key + ": " + quoted(v) + " is not an IPv4 or IPv6 address";
-    }
     const unsigned max_len = ipv4 ? 32 : 128;
     uint64_t len = max_len;
     if (slash != std::string::npos) {
@@ -292,23 +267,10 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
         return "";
     if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport)
         return "get needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
-    if (is_v4_mapped(f.src.addr) != is_v4_mapped(f.dst.addr))
+    if (packet::is_ipv4_mapped(f.src.addr) != packet::is_ipv4_mapped(f.dst.addr))
         return "get: both addresses must be IPv4 or both IPv6";
-    packet::FlowKey& key = out.key;
-    std::memset(&key, 0, sizeof key);
-    // The parser's canonical order (flow_key.h): the lower (address, port) endpoint first.
-    const int c = std::memcmp(f.src.addr, f.dst.addr, 16);
-    const bool src_lo = c < 0 || (c == 0 && f.sport <= f.dport);
-    std::memcpy(key.addr_lo, src_lo ? f.src.addr : f.dst.addr, 16);
-    std::memcpy(key.addr_hi, src_lo ? f.dst.addr : f.src.addr, 16);
-    key.port_lo = src_lo ? f.sport : f.dport;
-    key.port_hi = src_lo ? f.dport : f.sport;
-    key.proto = f.has_proto ? f.proto : 6;
-    const uint32_t packed = uint32_t(f.vlan_outer) << 12 | f.vlan_inner;
-    key.vlan[0] = uint8_t(packed >> 16);
-    key.vlan[1] = uint8_t(packed >> 8);
-    key.vlan[2] = uint8_t(packed);
-    key.zone = f.zone;
+    out.key = packet::make_flow_key(f.src.addr, f.sport, f.dst.addr, f.dport, f.has_proto ? f.proto : 6, f.vlan_outer,
+                                    f.vlan_inner, f.zone);
     return "";
 }
 

@@ -7,9 +7,11 @@
 #include "control_parse.h"
 #include "ctl_format.h"
 #include "ctl_query.h"
+#include "stats_rows.h"
 
 #include <conntrack/reason.h>
 #include <events/thread.h>
+#include <stats/family.h>
 #include <stats/relaxed.h>
 
 #include <rte_eal.h>
@@ -337,21 +339,13 @@ void CtlServer::start_request(Client& c, const std::string& line)
         return;
     }
     if (r.verb == CtlVerb::stats) {
+        // Every lcore row of the stats model (stats_rows.h) under its /flowcop/stats key, per lcore.
         for (const LcoreView& v : _view.lcores) {
-            const conntrack::Counters& t = *v.table;
-            c.out += "{\"lcore\":" + std::to_string(v.lcore) + ",\"flows_active\":" + std::to_string(t.active()) +
-                     ",\"flows_capacity\":" + std::to_string(v.capacity) +
-                     ",\"flows_created\":" + std::to_string(load_relaxed(t.flows_created)) +
-                     ",\"flows_expired\":" + std::to_string(t.expired_total()) + ",\"flows_evicted\":" +
-                     std::to_string(load_relaxed(t.flows_expired[unsigned(conntrack::Reason::evicted)])) +
-                     ",\"flows_killed\":" +
-                     std::to_string(load_relaxed(t.flows_expired[unsigned(conntrack::Reason::killed)])) +
-                     ",\"flows_dropped_table_full\":" + std::to_string(load_relaxed(t.tcp_table_full)) +
-                     ",\"early_drop_attempts\":" + std::to_string(load_relaxed(t.early_drop_attempts)) +
-                     ",\"tcp_invalid\":" + std::to_string(load_relaxed(t.tcp_invalid)) +
-                     ",\"tcp_out_of_window\":" + std::to_string(t.out_of_window_total()) +
-                     ",\"tcp_no_flow\":" + std::to_string(load_relaxed(t.tcp_no_flow)) +
-                     ",\"rx_packets\":" + std::to_string(load_relaxed(v.worker->rx_packets)) + "}\n";
+            c.out += "{\"lcore\":" + std::to_string(v.lcore);
+            stats::for_each_telemetry_sample(
+                lcore_families(), std::span<const LcoreView>(&v, 1),
+                [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
+            c.out += "}\n";
         }
         const CtlServerStats s = stats();
         uint64_t ring_full = 0;

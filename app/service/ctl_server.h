@@ -9,8 +9,9 @@
 // refuses a second live primary with one prefix). Removed when the server stops.
 //
 // Protocol: the client sends one request line (ctl_query.h); the server answers with JSON lines and
-// closes: one line per flow (ctl_format.h) for list and get, one line per lcore for stats, then a last
-// line {"done":VERB,...} with the totals, or {"error":"<one sentence>"} instead.
+// closes: one line per flow (ctl_format.h) for list and get, one line per lcore for stats (every
+// lcore row of stats_rows.h under its /flowcop/stats key), then a last line {"done":VERB,...} with
+// the totals, or {"error":"<one sentence>"} instead.
 //
 // Threading and the data path. One server thread (every signal blocked, pinned to EAL's control-thread
 // CPUs: never a polling lcore's CPU) serves every client with poll(). It reads tables only through

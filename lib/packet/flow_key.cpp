@@ -10,11 +10,6 @@ namespace {
 
 constexpr uint8_t kV4MappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-bool is_v4_mapped(const uint8_t addr[16]) noexcept
-{
-    return std::memcmp(addr, kV4MappedPrefix, sizeof kV4MappedPrefix) == 0;
-}
-
 uint32_t vlan_packed(const FlowKey& key) noexcept
 {
     return (uint32_t{key.vlan[0]} << 16) | (uint32_t{key.vlan[1]} << 8) | key.vlan[2];
@@ -75,7 +70,7 @@ void key_endpoints(const FlowKey& key, bool orig_is_lo, uint8_t src[16], uint16_
 
 bool key_is_ipv4(const FlowKey& key) noexcept
 {
-    return is_v4_mapped(key.addr_lo) && is_v4_mapped(key.addr_hi);
+    return is_ipv4_mapped(key.addr_lo) && is_ipv4_mapped(key.addr_hi);
 }
 
 uint16_t key_vlan_outer(const FlowKey& key) noexcept
@@ -92,7 +87,7 @@ size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept
 {
     char tmp[kAddrStrLen];
     size_t n;
-    if (is_v4_mapped(addr))
+    if (is_ipv4_mapped(addr))
         n = static_cast<size_t>(std::snprintf(tmp, sizeof tmp, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]));
     else
         n = format_ipv6(addr, tmp);
@@ -103,6 +98,31 @@ size_t format_addr(const uint8_t addr[16], char* buf, size_t buflen) noexcept
     }
     std::memcpy(buf, tmp, n + 1);
     return n;
+}
+
+bool is_ipv4_mapped(const uint8_t addr[16]) noexcept
+{
+    return std::memcmp(addr, kV4MappedPrefix, sizeof kV4MappedPrefix) == 0;
+}
+
+FlowKey make_flow_key(const uint8_t a[16], uint16_t port_a, const uint8_t b[16], uint16_t port_b, uint8_t proto,
+                      uint16_t vlan_outer, uint16_t vlan_inner, uint16_t zone) noexcept
+{
+    FlowKey key;
+    std::memset(&key, 0, sizeof key);
+    const int c = std::memcmp(a, b, 16);
+    const bool a_lo = c < 0 || (c == 0 && port_a <= port_b);
+    std::memcpy(key.addr_lo, a_lo ? a : b, 16);
+    std::memcpy(key.addr_hi, a_lo ? b : a, 16);
+    key.port_lo = a_lo ? port_a : port_b;
+    key.port_hi = a_lo ? port_b : port_a;
+    key.proto = proto;
+    const uint32_t packed = (uint32_t{vlan_outer} << 12) | vlan_inner;
+    key.vlan[0] = static_cast<uint8_t>(packed >> 16);
+    key.vlan[1] = static_cast<uint8_t>(packed >> 8);
+    key.vlan[2] = static_cast<uint8_t>(packed);
+    key.zone = zone;
+    return key;
 }
 
 } // namespace flowcop::packet

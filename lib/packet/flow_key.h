@@ -64,6 +64,16 @@ void key_endpoints(const FlowKey& key, bool orig_is_lo, uint8_t src[16], uint16_
 // (see the collision note above).
 bool key_is_ipv4(const FlowKey& key) noexcept;
 
+// True when addr is in the IPv4-mapped form (::ffff:a.b.c.d) keys store IPv4 addresses in.
+bool is_ipv4_mapped(const uint8_t addr[16]) noexcept;
+
+// The key of the flow between (a, port_a) and (b, port_b), canonical as the parser builds a packet's:
+// addresses in the 16-byte form, the lower (address, port) endpoint first, so either direction gives
+// the same key; the VLAN IDs packed into vlan, the zone as given. For tuples typed by an operator
+// (telemetry, flowcopctl); off the per-packet path.
+FlowKey make_flow_key(const uint8_t a[16], uint16_t port_a, const uint8_t b[16], uint16_t port_b, uint8_t proto,
+                      uint16_t vlan_outer, uint16_t vlan_inner, uint16_t zone) noexcept;
+
 // The VLAN IDs packed in key.vlan (0 when absent).
 uint16_t key_vlan_outer(const FlowKey& key) noexcept;
 uint16_t key_vlan_inner(const FlowKey& key) noexcept;

@@ -123,6 +123,32 @@ std::string telemetry_key(const Family<Source>& f, const Index& idx)
     return key;
 }
 
+// Calls fn(key, value) for every telemetry sample of the rows over `sources`, in row order: a
+// counter or gauge's total when it has labels (flows_expired), then one sample per label
+// combination (flows_expired_reset), each summed over the sources; a histogram's <key>_count and
+// <key>_sum_ns. Rows without a telemetry key are skipped. /flowcop/stats and flowcopctl -S list these.
+template <typename Source, typename Fn>
+void for_each_telemetry_sample(std::span<const Family<Source>> families, std::span<const Source> sources, Fn&& fn)
+{
+    for (const Family<Source>& f : families) {
+        if (f.telemetry == nullptr)
+            continue;
+        if (f.kind == Kind::histogram) {
+            uint64_t count = 0, sum_ns = 0;
+            for (const Source& s : sources) {
+                count += f.histogram(s).total();
+                sum_ns += f.histogram(s).sum();
+            }
+            fn(std::string(f.telemetry) + "_count", count);
+            fn(std::string(f.telemetry) + "_sum_ns", sum_ns);
+            continue;
+        }
+        if (label_count(f) > 0)
+            fn(std::string(f.telemetry), total(f, sources));
+        for_each_index(f, [&](const Index& idx) { fn(telemetry_key(f, idx), sum(f, sources, idx)); });
+    }
+}
+
 // The row with this telemetry key, or nullptr.
 template <typename Source>
 const Family<Source>* find(std::span<const Family<Source>> families, std::string_view telemetry) noexcept

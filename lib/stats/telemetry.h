@@ -27,26 +27,9 @@ template <typename Source>
 unsigned add_totals(rte_tel_data* d, std::span<const Family<Source>> families, std::span<const Source> sources)
 {
     unsigned refused = 0;
-    auto add = [&](const std::string& key, uint64_t v) {
+    for_each_telemetry_sample(families, sources, [&](const std::string& key, uint64_t v) {
         refused += rte_tel_data_add_dict_u64(d, key.c_str(), v) != 0 ? 1 : 0;
-    };
-    for (const Family<Source>& f : families) {
-        if (f.telemetry == nullptr)
-            continue;
-        if (f.kind == Kind::histogram) {
-            uint64_t count = 0, sum_ns = 0;
-            for (const Source& s : sources) {
-                count += f.histogram(s).total();
-                sum_ns += f.histogram(s).sum();
-            }
-            add(std::string(f.telemetry) + "_count", count);
-            add(std::string(f.telemetry) + "_sum_ns", sum_ns);
-            continue;
-        }
-        if (label_count(f) > 0)
-            add(f.telemetry, total(f, sources));
-        for_each_index(f, [&](const Index& idx) { add(telemetry_key(f, idx), sum(f, sources, idx)); });
-    }
+    });
     return refused;
 }
 

@@ -93,7 +93,7 @@ def get_args(f, reverse=False):
 def test_real_capture():
     # Closed flows wait in TIME_WAIT: an hour, so none ends while the test runs, however slow.
     with Flowcop(EXE, DEMO_PCAP, ["--clock", "tsc", "--stop-when-idle-ms", "0", "--metrics-addr", "127.0.0.1:0",
-                                  "--tcp-timeout-time_wait", "3600"], "ctlreal") as fc:
+                                  "--tcp-timeout-time-wait", "3600"], "ctlreal") as fc:
         n = stable_active(fc, "the capture to be tracked")
         flows = listing(fc)
         check(len(flows) == n, f"listed {len(flows)}, flowcop_flows_active {n}")
@@ -158,8 +158,8 @@ def test_synthetic_table():
     # Every flow stays open however slow the test runs: no cap for unacknowledged data, and a day for the
     # handshake states (on two lcores a handoff ring may overflow at full speed and lose a handshake's ACK).
     opts = ["--flowgen", FLOWGEN, "--clock", "tsc", "--flows-per-lcore", str(FLOWS * 2), "--stop-when-idle-ms", "0",
-            "--metrics-addr", "127.0.0.1:0", "--tcp-timeout-unacknowledged", "0", "--tcp-timeout-syn_sent", "86400",
-            "--tcp-timeout-syn_recv", "86400"]
+            "--metrics-addr", "127.0.0.1:0", "--tcp-timeout-unacknowledged", "0", "--tcp-timeout-syn-sent", "86400",
+            "--tcp-timeout-syn-recv", "86400"]
     with Flowcop(EXE, None, opts, "ctlgen", lcores="0-1" if os.cpu_count() > 1 else "0") as fc:
         n = stable_active(fc, f"{FLOWS} flowgen flows to be tracked")
         check(n >= FLOWS * 9 // 10, f"only {n} of {FLOWS} flows tracked")
@@ -218,6 +218,13 @@ def test_synthetic_table():
             events = [json.loads(line) for line in f]
         check(all(e["event"] == "destroy" and e["reason"] == "killed" for e in events), f"-e DESTROY: {events[:3]}")
         got = {(e["src"], e["sport"], e["dst"], e["dport"]) for e in events}
+        per_lcore = [json.loads(line) for line in ctl(fc, "-S", "-o", "json").stdout.splitlines()[:-1]]
+        text = ctl(fc, "-S").stdout.splitlines()
+        # -S speaks the stats model's names (those of /flowcop/stats), every counter of it in JSON.
+        check(len(per_lcore) == len(text) >= 1 and all("flows_expired_killed" in s and "packets_tcp_no_flow" in s
+                                                      and "inactivity_cop_visited" in s for s in per_lcore)
+              and sum(s["flows_expired_killed"] for s in per_lcore) == killed
+              and all("=?" not in t for t in text), f"-S: {per_lcore[:1]} {text[:1]}")
         stats = json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])
         lost = stats["ctl_events_lost"] + stats["ctl_events_ring_full"]
         check(got == want or (lost > 0 and got <= want), f"-E saw {len(got)} of {len(want)} destroys, {lost} lost")

@@ -170,6 +170,43 @@ TEST_CASE("key_endpoints recovers the packet's source and destination", "[packet
     CHECK(fmt(d) == "198.51.100.7");
 }
 
+// Operators type tuples (flowcopctl -G, /flowcop/kill): the key built from them must be the parser's.
+TEST_CASE("make_flow_key builds the key the parser builds, from either direction", "[packet][key]")
+{
+    std::mt19937 rng(7);
+    for (int i = 0; i < 400; ++i) {
+        const bool v6 = i % 2 == 1, same_addr = i % 7 == 0;
+        const uint16_t sport = uint16_t(rng()), dport = i % 5 == 0 ? sport : uint16_t(rng());
+        const uint16_t vlan = uint16_t(rng() % 4096);
+        FrameBuilder b;
+        if (vlan != 0)
+            b.vlan(vlan);
+        if (v6) {
+            auto src = ip6("2001:db8::1"), dst = ip6("2001:db8::2");
+            src[15] = uint8_t(rng()), dst[15] = same_addr ? src[15] : uint8_t(rng());
+            b.ipv6({.src = src, .dst = dst});
+        } else {
+            auto src = ip4("192.0.2.1"), dst = ip4("192.0.2.2");
+            src[3] = uint8_t(rng()), dst[3] = same_addr ? src[3] : uint8_t(rng());
+            b.ipv4({.src = src, .dst = dst});
+        }
+        const auto p = test::parse_bytes(b.udp({.sport = sport, .dport = dport}).build());
+        REQUIRE(p.verdict == Verdict::udp);
+        uint8_t s[16], d[16];
+        uint16_t sp = 0, dp = 0;
+        packet::key_endpoints(p.key, p.src_is_lo, s, sp, d, dp);
+        CAPTURE(i, fmt(s), sp, fmt(d), dp, vlan);
+        CHECK(packet::make_flow_key(s, sp, d, dp, 17, vlan, 0, 0) == p.key);
+        CHECK(packet::make_flow_key(d, dp, s, sp, 17, vlan, 0, 0) == p.key);
+        CHECK(packet::is_ipv4_mapped(s) == !v6);
+    }
+    const auto a = ip6("::ffff:192.0.2.1"), z = ip6("2001:db8::1");
+    packet::FlowKey k = packet::make_flow_key(z.data(), 1, a.data(), 2, 47, 10, 20, 3);
+    CHECK(std::memcmp(k.addr_lo, a.data(), 16) == 0); // ::ffff:... sorts before 2001:...
+    CHECK((k.port_lo == 2 && k.port_hi == 1 && k.proto == 47 && k.zone == 3));
+    CHECK((packet::key_vlan_outer(k) == 10 && packet::key_vlan_inner(k) == 20));
+}
+
 TEST_CASE("format_addr prints IPv4-mapped as dotted quad and IPv6 in RFC 5952 form", "[packet][key]")
 {
     CHECK(fmt6("::ffff:192.0.2.1") == "192.0.2.1");
