@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "worker.h"
 
+#include <algorithm>
+
 #include <packet/key_policy.h>
 #include <packet/packet_mbuf.h>
 #include <stats/relaxed.h>
@@ -86,8 +88,11 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         if (now >= _next_cop_ns && now != 0)
             run_cop(now);
         drain_mailbox();
-        if (_table.rebase_pending())
-            _table.rebase_step(kRebaseSlice);
+        if (_table.rebase_pending()) // budgeted like a cop pass: see worker.h
+            _table.rebase_step(
+                uint32_t(std::min<uint64_t>(
+                    UINT32_MAX, timerwheel::visit_budget(_settings.fire_budget, _settings.visit_budget_factor))),
+                uint32_t(std::min<uint64_t>(UINT32_MAX, _settings.fire_budget)));
     }
     if (_place.handoff != nullptr)
         finish_handoffs();

@@ -11,7 +11,10 @@
 // (inline) or free (monitor). Under the handoff plan it then takes up to a burst
 // from each ring that feeds it and tracks and forwards those the same way. Then,
 // between bursts: the inactivity cop when it is due, the control-plane mailbox, and
-// a slice of a pending rebase sweep. Under the other plans (rss, single_lcore) the
+// a step of a pending rebase sweep (after a live timeout change), budgeted like a cop
+// pass: it moves at most fire_budget flows to earlier buckets and looks at most the
+// visit budget's records, so one step costs about what a budgeted pass costs and a
+// sweep of a full table spreads over many loop turns. Under the other plans (rss, single_lcore) the
 // handoff costs one predictable branch per burst.
 //
 // The cop runs every check interval. When a budget stops a pass with work left,
@@ -50,7 +53,6 @@ namespace flowcop::app {
 
 inline constexpr unsigned kBurst = 32;
 inline constexpr uint64_t kCopRetryNs = 1'000'000;
-inline constexpr uint32_t kRebaseSlice = 4096;
 
 // What a worker runs with; the service fills every field from the options (whose defaults are
 // named in options.h).

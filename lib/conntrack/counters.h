@@ -77,6 +77,7 @@ struct alignas(64) Counters {
     uint64_t cop_budget_exhausted = 0; // passes stopped by the fire or visit budget with work left
     uint64_t cop_lock_failures = 0;    // due flows whose shard lock was held: deferred to the next pass
     uint64_t rebase_visited = 0;       // flows re-armed after a runtime timeout change
+    uint64_t rebase_moved = 0;         // of those, flows moved to an earlier wheel bucket (a shortened timeout)
     // Interim reports of long flows (TableConfig::interim_s; flow_table.h): interim events emitted by
     // the cop. Not in cop_fired, which counts ends.
     uint64_t interim_reports = 0;

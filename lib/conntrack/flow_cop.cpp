@@ -173,17 +173,18 @@ void FlowTable::set_proto_timeouts(const protostate::Timeouts& timeouts) noexcep
     _rebase_cursor = 0; // as set_timeouts(): a shortened timeout must not fire late
 }
 
-uint32_t FlowTable::rebase_step(uint32_t max_records) noexcept
+uint32_t FlowTable::rebase_step(uint32_t max_records, uint32_t max_moves) noexcept
 {
-    uint32_t seen = 0;
-    while (_rebase_cursor < _capacity && seen < max_records) {
+    uint32_t seen = 0, moved = 0;
+    while (_rebase_cursor < _capacity && seen < max_records && moved < max_moves) {
         const uint32_t pos = _rebase_cursor++;
         ++seen;
         if (_records[pos].flags & FlowRecord::kInUse) {
-            rearm(pos);
+            moved += rearm(pos) ? 1 : 0;
             bump(_counters.rebase_visited);
         }
     }
+    bump(_counters.rebase_moved, uint64_t{moved});
     return seen;
 }
 

@@ -347,9 +347,9 @@ bool FlowTable::evict(uint32_t pos, uint64_t now_ns) noexcept
     return true;
 }
 
-void FlowTable::rearm(uint32_t pos) noexcept
+bool FlowTable::rearm(uint32_t pos) noexcept
 {
-    _wheel->schedule(pos, wheel_deadline_of(pos));
+    return _wheel->schedule(pos, wheel_deadline_of(pos));
 }
 
 Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept

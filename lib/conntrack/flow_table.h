@@ -256,9 +256,12 @@ public:
     void set_window_policy(const tcpstate::WindowPolicy& policy) noexcept { _window_policy = policy; }
     // The same for the UDP, ICMP and generic timeouts (--udp-timeout, ...).
     void set_proto_timeouts(const protostate::Timeouts& timeouts) noexcept;
-    // Re-arms up to max_records records of a pending rebase sweep; returns how many
-    // it looked at (0 when no sweep is pending). Call it between bursts.
-    uint32_t rebase_step(uint32_t max_records) noexcept;
+    // Re-arms the flows among the next max_records records of a pending rebase sweep, stopping
+    // early once max_moves of them had to move to an earlier wheel bucket (the costly case: a
+    // shortened timeout; a lengthened one moves nothing, so a lengthening sweep is a cheap scan).
+    // Returns how many records it looked at (0 when no sweep is pending). Call it between bursts
+    // with budgets like the cop's, so that one step's time stays within what an RX ring absorbs.
+    uint32_t rebase_step(uint32_t max_records, uint32_t max_moves = UINT32_MAX) noexcept;
     bool rebase_pending() const noexcept { return _rebase_cursor < _capacity; }
     // drain(), then ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
@@ -354,7 +357,8 @@ private:
     // The probe window of `probe` is full: evict the least recently seen unassured flow of its home bucket.
     bool evict_in_bucket(const Probe& probe, uint64_t now_ns) noexcept;
     bool evict(uint32_t pos, uint64_t now_ns) noexcept;
-    void rearm(uint32_t pos) noexcept;
+    // True when the flow moved to an earlier bucket (or was armed anew): see TimerWheel::schedule.
+    bool rearm(uint32_t pos) noexcept;
     bool fire(uint32_t pos, uint64_t now_ns) noexcept;
     // The cop reached the flow's interim report boundary before its deadline: report, re-arm.
     void report_interim(uint32_t pos, uint64_t now_ns) noexcept;

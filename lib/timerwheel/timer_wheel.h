@@ -71,20 +71,23 @@ public:
 
     // Arms e for deadline_ns (absolute ns); 0 cancels. If e is already scheduled and will be examined
     // no later than the new due tick, nothing moves (extending is free); otherwise it is moved earlier.
-    void schedule(uint32_t e, uint64_t deadline_ns) noexcept
+    // Returns true when e was linked into a bucket (armed anew or moved): the costly case, which a
+    // caller re-arming many flows (FlowTable::rebase_step) budgets.
+    bool schedule(uint32_t e, uint64_t deadline_ns) noexcept
     {
         if (deadline_ns == 0) {
             cancel(e);
-            return;
+            return false;
         }
         Hook& h = hook(e);
         const uint64_t due = due_tick(deadline_ns);
         if (h.prev != detail::kUnlinked) {
             if (due >= visit_tick(h))
-                return;
+                return false;
             unlink(e, h);
         }
         link(e, h, due);
+        return true;
     }
 
     // Removes e from the wheel; a no-op if it is not scheduled.

@@ -287,6 +287,50 @@ TEST_CASE("Shortening a timeout at run time re-arms flows so none fires late", "
     CHECK(h.c().active() == 0);
 }
 
+// The worker steps a sweep with the cop's budgets: a step moves at most max_moves flows (a shortened
+// timeout moves every flow in that state), while a lengthened one moves none and is a plain scan.
+TEST_CASE("A rebase step moves at most its move budget and a lengthening sweep moves nothing", "[conntrack][deadline]")
+{
+    auto cfg = small_config(4096);
+    Harness h(cfg);
+    constexpr uint16_t kFlows = 300;
+    for (uint16_t i = 0; i < kFlows; ++i)
+        h.handshake({"10.8.0.1", uint16_t(2000 + i)}, server); // ESTABLISHED: 432000 s
+    h.run_for(5);
+    tcpstate::Timeouts t = tcpstate::Timeouts::netfilter_defaults();
+    t.seconds[size_t(tcpstate::State::established)] = 20;
+    h.table->set_timeouts(t, 0);
+    unsigned steps = 0;
+    uint64_t moved_before = h.c().rebase_moved;
+    while (h.table->rebase_step(UINT32_MAX, 7) != 0) {
+        const uint64_t moved = h.c().rebase_moved;
+        CHECK(moved - moved_before <= 7);
+        moved_before = moved;
+        ++steps;
+    }
+    CHECK(h.c().rebase_moved == kFlows);
+    CHECK(h.c().rebase_visited == kFlows);
+    CHECK(steps >= kFlows / 7);
+    h.run_for(15); // 20 s after the last packet: every flow has fired, none late
+    CHECK(h.c().active() == 0);
+    CHECK(h.expired(Reason::inactivity) == kFlows);
+
+    // Lengthening: the same flows again under 20 s, raised back to 432000 s, move nothing.
+    Harness g(cfg);
+    for (uint16_t i = 0; i < kFlows; ++i)
+        g.handshake({"10.8.0.1", uint16_t(2000 + i)}, server);
+    g.table->set_timeouts(t, 0);
+    while (g.table->rebase_step(UINT32_MAX) != 0) {
+    }
+    const uint64_t moved_shortening = g.c().rebase_moved;
+    CHECK(moved_shortening == kFlows);
+    g.table->set_timeouts(tcpstate::Timeouts::netfilter_defaults(), 0);
+    while (g.table->rebase_step(UINT32_MAX, 1) != 0) {
+    }
+    CHECK(g.c().rebase_moved == moved_shortening);
+    CHECK(g.c().rebase_visited == 2 * kFlows);
+}
+
 TEST_CASE("Raising the default at run time rebases flows that had no timeout of their own", "[conntrack][deadline]")
 {
     auto cfg = small_config();
