@@ -425,6 +425,10 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     e.reason_code = ended ? static_cast<uint8_t>(reason) : 0;
     e.state = tcp ? tcpstate::state_name(r.l4.tcp.state) : protostate::state_name(r.l4.other.tracker());
     e.reason = ended ? reason_name(reason) : nullptr;
+    e.timeout_cap = static_cast<uint8_t>(cap_of(r.flags)); // with the state, what the flow's timeout was
+    static_assert(uint8_t(tcpstate::Cap::max_retrans) == 1 && uint8_t(tcpstate::Cap::unacknowledged) == 2 &&
+                      uint8_t(tcpstate::Cap::close) == 3,
+                  "events::timeout_cap_name() numbers the caps as tcpstate::Cap does");
     _events->emit(e);
 }
 

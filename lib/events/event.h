@@ -15,14 +15,17 @@
 // the IPFIX exporter) can tell "not known" from "zero". Every consumer copies whole Events, so a
 // field costs ring memory (ring events x size) but no code elsewhere.
 //
-// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy; "event" is
-// "new", "destroy" or "interim"):
+// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy, `timeout_cap` only
+// for a destroy whose flow had one; "event" is "new", "destroy" or "interim"):
 //   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
-//    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed",
-// (an ICMP/ICMPv6 query flow, "proto":"icmp"/"icmpv6", adds "icmp_id" and "icmp_type" after
-// "dport": its key's ports; UDP, ICMP and other protocols' state is "UNREPLIED" or "REPLIED")
+//    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed","timeout_cap":"close",
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
+// (an ICMP/ICMPv6 query flow, "proto":"icmp"/"icmpv6", adds "icmp_id" and "icmp_type" after
+// "dport": its key's ports; UDP, ICMP and other protocols' state is "UNREPLIED" or "REPLIED")
+// `timeout_cap` names the cap TCP window tracking had put on the flow's timeout (timeout_cap_name()), so
+// a reader can tell which timeout applied: the --tcp-timeout-<name> of that name, when lower than the
+// state's own.
 // Times are Unix seconds with 6 decimals, truncated (not rounded) so a line never shows a time later
 // than the nanosecond clock it came from. A nullptr `state` (or `reason` on destroy) prints as null.
 #include <cstddef>
@@ -69,6 +72,7 @@ struct Event {
     uint8_t state_code;   // TCP: tcpstate::State's value; others: protostate::Tracker bits
     uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
     uint8_t present;      // kHas* bits
+    uint8_t timeout_cap;  // TCP: tcpstate::Cap's value (0 none) of the flow's timeout cap when the event was made
     uint16_t interims;    // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
     const char* state;    // static string, e.g. "ESTABLISHED"
     const char* reason;   // static string; nullptr for created
@@ -77,10 +81,17 @@ static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
 static_assert(sizeof(Event) == 136, "ring memory per event: lib/ipfix/ipfix.md says 136 bytes");
 
+// "max_retrans", "unacknowledged", "close" for tcpstate::Cap's values 1..3 (the suffixes of the
+// --tcp-timeout-<name> options that set them); nullptr for 0 (no cap) and anything else. lib/conntrack,
+// which fills timeout_cap, checks at compile time that these are tcpstate::Cap's numbers.
+const char* timeout_cap_name(uint8_t cap) noexcept;
+
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
-// each: everything else in a line takes at most 484 bytes (all numbers at their maximum, two
-// 39-character IPv6 addresses, two VLAN tags, the ICMP fields), and the shortest line is 224 bytes.
-inline constexpr size_t kTypicalMaxLine = 1024;
+// each that need no escaping (a quote or backslash prints as two): everything else in a line takes at
+// most 515 bytes (all numbers at their maximum, two 39-character IPv6 addresses, two VLAN tags, the ICMP
+// fields, the longest timeout cap name: the formatter prints any of them it is given), so such a line is
+// at most 1027 bytes; the shortest line is 224 bytes.
+inline constexpr size_t kTypicalMaxLine = 1152;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.
 // @return bytes written, or 0 if `buflen` is too small or `e.kind` is not a Kind value.

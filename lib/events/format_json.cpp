@@ -106,6 +106,16 @@ private:
 
 } // namespace
 
+const char* timeout_cap_name(uint8_t cap) noexcept
+{
+    switch (cap) {
+    case 1: return "max_retrans";
+    case 2: return "unacknowledged";
+    case 3: return "close";
+    default: return nullptr;
+    }
+}
+
 size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
 {
     std::string_view event;
@@ -166,6 +176,10 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     if (e.kind == Kind::destroyed) {
         o.lit(R"(,"reason":)");
         o.str(e.reason);
+        if (const char* cap = timeout_cap_name(e.timeout_cap)) {
+            o.lit(R"(,"timeout_cap":)");
+            o.str(cap);
+        }
     }
     o.lit(R"(,"packets_orig":)");
     o.u64(e.packets[0]);

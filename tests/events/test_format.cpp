@@ -107,6 +107,30 @@ TEST_CASE("An IPv6 destroyed event prints both VLAN tags, the reason and truncat
                                             "bytes_reply", "first_seen", "last_seen"});
 }
 
+// The timeout cap follows the reason on a destroy line, named as its --tcp-timeout-<name> option; no cap
+// (0), an unknown value and every other kind of line print no key.
+TEST_CASE("A destroy line names the flow's timeout cap after the reason", "[events][format]")
+{
+    Event e = ipv6_destroyed();
+    e.timeout_cap = 2;
+    const std::string line = format(e);
+    CHECK(line.find(R"("reason":"closed","timeout_cap":"unacknowledged","packets_orig")") != std::string::npos);
+    const auto keys = JsonCheck::object_keys(line);
+    REQUIRE(keys);
+    CHECK(std::count(keys->begin(), keys->end(), "timeout_cap") == 1);
+    e.timeout_cap = 1;
+    CHECK(format(e).find(R"("timeout_cap":"max_retrans")") != std::string::npos);
+    e.timeout_cap = 3;
+    CHECK(format(e).find(R"("timeout_cap":"close")") != std::string::npos);
+    for (const uint8_t none : {0, 4, 255}) {
+        e.timeout_cap = none;
+        CHECK(format(e).find("timeout_cap") == std::string::npos);
+    }
+    Event created = ipv4_created();
+    created.timeout_cap = 2;
+    CHECK(format(created).find("timeout_cap") == std::string::npos);
+}
+
 TEST_CASE("A single VLAN tag in either slot prints as a one-element array", "[events][format]")
 {
     Event e = ipv4_created();
@@ -206,17 +230,20 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.proto = 255;
     e.kind = Kind::destroyed;
     e.state = e.reason = "";
+    e.timeout_cap = 2; // the longest cap name
     const std::string fixed = format(e);
-    CHECK(fixed.size() == 445);
-    e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields, the longest line
+    CHECK(fixed.size() == 476); // 445 without the cap
+    CHECK(fixed.find(R"("timeout_cap":"unacknowledged")") != std::string::npos);
+    e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields, with the cap the longest line
     const std::string icmp = format(e);
-    CHECK(icmp.size() == 484); // the figure event.h quotes
+    CHECK(icmp.size() == 515); // the figure event.h quotes
     CHECK(icmp.find(R"("proto":"icmpv6")") != std::string::npos);
     CHECK(icmp.find(R"(,"icmp_id":65535,"icmp_type":65535)") != std::string::npos);
     static const std::string s256(256, 's');
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
     REQUIRE(!line.empty());
+    CHECK(line.size() == 515 + 2 * 256); // the figure event.h quotes
     CHECK(line.size() <= flowcop::events::kTypicalMaxLine);
     CHECK(JsonCheck::object_keys(line));
     CHECK(line.find(R"("src":"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")") != std::string::npos);

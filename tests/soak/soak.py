@@ -65,9 +65,11 @@ class EventChecker:
         self.pending_closed = {}       # a 'closed' end before its timeout: fine only if a SYN reopened it
         self.lines = 0
         self.tmo = None
+        self.cfg = None
         self.active = None
 
     def configure(self, cfg):
+        self.cfg = cfg
         self.tmo = harness.state_timeouts_us(cfg)
         self.active = int(cfg["active_timeout"]) * 1_000_000
 
@@ -99,11 +101,12 @@ class EventChecker:
         r = e["reason"]
         if self.tmo is None:
             return
-        if r == "inactivity" and t < last + self.tmo[e["state"]]:
+        timeout = harness.flow_timeout_us(e, self.cfg, self.tmo)  # capped as a TCP event says
+        if r == "inactivity" and t < last + timeout:
             self.early.append(e)
         elif r == "active" and (not self.active or t < first + self.active):
             self.early.append(e)
-        elif r == "closed" and t < last + self.tmo[e["state"]]:
+        elif r == "closed" and t < last + timeout:
             self.pending_closed[k + (e["time"],)] = e
         if not (first <= last <= t):
             self.problem("first_seen <= last_seen <= time broken: %r" % e)

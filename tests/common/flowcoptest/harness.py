@@ -436,32 +436,38 @@ def parse_config(stderr):
 
 
 def state_timeouts_us(config):
-    """{'ESTABLISHED': microseconds, ...}: the earliest a TCP flow in each state may end by inactivity.
-    That is the state's timeout as the running flowcop applies it (tcp_timeout_<state>, or
-    default_inactivity_timeout when that is 0), lowered to the smallest timeout cap TCP window
-    tracking may put on a flow (lib/tcpstate/window.h): tcp_timeout_max_retrans,
-    tcp_timeout_unacknowledged (0 = no cap) and the CLOSE timeout (an in-window RST that is not exact).
-    A destroy event does not say which cap a flow had, so this is the floor of all of them."""
+    """{'ESTABLISHED': microseconds, ...}: each TCP state's inactivity timeout as the running flowcop
+    applies it (tcp_timeout_<state>, or default_inactivity_timeout when that is 0), before any timeout
+    cap (tcp_timeout_capped_us applies the one a destroy event names)."""
     default = int(config["default_inactivity_timeout"])
     caps = ("max_retrans", "unacknowledged")
     out = {}
     for k, v in config.items():
         if k.startswith("tcp_timeout_") and k[len("tcp_timeout_"):] not in caps:
             out[k[len("tcp_timeout_"):].upper()] = (int(v) or default) * 1_000_000
-    floor = [out["CLOSE"]] if "CLOSE" in out else []
-    floor += [int(config["tcp_timeout_" + c]) * 1_000_000 for c in caps
-              if int(config.get("tcp_timeout_" + c, 0) or 0) > 0]
-    if floor:
-        out = {state: min([t] + floor) for state, t in out.items()}
     return out
 
 
+def tcp_timeout_capped_us(e, config, tcp_timeouts):
+    """The inactivity timeout the TCP flow of destroy event e was under: its state's, lowered to the
+    timeout cap window tracking had put on it, which the event names in timeout_cap (lib/events/event.h):
+    tcp_timeout_max_retrans, tcp_timeout_unacknowledged or the CLOSE timeout; a cap of 0 s is no cap
+    (lib/tcpstate/window.h, capped_timeout)."""
+    own = tcp_timeouts[e["state"]]
+    cap = e.get("timeout_cap")
+    if cap is None:
+        return own
+    cap_us = tcp_timeouts["CLOSE"] if cap == "close" else int(config["tcp_timeout_" + cap]) * 1_000_000
+    return min(own, cap_us) if cap_us > 0 else own
+
+
 def flow_timeout_us(e, config, tcp_timeouts):
-    """The shortest inactivity timeout the flow of destroy event e can have been under: its TCP state's,
-    or for the other protocols (state UNREPLIED/REPLIED) --udp-timeout (and --udp-timeout-stream once
-    replied: the event does not say whether it was assured), --icmp-timeout, --generic-timeout."""
+    """The shortest inactivity timeout the flow of destroy event e can have been under: for TCP its
+    state's, capped as the event says (tcp_timeout_capped_us), or for the other protocols (state
+    UNREPLIED/REPLIED) --udp-timeout (and --udp-timeout-stream once replied: the event does not say
+    whether it was assured), --icmp-timeout, --generic-timeout."""
     if e.get("proto", "tcp") == "tcp":
-        return tcp_timeouts[e["state"]]
+        return tcp_timeout_capped_us(e, config, tcp_timeouts)
     s = lambda k, d: int(config.get(k, d)) * 1_000_000  # noqa: E731
     if e["proto"] == "udp":
         u = s("udp_timeout", 30)
@@ -531,11 +537,12 @@ def check_deadlines(tap, res, label=""):
     for e in res.destroys():
         t, last, first = us(e["time"]), us(e["last_seen"]), us(e["first_seen"])
         r = e["reason"]
-        if r == "inactivity" and t < last + flow_timeout_us(e, cfg, tmo):
+        timeout = flow_timeout_us(e, cfg, tmo)  # capped as a TCP event says; the other protocols' own
+        if r == "inactivity" and t < last + timeout:
             early.append(e)
         elif r == "active" and (not active or t < first + active):
             early.append(e)
-        elif r == "closed" and t < last + tmo[e["state"]] and \
+        elif r == "closed" and t < last + timeout and \
                 (e["lcore"],) + conn_key(e) + (e["time"],) not in reopened:
             early.append(e)
     tap.ok(not early, p + "no flow ended by a timeout before its deadline (event times)", early[:3])
