@@ -94,6 +94,7 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     l.lit("{\"flow_id\":");
     l.u64(f.flow_id);
     l.field("lcore", lcore);
+    l.field("in_port", f.in_port);
     l.lit(",\"proto\":\"");
     if (const char* name = known_proto_name(f.key.proto))
         l.lit(name);

@@ -70,6 +70,7 @@ void FlowTable::copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rule
     for (int d = 0; d < 2; ++d)
         snap.tcp_flags_seen[d] = load_relaxed(r.tcp_flags_seen[d]);
     snap.position = pos;
+    snap.in_port = load_relaxed(c.in_port);
     snap.flow_id = make_flow_id(load_relaxed(c.generation), pos);
     snap.first_seen_ns = load_relaxed(c.first_seen_ns);
     snap.last_seen_ns = load_relaxed(r.last_seen_ns);

@@ -178,6 +178,7 @@ struct FlowSnapshot {
     uint32_t related;          // ICMP errors that quoted this flow
     uint8_t tcp_flags_seen[2]; // [orig, reply]
     uint32_t position;
+    uint16_t in_port; // the DPDK port of the flow's first packet (IPFIX ingressInterface)
     uint64_t flow_id; // make_flow_id(generation, position) (flow_id.h): the same from creation to destroy
     uint64_t first_seen_ns, last_seen_ns;
     uint64_t packets[2], bytes[2];

@@ -15,9 +15,10 @@
 // the IPFIX exporter) can tell "not known" from "zero". Every consumer copies whole Events, so a
 // field costs ring memory (ring events x size) but no code elsewhere.
 //
-// Line shape (keys in this order; `vlan` only when tagged, `reason` only for destroy, `timeout_cap` only
-// for a destroy whose flow had one; "event" is "new", "destroy" or "interim"):
-//   {"event":"new","time":1.000001,"lcore":0,"proto":"tcp","src":"10.0.0.1","sport":1,
+// Line shape (keys in this order; `in_port` only with kHasInPort, `vlan` only when tagged, `reason`
+// only for destroy, `timeout_cap` only for a destroy whose flow had one; "event" is "new", "destroy"
+// or "interim"):
+//   {"event":"new","time":1.000001,"lcore":0,"in_port":0,"proto":"tcp","src":"10.0.0.1","sport":1,
 //    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed","timeout_cap":"close",
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
@@ -65,7 +66,7 @@ struct Event {
     uint16_t sport, dport;           // host order
     uint16_t vlan_outer, vlan_inner; // 0 = none
     uint16_t lcore;
-    uint16_t in_port;     // DPDK port id (kHasInPort)
+    uint16_t in_port;     // DPDK port id (kHasInPort); the JSON line's "in_port"
     uint8_t proto;        // 6 "tcp", 17 "udp", 1 over IPv4 "icmp", 58 over IPv6 "icmpv6", else the number
     Kind kind;            //
     uint8_t tcp_flags[2]; // OR of the TCP flags seen, [0] originator, [1] reply (kHasTcpFlags)
@@ -88,9 +89,9 @@ const char* timeout_cap_name(uint8_t cap) noexcept;
 
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
 // each that need no escaping (a quote or backslash prints as two): everything else in a line takes at
-// most 515 bytes (all numbers at their maximum, two 39-character IPv6 addresses, two VLAN tags, the ICMP
-// fields, the longest timeout cap name: the formatter prints any of them it is given), so such a line is
-// at most 1027 bytes; the shortest line is 224 bytes.
+// most 531 bytes (all numbers at their maximum, two 39-character IPv6 addresses, in_port, two VLAN
+// tags, the ICMP fields, the longest timeout cap name: the formatter prints any of them it is given),
+// so such a line is at most 1043 bytes; the shortest line is 224 bytes.
 inline constexpr size_t kTypicalMaxLine = 1152;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.

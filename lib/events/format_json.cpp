@@ -131,6 +131,10 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     o.seconds(e.time_ns);
     o.lit(R"(,"lcore":)");
     o.u64(e.lcore);
+    if (e.present & kHasInPort) { // IPFIX's ingressInterface, the same port id
+        o.lit(R"(,"in_port":)");
+        o.u64(e.in_port);
+    }
     // ICMP over IPv4 and ICMPv6 over IPv6 are the ICMP family; the other way round they are other
     // protocols keyed without ports (lib/packet), printed by number.
     const bool v4 =

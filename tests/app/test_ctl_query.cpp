@@ -141,6 +141,7 @@ TEST_CASE("A flow line has conntrack's flags and the event stream's field names"
                                           .tcp({.sport = 40000, .dport = 443}));
     conntrack::FlowSnapshot f = flow_of(syn, tcpstate::State::syn_recv, tcpstate::detail::kSeenReply);
     f.flow_id = (uint64_t(3) << 32) | 9;
+    f.in_port = 2;
     f.first_seen_ns = 1'700'000'000'123'456'789ull;
     f.last_seen_ns = 1'700'000'001'000'000'000ull;
     f.deadline_ns = f.last_seen_ns + 60'000'000'000ull;
@@ -150,10 +151,12 @@ TEST_CASE("A flow line has conntrack's flags and the event stream's field names"
     f.bytes[1] = 60;
     std::string line;
     append_flow_json(line, 4, f, f.last_seen_ns + 500'000'000ull);
-    CHECK(line == "{\"flow_id\":12884901897,\"lcore\":4,\"proto\":\"tcp\",\"src\":\"2001:db8::2\",\"sport\":40000,"
-                  "\"dst\":\"2001:db8::1\",\"dport\":443,\"vlan\":[10,0],\"state\":\"SYN_RECV\",\"timeout\":59,"
-                  "\"flags\":[\"SEEN_REPLY\"],\"packets_orig\":2,\"packets_reply\":1,\"bytes_orig\":120,"
-                  "\"bytes_reply\":60,\"first_seen\":1700000000.123456,\"last_seen\":1700000001.000000}\n");
+    CHECK(
+        line ==
+        "{\"flow_id\":12884901897,\"lcore\":4,\"in_port\":2,\"proto\":\"tcp\",\"src\":\"2001:db8::2\",\"sport\":40000,"
+        "\"dst\":\"2001:db8::1\",\"dport\":443,\"vlan\":[10,0],\"state\":\"SYN_RECV\",\"timeout\":59,"
+        "\"flags\":[\"SEEN_REPLY\"],\"packets_orig\":2,\"packets_reply\":1,\"bytes_orig\":120,"
+        "\"bytes_reply\":60,\"first_seen\":1700000000.123456,\"last_seen\":1700000001.000000}\n");
     // conntrack's rules: UNREPLIED exactly when no reply was seen; ASSURED beside SEEN_REPLY.
     using V = std::vector<std::string>;
     auto flags = [](const conntrack::FlowSnapshot& s) {

@@ -98,6 +98,7 @@ def test_real_capture():
         flows = listing(fc)
         check(len(flows) == n, f"listed {len(flows)}, flowcop_flows_active {n}")
         check(len({f["flow_id"] for f in flows}) == n, "flow ids are unique")
+        check(all(f.get("in_port") == 0 for f in flows), "every flow's in_port is the capture's port, 0")
         check(ctl(fc, "-C").stdout.strip() == str(n), "-C")
         # Every listed flow, by its exact tuple, either direction: the same flow (through flowcopctl for a
         # few, the socket itself for all).
@@ -319,6 +320,12 @@ def test_text_columns_per_protocol():
     gone = mod.fmt_event(dict(base, event="destroy", proto="udp", reason="inactivity"), False)
     check(gone == "[DESTROY] udp      17 src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 packets=1 bytes=60 "
           "src=10.0.0.2 dst=10.0.0.1 sport=8 dport=7 packets=0 bytes=0 reason=inactivity lcore=1", gone)
+    # -o extended: the port of the flow's first packet (in_port) before the id; -E after the lcore.
+    ext = mod.fmt_flow(dict(base, proto="udp", in_port=3), True)
+    check(ext.startswith("ipv4     2 udp") and ext.endswith(" lcore=1 port=3 id=5"), ext)
+    check(" port=" not in mod.fmt_flow(dict(base, proto="udp", in_port=3), False), "port= only with -o extended")
+    gone_ext = mod.fmt_event(dict(base, event="destroy", proto="udp", reason="inactivity", in_port=0), True)
+    check(gone_ext.endswith(" reason=inactivity lcore=1 port=0"), gone_ext)
 
 
 if __name__ == "__main__":

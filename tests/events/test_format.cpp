@@ -131,6 +131,21 @@ TEST_CASE("A destroy line names the flow's timeout cap after the reason", "[even
     CHECK(format(created).find("timeout_cap") == std::string::npos);
 }
 
+TEST_CASE("An event that carries its port prints in_port after lcore; one without prints none", "[events][format]")
+{
+    Event e = ipv4_created();
+    CHECK(format(e).find("in_port") == std::string::npos);
+    e.in_port = 0; // port 0 is a port: the bit says it is known
+    e.present = flowcop::events::kHasInPort;
+    const std::string line = format(e);
+    CHECK(line.find(R"("lcore":3,"in_port":0,"proto":"tcp")") != std::string::npos);
+    auto keys = created_keys;
+    keys.insert(keys.begin() + 3, "in_port");
+    const auto got = JsonCheck::object_keys(line);
+    REQUIRE(got);
+    CHECK(*got == keys);
+}
+
 TEST_CASE("A single VLAN tag in either slot prints as a one-element array", "[events][format]")
 {
     Event e = ipv4_created();
@@ -234,16 +249,20 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     const std::string fixed = format(e);
     CHECK(fixed.size() == 476); // 445 without the cap
     CHECK(fixed.find(R"("timeout_cap":"unacknowledged")") != std::string::npos);
-    e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields, with the cap the longest line
+    e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields
+    CHECK(format(e).size() == 515);
+    e.in_port = UINT16_MAX; // and the port: with the cap, the longest line
+    e.present = flowcop::events::kHasInPort;
     const std::string icmp = format(e);
-    CHECK(icmp.size() == 515); // the figure event.h quotes
+    CHECK(icmp.size() == 531); // the figure event.h quotes
+    CHECK(icmp.find(R"("lcore":65535,"in_port":65535,"proto")") != std::string::npos);
     CHECK(icmp.find(R"("proto":"icmpv6")") != std::string::npos);
     CHECK(icmp.find(R"(,"icmp_id":65535,"icmp_type":65535)") != std::string::npos);
     static const std::string s256(256, 's');
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
     REQUIRE(!line.empty());
-    CHECK(line.size() == 515 + 2 * 256); // the figure event.h quotes
+    CHECK(line.size() == 531 + 2 * 256); // the figure event.h quotes
     CHECK(line.size() <= flowcop::events::kTypicalMaxLine);
     CHECK(JsonCheck::object_keys(line));
     CHECK(line.find(R"("src":"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")") != std::string::npos);

@@ -13,8 +13,8 @@ is down). Then:
     side, the RFC 5103 reverse direction = its "out" side), and nfcapd saw no sequence error;
   - the dead collector cost only counted send errors: flowcop exits 0, every flow was still
     encoded (summary: records == destroyed flows, none dropped) and the live collectors got all;
-  - ingressInterface is the port each flow's first packet arrived on: 0 in the first run, 1 in the
-    second (its capture on port 1, port 0 an idle null device);
+  - ingressInterface is the port each flow's first packet arrived on, the JSON events' in_port: 0 in
+    the first run, 1 in the second (its capture on port 1, port 0 an idle null device);
   - ICMP and ICMPv6 query flows (echo, timestamp) arrive with ports 0 and their type and code in
     icmpTypeCodeIPv4/IPv6: nfdump's type/code columns, its destination port (type * 256 + code in
     CSV) and its icmp-type filter show the event's icmp_type, not the identifier;
@@ -204,6 +204,9 @@ def main():
                        capture + ": the collector that is down shows counted send errors", per)
             tap.ok(per.get(v4.address(), (0, 1))[1] == 0 and per.get(v6.address(), (0, 1))[1] == 0,
                    capture + ": the live collectors show none", per)
+    bad_port = ["%s: %s" % (capture, e) for (capture, _, port), (_, res) in zip(CAPTURES, runs) for e in res.events
+                if e.get("in_port") != port]
+    tap.ok(not bad_port, "every JSON event's in_port is its run's port (0, 1, 0)", "\n".join(bad_port[:5]))
     first = runs[0][1]
     m = first.metrics or []
     names = {n for n, _, _ in m}
@@ -245,7 +248,7 @@ def main():
         bad_pr = ["%s: %s, want %s" % (key_of_record(r), r["pr"], want_pr.get(key_of_record(r))) for r in recs
                   if r["pr"] != want_pr.get(key_of_record(r))]
         tap.ok(not bad_pr, name + ": every record carries its flow's protocol", "\n".join(bad_pr[:10]))
-        want_in = {key_of_event(e): str(port) for (_, _, port), (_, res) in zip(CAPTURES, runs) for e in res.destroys()}
+        want_in = {key_of_event(e): str(e.get("in_port")) for _, res in runs for e in res.destroys()}
         bad_in = ["%s: in %s, want %s" % (key_of_record(r), r["in"], want_in.get(key_of_record(r))) for r in recs
                   if r["in"] != want_in.get(key_of_record(r))]
         tap.ok(not bad_in, name + ": ingressInterface is the port each flow's first packet came in on (0, then 1)",
