@@ -26,8 +26,7 @@ std::string heading(const OptionInfo& info)
 {
     // A short alias leads the heading ("-h, --help"); a long one is a line of the block.
     const bool short_alias = !info.alias.empty() && info.alias.rfind("--", 0) != 0;
-    return "  " + (short_alias ? info.alias + ", " : "") + info.name +
-           (info.metavar.empty() ? "" : " " + info.metavar);
+    return "  " + (short_alias ? info.alias + ", " : "") + info.name + (info.metavar.empty() ? "" : " " + info.metavar);
 }
 
 // The lines of one option's block in the help text: its heading up to the next heading.
