@@ -9,7 +9,6 @@
 #include "ctl_query.h"
 #include "stats_rows.h"
 
-#include <conntrack/reason.h>
 #include <events/thread.h>
 #include <stats/family.h>
 #include <stats/relaxed.h>
