@@ -4,7 +4,7 @@
 // (per-direction FIN memory, reply-completed handshakes, assured) are applied after the lookup.
 #include <tcpstate/tcp_state.h>
 
-#include "tcp_state_internal.h"
+#include <tcpstate/tcp_state_detail.h>
 
 namespace flowcop::tcpstate {
 namespace {

@@ -22,7 +22,7 @@
 
 #include <tcpstate/window.h>
 
-#include "tcp_state_internal.h"
+#include <tcpstate/tcp_state_detail.h>
 
 namespace flowcop::tcpstate {
 namespace detail {

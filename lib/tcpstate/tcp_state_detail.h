@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Private to lib/tcpstate: packet classes and state sets shared by the transition code.
+// Implementation detail of lib/tcpstate (namespace detail): packet classes and state sets shared by
+// the transition code and by window_inline.h's steady fast path, which callers inline. It is
+// include-checked (tests/chkincs) with the public headers for that reason; nothing outside
+// lib/tcpstate names what it declares.
 #pragma once
 
 #include <tcpstate/tcp_state.h>
