@@ -11,7 +11,9 @@ the same pcap vdev with infinite_rx=1 as in packet_rate.py:
            costs nothing per packet), broken down by function, inclusive;
   rxonly   dpdk-testpmd --forward-mode=rxonly: everything it executes in the window (its main
            thread sleeps in the stats loop), i.e. the rx burst and the free;
-  baseline with --baseline-build, the flowcop of that build (the commit before), profiled as flowcop.
+  baseline with --baseline-build, the flowcop of that build (the commit before), profiled as flowcop;
+           with --baseline-args alone, this build's flowcop with other options (e.g. --track tcp
+           against every protocol tracked), so one run compares a configuration with another.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
 then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
 dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
@@ -130,6 +132,7 @@ def run(tool, a, pcap, packets, flows, workdir):
     cmd = packet_rate.command(tool, a, pcap, packets, flows, prefix, 0)
     if tool in packet_rate.FLOWCOPS:
         cmd[cmd.index("--metrics-addr") + 1] = "none"
+        cmd += (a.flowcop_args if tool == "flowcop" else a.baseline_args).split()
     vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
     if tool in packet_rate.FLOWCOPS:
         # One toggle only (a nested second one would switch collection off inside the first): run()
@@ -204,11 +207,17 @@ def main(argv):
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--baseline-build", default=None,
                     help="also profile the flowcop of this build (packet_rate.py's baseline: the commit before)")
+    ap.add_argument("--flowcop-args", default="", help="more flowcop options for --build's flowcop")
+    ap.add_argument("--baseline-args", default="",
+                    help="more flowcop options for the baseline; without --baseline-build, also profile "
+                         "--build's flowcop with these options as the baseline")
     a = ap.parse_args(argv)
     need_valgrind()
     a.build = os.path.abspath(a.build)
     if a.baseline_build:
         a.baseline_build = os.path.abspath(a.baseline_build)
+    elif a.baseline_args:
+        a.baseline_build = a.build
     workdir = a.workdir or os.path.join(a.build, "bench", "packet_rate")
     os.makedirs(workdir, exist_ok=True)
     prov = packet_rate.provenance(a.build)
@@ -241,7 +250,8 @@ def main(argv):
         if base:
             bn = base[1]["parsed"] or base[1]["from_bursts"]
             profiles.append(("baseline ", base[0], bn))
-            print("(baseline %s: %d packets in its window)" % (a.baseline_build, bn))
+            print("(baseline %s%s: %d packets in its window)" % (
+                a.baseline_build, (" " + a.baseline_args) if a.baseline_args else "", bn))
         for name, rows, count in profiles:
             for label, regex in FLOWCOP_ROWS:
                 depth = (len(label) - len(label.lstrip())) // 2
