@@ -89,6 +89,14 @@ public:
         return true;
     }
     uint64_t now_ns() const noexcept { return _now_ns; }
+    // The time observe(m) would advance to, without advancing (now_ns() for a packet with no timestamp).
+    uint64_t time_of(const rte_mbuf* m) const noexcept
+    {
+        if (_field.offset < 0 || !(m->ol_flags & _field.flag))
+            return _now_ns;
+        const uint64_t ns = *RTE_MBUF_DYNFIELD(m, _field.offset, const rte_mbuf_timestamp_t*) * 1000;
+        return ns > _now_ns ? ns : _now_ns;
+    }
 
 private:
     TimestampField _field;

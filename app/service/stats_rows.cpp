@@ -89,11 +89,13 @@ uint64_t read_proto_packets(const LcoreView& v, Index i) noexcept
 
 uint64_t read_fragments(const LcoreView& v, Index i) noexcept
 {
-    if (i[0] < 2)
-        return load_relaxed(i[0] == 0 ? v.table->fragments_tracked : v.table->fragments_no_flow);
-    if (v.fragments == nullptr)
-        return 0;
-    return load_relaxed(i[0] == 2 ? v.fragments->attributed_late : v.fragments->unattributed);
+    // tracked, no_flow and attributed_late are where the table counted them (on a flow or not);
+    // unattributed never reached the table.
+    if (i[0] < 3)
+        return load_relaxed(i[0] == 0   ? v.table->fragments_tracked
+                            : i[0] == 1 ? v.table->fragments_no_flow
+                                        : v.table->fragments_late);
+    return v.fragments == nullptr ? 0 : load_relaxed(v.fragments->unattributed);
 }
 
 const Lcore kLcoreRows[] = {
@@ -274,7 +276,8 @@ const Lcore kLcoreRows[] = {
     {.prometheus = "flowcop_fragments_total",
      .telemetry = "fragments",
      .help = "Later IP fragments: counted on their flow (tracked), attributed but their flow is not in the table "
-             "(no_flow), held until their first fragment came (attributed_late), or never attributed",
+             "(no_flow), held until their first fragment came and then counted on its flow (attributed_late), or "
+             "never attributed",
      .labels = {kFragmentResult},
      .read = read_fragments},
     {.prometheus = "flowcop_fragments_pending",

@@ -153,7 +153,9 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     std::fprintf(stderr,
                  "  other protocols: %llu tracked, %llu could not start a flow, %llu refused (table full);"
                  " fragments: %llu counted on a flow\n",
-                 other[0], other[1], other[2], total_of(v, "fragments", 0));
+                 other[0], other[1], other[2],
+                 // flowcop_fragments_total's result label: tracked, no_flow, attributed_late, unattributed.
+                 total_of(v, "fragments", 0) + total_of(v, "fragments", 2));
     std::fprintf(stderr, "  flows: %llu created, %llu active, %llu ended:", total(v, "flows_created"),
                  total(v, "flows_active"), total(v, "flows_expired"));
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)

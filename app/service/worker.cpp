@@ -137,11 +137,10 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         if (n == 0)
             return;
     }
-    // After the key policy, the zone and the handoff: the owner attributes, keying a fragment's
-    // datagram as its flow is keyed.
     if (fragmented) [[unlikely]]
-        attribute_fragments(ptrs, n);
-    track(mbufs, ptrs, n, tsc);
+        track_fragmented(mbufs, ptrs, n, tsc);
+    else
+        track(mbufs, ptrs, n, tsc);
     if (_settings.mode != Mode::inline_fwd) {
         rte_pktmbuf_free_bulk(mbufs, n);
     } else if (rx != nullptr) {
@@ -165,13 +164,25 @@ void Worker::apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t 
     }
 }
 
-void Worker::attribute_fragments(packet::Packet* const* ptrs, uint16_t n) noexcept
+void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept
 {
-    // Frames held before their first fragment came are counted by the attributor (attributed_late),
-    // not added to the flow (fragment_attributor.h).
+    // After the key policy, the zone and the handoff: the owner attributes, keying a fragment's
+    // datagram as its flow is keyed. Under --clock packet each fragment at its own time (track()
+    // advances the clock later), so a replay's datagrams live by the capture's clock.
+    const bool packet_clock = _settings.clock == ClockSource::packet;
     const uint64_t now = now_ns();
-    for (uint16_t i = 0; i < n; ++i)
-        _fragments->attribute(*ptrs[i], now);
+    fragattr::Held held[kBurst];
+    bool any_held = false;
+    for (uint16_t i = 0; i < n; ++i) {
+        held[i] = _fragments->attribute(*ptrs[i], packet_clock ? _packet_clock.time_of(mbufs[i]) : now);
+        any_held |= held[i].packets != 0;
+    }
+    track(mbufs, ptrs, n, tsc);
+    // Later fragments that came before their first: on its flow, now that the first was tracked.
+    if (any_held) [[unlikely]]
+        for (uint16_t i = 0; i < n; ++i)
+            if (held[i].packets != 0)
+                _table.count_held_fragments(*ptrs[i], held[i].packets, held[i].bytes);
 }
 
 void Worker::track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept

@@ -7,7 +7,8 @@
 // [handoff plan: pass the packets of flows another worker owns to it,
 // worker_handoff.cpp] -> fragments through the lcore's fragment attributor
 // (lib/fragattr, only when the burst holds one: the owner attributes, after the
-// handoff) -> FlowTable::process_burst (the flow table) -> forward
+// handoff) -> FlowTable::process_burst (the flow table; then, for a burst with a
+// first fragment whose later ones came first, FlowTable::count_held_fragments) -> forward
 // (inline) or free (monitor). Under the handoff plan it then takes up to a burst
 // from each ring that feeds it and tracks and forwards those the same way. Then,
 // between bursts: the inactivity cop when it is due, the control-plane mailbox, and
@@ -106,8 +107,10 @@ private:
     // --port-zone: each packet's key gets the zone of the port it arrived on (rx's, or for handed-off
     // packets the port their mbuf names).
     void apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t n, const RxQueueRef* rx) const noexcept;
-    // Later fragments get their first fragment's ports (kFragAttributed) or stay untracked.
-    void attribute_fragments(packet::Packet* const* ptrs, uint16_t n) noexcept;
+    // track() for a burst that holds a fragment: later fragments get their first fragment's ports
+    // (kFragAttributed) or wait for it (lib/fragattr); the frames that waited are counted on the flow
+    // once their first fragment was tracked.
+    void track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
     void track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
     void forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept;
     // worker_handoff.cpp: the handoff plan's two halves.

@@ -63,9 +63,12 @@ struct alignas(64) Counters {
     uint64_t icmp_related = 0;
     uint64_t icmp_related_unknown = 0;
     // Later fragments the caller attributed (packet::kFragAttributed): counted on their flow, or their
-    // flow is not here (its first fragment was refused, or it ended).
+    // flow is not here (its first fragment was refused, or it ended). fragments_late: later fragments
+    // that came before their first, counted on its flow when it came (FlowTable::count_held_fragments;
+    // with no flow there they count in fragments_no_flow).
     uint64_t fragments_tracked = 0;
     uint64_t fragments_no_flow = 0;
+    uint64_t fragments_late = 0;
     // Flows by family: created, and ended for any reason. active by family = created - expired.
     std::array<uint64_t, kProtoCount> flows_created_by_proto{};
     std::array<uint64_t, kProtoCount> flows_expired_by_proto{};

@@ -39,20 +39,8 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
             bump(_counters.fragments_no_flow);
             return;
         }
-        {
-            FlowRecord& r = _records[pos];
-            const unsigned d = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
-            bump(r.packets[d]);
-            bump(r.bytes[d], uint64_t(pkt.frame_len));
-            store_relaxed(r.last_seen_ns, now_ns);
-            // A TCP segment sent in fragments: its first fragment told window tracking only the bytes it
-            // carried, and flowcop does not reassemble, so the peer's ACK of the whole segment would look
-            // like data never sent. netfilter sees the segment reassembled; here the flow is checked
-            // liberally from now on, as a flow picked up mid-stream is (out-of-window segments pass, the
-            // RST rules stay).
-            if (r.key.proto == kIpProtoTcp)
-                r.window.tcp.meta.liberal = 1;
-        }
+        add_fragments(_records[pos], pkt.src_is_lo, 1, pkt.frame_len);
+        store_relaxed(_records[pos].last_seen_ns, now_ns);
         bump(_counters.fragments_tracked);
         return;
     default:
@@ -62,6 +50,33 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
             create_other(pkt, probe, now_ns);
         return;
     }
+}
+
+void FlowTable::add_fragments(FlowRecord& r, bool src_is_lo, uint64_t packets, uint64_t bytes) noexcept
+{
+    const unsigned d = ((r.flags & FlowRecord::kOrigIsLo) != 0) == src_is_lo ? 0 : 1;
+    bump(r.packets[d], packets);
+    bump(r.bytes[d], bytes);
+    // A TCP segment sent in fragments: its first fragment told window tracking only the bytes it
+    // carried, and flowcop does not reassemble, so the peer's ACK of the whole segment would look
+    // like data never sent. netfilter sees the segment reassembled; here the flow is checked
+    // liberally from now on, as a flow picked up mid-stream is (out-of-window segments pass, the
+    // RST rules stay).
+    if (r.key.proto == kIpProtoTcp)
+        r.window.tcp.meta.liberal = 1;
+}
+
+void FlowTable::count_held_fragments(const packet::Packet& first, uint32_t packets, uint64_t bytes) noexcept
+{
+    if (packets == 0 || admit_class(first) != 1)
+        return;
+    const uint32_t pos = lookup(first.key, probe_of(first.key));
+    if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse)) {
+        bump(_counters.fragments_no_flow, uint64_t{packets});
+        return;
+    }
+    add_fragments(_records[pos], first.src_is_lo, packets, bytes);
+    bump(_counters.fragments_late, uint64_t{packets});
 }
 
 bool FlowTable::end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept

@@ -76,7 +76,8 @@
 // caller attributed (packet::kFragAttributed, lib/fragattr) counts its packet and bytes on its flow
 // and extends it, with no state step (the first fragment stepped the flow; a TCP flow turns liberal for
 // window tracking, as flowcop does not reassemble the segment); with no live flow it counts
-// fragments_no_flow. Only TCP records have a window (the others' WindowSpan stays zero). A non-TCP
+// fragments_no_flow. Later fragments that came before their first are counted on its flow when the
+// caller hands them over (count_held_fragments). Only TCP records have a window (the others' WindowSpan stays zero). A non-TCP
 // flow's timeout is its protostate::Timeout, a slot after TCP's states in the one deadline array
 // (flow_record.h), so the deadline code has no protocol branch. Non-TCP flows end for inactivity,
 // active, killed, evicted or shutdown (never closed or reset).
@@ -237,6 +238,13 @@ public:
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
+    // Later fragments that came before their first fragment (what lib/fragattr held and returned for
+    // `first`): once `first` was tracked (process_burst() returned, or drain()), counts `packets`
+    // frames and `bytes` frame bytes on its flow in its direction (fragments_late), with no state step
+    // and last seen unchanged (the first fragment moved it); with no flow (its first fragment was
+    // refused, or the flow ended) counts them fragments_no_flow. A family not tracked counts nothing,
+    // as its attributed fragments do not. Rare (out-of-order fragments): one lookup, never per packet.
+    void count_held_fragments(const packet::Packet& first, uint32_t packets, uint64_t bytes) noexcept;
     // drain(), then one inactivity-cop pass over the wheel buckets due at now_ns.
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
@@ -344,6 +352,8 @@ private:
     // The flow at pos is past its timeout but not reaped (the cop runs between bursts): end it now.
     // False when it is still live (or RST/kill-marked: those wait for the next tick).
     bool end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept;
+    // Later fragments' frames counted on the flow r, in the direction src_is_lo names (flow_other.cpp).
+    void add_fragments(FlowRecord& r, bool src_is_lo, uint64_t packets, uint64_t bytes) noexcept;
     // 1 when the verdict's family is tracked (the pipeline takes the packet), 0 when not, 2 for
     // fragments (taken only when attributed and of a tracked family).
     uint8_t admit_class(const packet::Packet& pkt) const noexcept

@@ -29,6 +29,9 @@ struct alignas(64) FragmentAttributor::Entry {
 
     uint16_t held() const noexcept { return state & kCountMask; }
     bool resolved() const noexcept { return (state & kResolved) != 0; }
+    // Every byte of a resolved datagram was seen (by count): its slot is free for any insert, and until
+    // one takes it a duplicate or late fragment still finds its flow.
+    bool complete() const noexcept { return resolved() && total != 0 && covered >= total; }
 };
 static_assert(sizeof(FragmentAttributor::Entry) == 64, "an entry is one cache line");
 
@@ -131,15 +134,15 @@ void FragmentAttributor::release(Entry& e, bool evicted) noexcept
     e.state = 0;
 }
 
-// A bucket entry to (re)use: a free one, else an expired one (released), else the least recently
-// touched one this caller may evict (released, counted evicted); nullptr if none may be taken.
+// A bucket entry to (re)use: a free one, else an expired or completed one (released), else the least
+// recently touched one this caller may evict (released, counted evicted); nullptr if none may be taken.
 FragmentAttributor::Entry* FragmentAttributor::take(Entry* bucket, uint64_t now_ns, bool may_evict_resolved) noexcept
 {
     for (unsigned w = 0; w < kWays; ++w) {
         Entry& e = bucket[w];
         if (e.expires_ns == 0)
             return &e;
-        if (e.expires_ns <= now_ns) {
+        if (e.expires_ns <= now_ns || e.complete()) {
             release(e, false);
             return &e;
         }
@@ -155,17 +158,19 @@ FragmentAttributor::Entry* FragmentAttributor::take(Entry* bucket, uint64_t now_
     return oldest;
 }
 
-// Adds p's bytes to its datagram, extends the entry, and frees it once every byte was seen.
-void FragmentAttributor::account(Entry& e, const packet::Packet& p, uint64_t now_ns) noexcept
+// Adds p's bytes to its datagram and extends the entry. A resolved datagram whose every byte was seen
+// is counted completed once; its slot is then free for the next insert that needs one (take()), but
+// it stays findable until then, so a duplicate that arrives after the count completed still finds
+// its flow. A pending datagram never completes: duplicates can inflate its count, and its first
+// fragment is still due.
+void FragmentAttributor::account(Entry& e, const packet::Packet& p, uint64_t now_ns, bool was_complete) noexcept
 {
     e.covered = saturate16(uint32_t{e.covered} + p.extra.frag_data_len);
     if (!(p.extra.frag_flags & packet::kFragMore))
         e.total = saturate16(uint32_t{p.extra.frag_offset} + p.extra.frag_data_len);
     e.expires_ns = now_ns + _hold_ns;
-    if (e.total != 0 && e.covered >= e.total) {
+    if (!was_complete && e.complete())
         bump(_counters.completed);
-        release(e, false);
-    }
 }
 
 Held FragmentAttributor::first(const packet::Packet& p, uint64_t now_ns) noexcept
@@ -174,14 +179,16 @@ Held FragmentAttributor::first(const packet::Packet& p, uint64_t now_ns) noexcep
     Entry* bucket = bucket_of(p.key, p.extra.frag_id, p.src_is_lo);
     Entry* e = find(bucket, p, now_ns);
     Held held;
+    // Only a duplicate first fragment finds its datagram complete already (a pending one never is).
+    const bool was_complete = e != nullptr && e->complete() && e->key == p.key;
     if (e != nullptr && !e->resolved()) {
         // Its later fragments came first: they join the flow, and their bytes count towards completion.
         held = {e->held(), e->held_bytes};
         bump(_counters.attributed_late, uint64_t{held.packets});
         bump(_counters.pending, uint64_t(0) - held.packets);
-    } else {
-        // New, or resolved already: a duplicate first fragment, or the id reused by a new datagram;
-        // either way this one's ports, and its byte count from here.
+    } else if (e == nullptr || !(e->key == p.key)) {
+        // New, or the id reused by a new datagram of another flow: this one's ports, and its byte
+        // count from here. (A duplicate first fragment keeps the entry and its count.)
         if (e == nullptr)
             e = take(bucket, now_ns, true); // never nullptr: a first fragment may evict anything
         e->id = p.extra.frag_id;
@@ -191,7 +198,7 @@ Held FragmentAttributor::first(const packet::Packet& p, uint64_t now_ns) noexcep
     e->key = p.key;
     e->held_bytes = 0;
     e->state = static_cast<uint16_t>(Entry::kResolved | (p.src_is_lo ? Entry::kSrcIsLo : 0));
-    account(*e, p, now_ns);
+    account(*e, p, now_ns, was_complete);
     return held;
 }
 
@@ -205,7 +212,7 @@ bool FragmentAttributor::later(packet::Packet& p, uint64_t now_ns) noexcept
         p.sport = p.src_is_lo ? p.key.port_lo : p.key.port_hi;
         p.dport = p.src_is_lo ? p.key.port_hi : p.key.port_lo;
         bump(_counters.attributed);
-        account(*e, p, now_ns);
+        account(*e, p, now_ns, e->complete());
         return true;
     }
     if (e == nullptr) {
@@ -228,7 +235,7 @@ bool FragmentAttributor::later(packet::Packet& p, uint64_t now_ns) noexcept
     ++e->state; // one more frame held (the count is the low bits)
     e->held_bytes = e->held_bytes + p.frame_len < e->held_bytes ? UINT32_MAX : e->held_bytes + p.frame_len;
     bump(_counters.pending);
-    account(*e, p, now_ns);
+    account(*e, p, now_ns, false); // pending: never complete
     return false;
 }
 
@@ -249,7 +256,7 @@ uint32_t FragmentAttributor::live(uint64_t now_ns) const noexcept
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < (_mask + 1) * kWays; ++i)
-        n += _entries[i].expires_ns > now_ns;
+        n += _entries[i].expires_ns > now_ns && !_entries[i].complete();
     return n;
 }
 

@@ -14,20 +14,23 @@
 // kWays entries (set-associative, a datagram lives in the bucket its hash picks). An entry lives
 // `hold_ns` after the last fragment that touched it (time-bounded, as Linux's ipfrag_time, OVS's
 // and Suricata's timeouts are; the default of 1 s is far shorter than theirs because only
-// metadata is kept and an IPv4 id can wrap within a few seconds on a fast link, RFC 4963), and is
-// freed early once the fragments seen cover the whole datagram (every byte, by count). When a
-// bucket is full: a first fragment replaces the least recently touched entry (LRU within the
-// bucket: a live datagram is evicted only by a newer one, counted `evicted`); a pending entry
-// replaces only a free, expired or other pending entry, never a resolved one, so a flood of
+// metadata is kept and an IPv4 id can wrap within a few seconds on a fast link, RFC 4963). Once the
+// fragments of a resolved datagram cover it whole (every byte, by count) its slot is free for the
+// next insert that wants one, and until then its duplicates still find the flow. When a bucket is
+// full: a first fragment replaces the least recently touched entry (LRU within the bucket: a live
+// datagram is evicted only by a newer one, counted `evicted`); a pending entry replaces only a
+// free, expired, completed or other pending entry, never a live resolved one, so a flood of
 // unmatched fragments can neither grow memory nor push out the datagrams of real flows.
 //
 // Degraded behaviour, all counted (Counters), never a crash or a leak: a later fragment whose
 // first is unknown and for which no slot may be taken is unattributed at once; fragments held for
 // a first that never comes become unattributed when their entry expires (expire() sweeps, and any
 // insert reclaims the expired entries of its bucket); a datagram evicted while pending makes its
-// held fragments unattributed. Duplicate or overlapping fragments may complete the byte count
-// early: a fragment of that datagram arriving after that finds no entry and is held, then counted
-// unattributed. An IP id reused within hold_ns by another flow of the same addresses and protocol
+// held fragments unattributed. Duplicate or overlapping fragments are counted as the frames they
+// are (on the flow, like a retransmitted segment); they may complete a resolved datagram's byte
+// count early, which only frees its slot sooner: a fragment that comes after an insert took the
+// slot is held, then unattributed. A pending datagram is never completed by count (its first is
+// due). An IP id reused within hold_ns by another flow of the same addresses and protocol
 // takes over the entry at its first fragment, so only a later fragment of the old datagram that
 // arrives after that is misattributed (as in any id-based reassembly).
 //
@@ -62,7 +65,7 @@ struct alignas(64) Counters {
     uint64_t unattributed = 0;    // later fragments whose first never came in time, or with no room to wait
     uint64_t pending = 0;         // later fragments held right now (a gauge)
     uint64_t evicted = 0;         // live datagrams (resolved or pending) forgotten to make room for a newer one
-    uint64_t completed = 0;       // datagrams forgotten early: every byte seen
+    uint64_t completed = 0;       // resolved datagrams whose every byte was seen (their slot is free at once)
 };
 
 // What a first fragment brings back: the frames and frame bytes of its datagram that came before it
@@ -96,13 +99,15 @@ public:
     // later fragment of a protocol keyed with ports (TCP, UDP, ICMP over IPv4, ICMPv6 over IPv6) goes
     // through later(), one of any other protocol is complete already; either way an attributed one
     // gets packet::kFragAttributed, which tells the flow table to count it on its flow. A first
-    // fragment whose ports parsed (verdict tcp, udp or icmp) goes through first(). Anything else (a
-    // first fragment too short for its L4 header, an ICMP error) is left alone: its later fragments
+    // fragment whose ports parsed (verdict tcp, udp or icmp) goes through first(), and what it returns
+    // (the frames held for it) is the caller's to count on the flow once the first fragment has been
+    // tracked (conntrack::FlowTable::count_held_fragments). Anything else (a first fragment too short
+    // for its L4 header, an ICMP error) is left alone and returns nothing held: its later fragments
     // then find no first and end unattributed.
-    void attribute(packet::Packet& p, uint64_t now_ns) noexcept
+    Held attribute(packet::Packet& p, uint64_t now_ns) noexcept
     {
         if (!(p.extra.frag_flags & packet::kFragmented))
-            return;
+            return {};
         if (p.verdict == packet::Verdict::fragment) {
             const uint8_t proto = p.key.proto;
             const bool v4 = packet::key_is_ipv4(p.key);
@@ -112,8 +117,9 @@ public:
         } else if (p.extra.frag_offset == 0 &&
                    (p.verdict == packet::Verdict::tcp || p.verdict == packet::Verdict::udp ||
                     p.verdict == packet::Verdict::icmp)) {
-            first(p, now_ns);
+            return first(p, now_ns);
         }
+        return {};
     }
 
     // Visits up to max_entries entries from where the last call stopped and frees those expired at
@@ -124,7 +130,8 @@ public:
 
     const Counters& counters() const noexcept { return _counters; }
     uint32_t capacity() const noexcept { return _mask + 1 == 0 ? 0 : (_mask + 1) * kWays; }
-    // Entries live at now_ns (tests, and sizing: memory never depends on it).
+    // Entries holding a slot at now_ns (not expired, not completed) (tests, and sizing: memory never
+    // depends on it).
     uint32_t live(uint64_t now_ns) const noexcept;
 
     struct Entry; // one datagram (fragment_attributor.cpp)
@@ -134,7 +141,8 @@ private:
     Entry* find(Entry* bucket, const packet::Packet& p, uint64_t now_ns) const noexcept;
     Entry* take(Entry* bucket, uint64_t now_ns, bool may_evict_resolved) noexcept;
     void release(Entry& e, bool evicted) noexcept;
-    void account(Entry& e, const packet::Packet& p, uint64_t now_ns) noexcept;
+    // was_complete: e was a complete resolved datagram before p (so p does not count it completed again).
+    void account(Entry& e, const packet::Packet& p, uint64_t now_ns, bool was_complete) noexcept;
 
     Entry* _entries;
     uint32_t _mask; // buckets - 1

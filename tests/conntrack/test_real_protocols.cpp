@@ -2,7 +2,7 @@
 // Real captures through the parser into a real table (packet clock, default timeouts, the same
 // fragment attribution the worker does): every UDP conversation is one flow holding exactly the
 // packets of tshark's conversation, ICMP errors count on the flows they quote, and the fragments of
-// fragmented TCP are counted on their flow. Expected sizes from tshark 4.0.17 (`-z conv,udp`, and
+// fragmented TCP are counted on their flow, in order or last fragment first. Expected sizes from tshark 4.0.17 (`-z conv,udp`, and
 // for ICMP the echo packets grouped by addresses and identifier), as tests/packet/test_parse_pcaps.cpp
 // explains per capture. Skips when ../shared/pcaps (FLOWCOP_PCAP_DIR) is absent.
 #include "harness.h"
@@ -13,9 +13,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sys/stat.h>
+#include <vector>
 
 using namespace flowcop;
 using namespace flowcop::test;
@@ -56,8 +58,9 @@ struct Run {
 
 // Replays a capture packet by packet at its own timestamps, the fragments through an attributor as
 // the worker does (app/service/worker.cpp), with timeouts long enough that no flow expires inside
-// the capture: a conversation is then exactly one flow, as tshark counts it.
-Run replay(const std::string& path)
+// the capture: a conversation is then exactly one flow, as tshark counts it. reverse_fragments:
+// each run of consecutive frames that are fragments of one datagram is replayed last fragment first.
+Run replay(const std::string& path, bool reverse_fragments = false)
 {
     auto cfg = small_config(1u << 16);
     cfg.wheel.buckets = 1u << 16;
@@ -72,20 +75,39 @@ Run replay(const std::string& path)
     PcapReader r;
     INFO(path);
     REQUIRE(r.open(path));
-    PcapRecord rec;
+    std::vector<PcapRecord> records;
+    for (PcapRecord rec; r.next(rec);)
+        records.push_back(rec);
+    REQUIRE(r.error().empty());
+    if (reverse_fragments) {
+        const auto fragment_id = [](const PcapRecord& rec) -> int64_t {
+            packet::Packet p;
+            packet::parse(rec.data.data(), uint32_t(rec.data.size()), p);
+            return (p.extra.frag_flags & packet::kFragmented) ? int64_t{p.extra.frag_id} : -1;
+        };
+        for (size_t i = 0; i < records.size();) {
+            size_t j = i + 1;
+            const int64_t id = fragment_id(records[i]);
+            while (id >= 0 && j < records.size() && fragment_id(records[j]) == id)
+                ++j;
+            std::reverse(records.begin() + ptrdiff_t(i), records.begin() + ptrdiff_t(j));
+            i = j;
+        }
+    }
     bool first = true;
-    while (r.next(rec)) {
+    for (const PcapRecord& rec : records) {
         packet::Packet p;
         packet::parse(rec.data.data(), uint32_t(rec.data.size()), p);
         if (first)
             run.h->now = rec.ts_ns;
         first = false;
         run.h->now = std::max(run.h->now, rec.ts_ns);
-        frag.attribute(p, run.h->now);
+        const fragattr::Held held = frag.attribute(p, run.h->now);
         const packet::Packet* pp = &p;
         run.h->table->process_burst(&pp, 1, run.h->now);
+        if (held.packets != 0)
+            run.h->table->count_held_fragments(p, held.packets, held.bytes);
     }
-    REQUIRE(r.error().empty());
     run.flows.resize(cfg.capacity);
     run.flows.resize(run.h->table->snapshot({}, run.flows.data(), run.flows.size()));
     return run;
@@ -142,12 +164,14 @@ TEST_CASE("Real captures: every fragment of fragmented TCP is counted on its flo
     struct Want {
         const char* name;
         bool attributable;
+        bool reversed; // each datagram's fragments replayed last first
     };
-    for (const Want w :
-         {Want{"arkime_socks5_tcp_over_ipv4_frags.pcap", true}, Want{"suricata_defrag_vlan_ipv4_tcp_syn.pcap", false},
-          Want{"suricata_defrag_vlan_ipv6_tcp.pcap", false}}) {
-        CAPTURE(w.name);
-        const Run run = replay(dir + "/" + w.name);
+    for (const Want w : {Want{"arkime_socks5_tcp_over_ipv4_frags.pcap", true, false},
+                         Want{"arkime_socks5_tcp_over_ipv4_frags.pcap", true, true},
+                         Want{"suricata_defrag_vlan_ipv4_tcp_syn.pcap", false, false},
+                         Want{"suricata_defrag_vlan_ipv6_tcp.pcap", false, false}}) {
+        CAPTURE(w.name, w.reversed);
+        const Run run = replay(dir + "/" + w.name, w.reversed);
         const auto& c = run.h->c();
         const auto& fc = run.frag->counters();
         const uint64_t frags = c.packets_by_verdict[size_t(Verdict::fragment)];
@@ -156,8 +180,14 @@ TEST_CASE("Real captures: every fragment of fragmented TCP is counted on its flo
             on_flows += f.packets[0] + f.packets[1];
         CHECK(frags > 0);
         CHECK(c.fragments_no_flow == 0);
-        if (w.attributable) {
+        if (w.attributable && !w.reversed) {
             CHECK(c.fragments_tracked == frags);
+            CHECK(c.fragments_late == 0);
+        } else if (w.attributable) {
+            // Every later fragment came before its first, was held, and joined the flow with it.
+            CHECK(c.fragments_tracked == 0);
+            CHECK(c.fragments_late == frags);
+            CHECK(fc.pending == 0);
         } else {
             CHECK(c.fragments_tracked == 0);
             run.frag->expire(run.h->now + 2 * kSec, run.frag->capacity());
@@ -166,7 +196,7 @@ TEST_CASE("Real captures: every fragment of fragmented TCP is counted on its flo
         }
         CHECK(on_flows == c.tcp_tracked + c.tcp_invalid + c.out_of_window_total() +
                               c.proto_tracked[size_t(Proto::udp)] + c.proto_tracked[size_t(Proto::icmp)] +
-                              c.proto_tracked[size_t(Proto::other)] + c.fragments_tracked);
+                              c.proto_tracked[size_t(Proto::other)] + c.fragments_tracked + c.fragments_late);
         // A fragmented segment's first fragment carries only part of its bytes: the flow turns liberal at
         // its later fragments, so the peer's ACK of the whole segment is not out of window.
         CHECK(c.out_of_window_total() == 0);

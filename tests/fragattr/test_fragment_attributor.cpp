@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The fragment attributor (fragment_attributor.h) on parsed fragments: in order, out of order,
-// overlapping ids, expiry, eviction and a flood of unmatched fragments.
+// duplicates, overlapping ids, expiry, eviction and a flood of unmatched fragments.
 #include <catch2/catch.hpp>
 
 #include <fragattr/fragment_attributor.h>
@@ -94,7 +94,7 @@ TEST_CASE("in order: every later fragment gets the first one's flow key", "[frag
     }
     CHECK(r.c().first_fragments == 1);
     CHECK(r.c().attributed == 2);
-    // Every byte of the datagram was seen: it is forgotten at once.
+    // Every byte of the datagram was seen: its slot is free at once.
     CHECK(r.c().completed == 1);
     CHECK(r.fa->live(3 * kMs) == 0);
     CHECK(r.later_total() == 2);
@@ -142,6 +142,44 @@ TEST_CASE("out of order: later fragments wait for their first and join its flow"
     CHECK(r.fa->later(mid, 2 * kMs));
     CHECK(mid.key == whole(d).key);
     CHECK(r.later_total() == 4);
+}
+
+TEST_CASE("duplicates: a completed datagram's slot is free yet its duplicates find the flow; pending ones never "
+          "complete by count",
+          "[fragattr][duplicate]")
+{
+    Rig r(Config{.capacity = fragattr::kWays}); // one bucket
+    const Datagram d;
+    r.fa->first(first_of(d, 20), 0);
+    for (unsigned i : {1u, 2u}) {
+        Packet l = later_of(d, 20, i);
+        CHECK(r.fa->later(l, kMs));
+    }
+    CHECK(r.c().completed == 1);
+    CHECK(r.fa->live(kMs) == 0); // its slot is free...
+    Packet dup = later_of(d, 20, 2);
+    CHECK(r.fa->later(dup, 2 * kMs)); // ...and a duplicate still finds its flow
+    CHECK(dup.key == whole(d).key);
+    CHECK(r.fa->first(first_of(d, 20), 2 * kMs).packets == 0); // a duplicate first: nothing held
+    CHECK(r.c().completed == 1);
+
+    // Later fragments twice each before their first: their count passes the datagram's length, yet
+    // the entry waits for the first, which takes all four.
+    for (unsigned i : {2u, 2u, 1u, 1u}) {
+        Packet l = later_of(d, 21, i);
+        CHECK_FALSE(r.fa->later(l, 3 * kMs));
+    }
+    CHECK(r.c().pending == 4);
+    CHECK(r.c().completed == 1);
+    CHECK(r.fa->first(first_of(d, 21), 4 * kMs).packets == 4);
+    CHECK(r.c().completed == 2);
+    CHECK(r.c().unattributed == 0);
+    // Both completed slots are taken by new datagrams without evicting anything.
+    for (uint16_t id = 30; id < 30 + fragattr::kWays; ++id)
+        r.fa->first(first_of(d, id), 5 * kMs);
+    CHECK(r.c().evicted == 0);
+    CHECK(r.fa->live(5 * kMs) == fragattr::kWays);
+    CHECK(r.later_total() == 7);
 }
 
 TEST_CASE("overlapping ids: datagrams differ by id, direction, protocol, addresses and VLAN", "[fragattr]")
