@@ -2,91 +2,15 @@
 // Tracking seeds: crafted scenarios and capture replays as scripts (see corpus_seeds.h).
 #include "corpus_seeds.h"
 
-#include "frame_builder.h"
+#include "corpus_script_frames.h"
 #include "pcap_reader.h"
-#include "track_script.h"
 
-#include <map>
 #include <string>
-
-#include <rte_tcp.h>
+#include <utility>
 
 namespace flowcop::fuzz {
 
-using test::FrameBuilder;
-
-namespace {
-
-// DPDK's TCP flag bits (rte_tcp.h) under short names.
-constexpr uint8_t kFin = RTE_TCP_FIN_FLAG, kSyn = RTE_TCP_SYN_FLAG, kRst = RTE_TCP_RST_FLAG, kAck = RTE_TCP_ACK_FLAG;
-
-struct Ep {
-    const char* addr;
-    uint16_t port;
-};
-
-// The next sequence number a sends to b: an ISN from the endpoints, advanced by what a sent, so every
-// seed's segments are numbered as a real stack numbers them and pass window tracking (issue 16).
-uint32_t& next_seq(Ep a, Ep b)
-{
-    static std::map<std::string, uint32_t> next;
-    const std::string k =
-        std::string(a.addr) + ":" + std::to_string(a.port) + ">" + b.addr + ":" + std::to_string(b.port);
-    auto it = next.find(k);
-    if (it == next.end())
-        it = next.emplace(k, 1000u + 7919u * a.port + 104729u * b.port).first;
-    return it->second;
-}
-
-std::vector<uint8_t> tcp(Ep a, Ep b, uint8_t flags, size_t payload = 0, uint16_t vlan = 0, uint16_t vlan2 = 0)
-{
-    uint32_t& nxt = next_seq(a, b);
-    const uint32_t seq = nxt, ack = (flags & 0x10) ? next_seq(b, a) : 0;
-    nxt += uint32_t(payload) + ((flags & 0x02) ? 1u : 0u) + ((flags & 0x01) ? 1u : 0u);
-    FrameBuilder f;
-    if (vlan)
-        f.vlan(vlan, vlan2 ? 0x88a8 : 0x8100);
-    if (vlan2)
-        f.vlan(vlan2);
-    if (std::string(a.addr).find(':') != std::string::npos)
-        f.ipv6({.src = test::ip6(a.addr), .dst = test::ip6(b.addr)});
-    else
-        f.ipv4({.src = test::ip4(a.addr), .dst = test::ip4(b.addr)});
-    f.tcp({.sport = a.port, .dport = b.port, .seq = seq, .ack = ack, .flags = flags});
-    if (payload)
-        f.payload(payload);
-    return f.build();
-}
-
-// Frames carry only the bytes that decide their parse (payload becomes padding).
-ScriptWriter& put(ScriptWriter& w, const std::vector<uint8_t>& f, unsigned dt_ms = 1)
-{
-    return w.frame(f, dt_ms, significant_prefix(f));
-}
-
-const Ep client{"10.0.0.1", 40000}, server{"10.0.0.2", 80};
-
-void handshake(ScriptWriter& w, Ep a, Ep b)
-{
-    put(w, tcp(a, b, kSyn));
-    put(w, tcp(b, a, kSyn | kAck));
-    put(w, tcp(a, b, kAck));
-}
-
-void close(ScriptWriter& w, Ep a, Ep b)
-{
-    put(w, tcp(a, b, kFin | kAck));
-    put(w, tcp(b, a, kAck));
-    put(w, tcp(b, a, kFin | kAck));
-    put(w, tcp(a, b, kAck));
-}
-
-Ep nth(unsigned i)
-{
-    return Ep{"10.1.0.1", uint16_t(20000 + i)};
-}
-
-} // namespace
+using namespace seed;
 
 std::vector<Seed> crafted_scripts()
 {
@@ -251,6 +175,8 @@ std::vector<Seed> crafted_scripts()
         w.advance(20).advance(45);
         add("simultaneous_open_and_self_connect", w);
     }
+    for (Seed& s : crafted_protocol_scripts())
+        out.push_back(std::move(s));
     return out;
 }
 
@@ -265,6 +191,7 @@ std::vector<Seed> capture_scripts(const std::string& path, const std::string& ta
     TrackSetup setup;
     setup.preset = variant % 4;
     setup.active = variant % 3 == 1;
+    setup.all_protocols = variant % 2 == 1; // every other capture also through the other protocols' rules
     ScriptWriter w(setup);
     test::PcapRecord rec;
     uint64_t last = 0;

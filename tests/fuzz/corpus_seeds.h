@@ -6,7 +6,7 @@
 // - crafted_table_scripts(): scripts of the flow-table target (table_script.h).
 // - crafted_scripts(): tracking scenarios (handshake and close, RST, reopen, loose pickup, table
 //   full and eviction, kill, budgets, timeout changes with rebase, active timeout, expiry on
-//   arrival, shutdown), for the tracking target.
+//   arrival, shutdown; then every protocol's scenarios), for the tracking target.
 // - capture_frames()/capture_scripts(): a capture split into parser seeds (the first frame of
 //   each kind: verdict, flags, IP version, tagged or not) and into scripts that replay its frames
 //   with its own timeline (gaps become clock advances with cop passes), each at most
@@ -32,6 +32,9 @@ inline constexpr unsigned kMaxScriptsPerCapture = 2;
 
 std::vector<Seed> crafted_frames();
 std::vector<Seed> crafted_scripts();
+// The all-protocols part of crafted_scripts() (TrackSetup::all_protocols): UDP, ICMP/ICMPv6 echo
+// and errors, other protocols, fragments in and out of order, VLANs, a fragment flood, a full table.
+std::vector<Seed> crafted_protocol_scripts();
 // Scripts of the flow-table target (table_script.h): pipeline staleness, probe-window and capacity
 // evictions, budgeted passes, kills and shutdown.
 std::vector<Seed> crafted_table_scripts();

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace flowcop;
 using conntrack::Reason;
@@ -101,6 +102,32 @@ TEST_CASE("Every crafted tracking scenario holds every invariant and reaches the
     CHECK(got["vlans_ipv6_and_junk_flags"].flows_created == 4);
     CHECK(got["vlans_ipv6_and_junk_flags"].tcp_invalid >= 3);
     CHECK(got.at("simultaneous_open_and_self_connect").flows_created == 2);
+
+    // Every protocol (TrackSetup::all_protocols).
+    const auto by = [](const conntrack::Counters& c, conntrack::Proto p) {
+        return std::make_tuple(c.flows_created_by_proto[size_t(p)], c.proto_tracked[size_t(p)],
+                               c.proto_no_flow[size_t(p)]);
+    };
+    using conntrack::Proto;
+    // Two flows, five packets: the stream flow outlived a 5 s pause (unreplied: 3 s).
+    CHECK(by(got.at("udp_unreplied_replied_stream"), Proto::udp) == std::make_tuple(2ul, 5ul, 0ul));
+    // Two echo flows; two replies with no live request start nothing.
+    CHECK(by(got.at("icmp_echo_v4_v6"), Proto::icmp) == std::make_tuple(2ul, 4ul, 2ul));
+    const conntrack::Counters& err = got.at("icmp_errors_known_both_ways_and_unknown");
+    CHECK(err.icmp_related == 4);
+    CHECK(err.icmp_related_unknown == 1);
+    CHECK(err.flows_created == 3);
+    CHECK(by(got.at("other_protocols_gre_esp_sctp"), Proto::other) == std::make_tuple(3ul, 6ul, 0ul));
+    const conntrack::Counters& frag = got.at("fragments_in_and_out_of_order");
+    CHECK(frag.fragments_tracked == 6); // in order 2, last first 1, middle first 1, duplicates 2
+    CHECK(frag.fragments_late == 6);    // last first 1, middle first 1, duplicates 2, IPv6 reversed 2
+    CHECK(frag.fragments_no_flow == 0);
+    CHECK(frag.flows_created_by_proto[size_t(Proto::udp)] == 2);
+    CHECK(by(got.at("vlan_variants_all_protocols"), Proto::udp) == std::make_tuple(3ul, 4ul, 0ul));
+    CHECK(got.at("vlan_variants_all_protocols").flows_created == 5);
+    CHECK(got.at("fragment_flood_small_attributor").fragments_late == 1);
+    CHECK(got.at("fragment_flood_small_attributor").fragments_tracked == 1);
+    CHECK(expired(got.at("table_full_all_protocols"), Reason::evicted) > 0);
 }
 
 // Why: the parser target starts from one frame per rule; a missing verdict is a rule the
@@ -208,6 +235,32 @@ TEST_CASE("The oracle reports flows that left the table during a burst without a
     r.table->destroy_all(r.now, Reason::shutdown); // behind its back
     r.syn(1002);
     CHECK_FALSE(r.oracle->ok());
+}
+
+TEST_CASE("The oracle reports a UDP flow whose packets and state are not its protocol's model", "[fuzz][oracle]")
+{
+    fuzz::TrackSetup s;
+    s.all_protocols = true;
+    Rig r{s};
+    const auto query = test::FrameBuilder().ipv4().udp({.sport = 5353, .dport = 53}).build();
+    const auto answer = test::FrameBuilder()
+                            .ipv4({.src = test::ip4("10.0.0.2"), .dst = test::ip4("10.0.0.1")})
+                            .udp({.sport = 53, .dport = 5353})
+                            .build();
+    packet::Packet q, a;
+    packet::parse(query.data(), uint32_t(query.size()), q);
+    packet::parse(answer.data(), uint32_t(answer.size()), a);
+    const packet::Packet* p = &q;
+    r.table->process_burst(&p, 1, r.now);
+    r.oracle->after_burst(&p, &r.now, 1);
+    REQUIRE(r.oracle->ok());
+    // The table gets the answer (REPLIED, a reply packet); the oracle is told of another query.
+    r.now += fuzz::kMsNs;
+    p = &a;
+    r.table->process_burst(&p, 1, r.now);
+    p = &q;
+    r.oracle->after_burst(&p, &r.now, 1);
+    CHECK_THAT(r.oracle->failure(), Catch::Contains("udp flow differs from the model"));
 }
 
 TEST_CASE("The oracle reports a cop pass whose expiries it cannot account for", "[fuzz][oracle]")

@@ -6,8 +6,10 @@
 #include "track_script.h"
 
 #include <conntrack/flow_table.h>
+#include <fragattr/fragment_attributor.h>
 #include <packet/packet.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -47,7 +49,20 @@ struct Burst {
     packet::Packet pkts[conntrack::kMaxBurst];
     const packet::Packet* ptrs[conntrack::kMaxBurst];
     uint64_t times[conntrack::kMaxBurst];
+    fragattr::Held held[conntrack::kMaxBurst]; // what the attributor held for each first fragment
     unsigned n = 0;
+};
+
+// The fragment attributor of an all-protocols input, in its own aligned memory.
+struct Fragments {
+    struct Free {
+        void operator()(void* p) const { std::free(p); }
+    };
+    explicit Fragments(const fragattr::Config& c)
+        : memory(std::aligned_alloc(64, fragattr::FragmentAttributor::bytes_for(c))), attributor(c, memory.get())
+    {}
+    std::unique_ptr<void, Free> memory;
+    fragattr::FragmentAttributor attributor;
 };
 
 const char* op_name(OpKind k)
@@ -77,12 +92,16 @@ void trace_frame(std::FILE* t, const packet::Packet& p, uint64_t now)
 {
     std::fprintf(t, "    frame t=%.3f %u bytes %s", double(now - kStartNs) / kSecNs, p.frame_len,
                  packet::verdict_name(p.verdict));
-    if (p.verdict == packet::Verdict::tcp) {
+    if (p.ip_version != 0) {
         uint8_t src[16], dst[16];
         uint16_t sport, dport;
         packet::key_endpoints(p.key, p.src_is_lo, src, sport, dst, dport);
-        std::fprintf(t, " %s > %s flags 0x%02x vlan %u/%u", endpoint(src, sport).c_str(), endpoint(dst, dport).c_str(),
-                     p.tcp_flags, p.vlan_outer, p.vlan_inner);
+        std::fprintf(t, " proto %u %s > %s flags 0x%02x vlan %u/%u", p.key.proto, endpoint(src, sport).c_str(),
+                     endpoint(dst, dport).c_str(), p.tcp_flags, p.vlan_outer, p.vlan_inner);
+        if (p.extra.frag_flags)
+            std::fprintf(t, " fragment id %u offset %u%s%s", p.extra.frag_id, p.extra.frag_offset,
+                         (p.extra.frag_flags & packet::kFragMore) ? " more" : "",
+                         (p.extra.frag_flags & packet::kFragAttributed) ? " attributed" : "");
     }
     std::fprintf(t, "\n");
 }
@@ -98,11 +117,12 @@ void trace_flows(std::FILE* t, const conntrack::FlowTable& table, uint64_t now)
         uint8_t a[16], b[16];
         uint16_t pa, pb;
         packet::key_endpoints(f.key, f.orig_is_lo, a, pa, b, pb);
-        std::fprintf(t, "      %s > %s %s%s%s%s first %.3f last %.3f deadline %.3f pkts %lu/%lu\n",
-                     endpoint(a, pa).c_str(), endpoint(b, pb).c_str(), tcpstate::state_name(f.state),
-                     f.assured ? " assured" : "", f.reset ? " reset" : "", f.killed ? " killed" : "",
-                     double(f.first_seen_ns - kStartNs) / kSecNs, double(f.last_seen_ns - kStartNs) / kSecNs,
-                     (double(f.deadline_ns) - double(kStartNs)) / kSecNs, f.packets[0], f.packets[1]);
+        std::fprintf(t, "      %s %s > %s %s%s%s%s first %.3f last %.3f deadline %.3f pkts %lu/%lu\n",
+                     conntrack::proto_name(f.proto), endpoint(a, pa).c_str(), endpoint(b, pb).c_str(),
+                     conntrack::state_name(f), f.assured ? " assured" : "", f.reset ? " reset" : "",
+                     f.killed ? " killed" : "", double(f.first_seen_ns - kStartNs) / kSecNs,
+                     double(f.last_seen_ns - kStartNs) / kSecNs, (double(f.deadline_ns) - double(kStartNs)) / kSecNs,
+                     f.packets[0], f.packets[1]);
     }
 }
 
@@ -117,7 +137,11 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     std::unique_ptr<conntrack::FlowTable> table = conntrack::FlowTable::create(setup.table_config(), error);
     if (!table)
         return "cannot create the flow table: " + error;
-    Oracle oracle(*table, setup);
+    std::unique_ptr<Fragments> fragments;
+    if (setup.all_protocols)
+        fragments =
+            std::make_unique<Fragments>(fragattr::Config{.capacity = kFragmentSlots, .hold_ns = kFragmentHoldNs});
+    Oracle oracle(*table, setup, fragments ? &fragments->attributor.counters() : nullptr);
     static FrameBuffer frames; // 128 KiB, zeroed once per process
     Burst b;
     packet::FlowKey recent[kRecentKeys] = {};
@@ -135,16 +159,23 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
             table->process_burst(b.ptrs, b.n, b.times[0]);
         else
             table->process_burst(b.ptrs, b.n, b.times);
+        // As the worker does: what waited for a first fragment joins its flow once that was tracked.
+        if (fragments)
+            for (unsigned i = 0; i < b.n; ++i)
+                if (b.held[i].packets != 0)
+                    table->count_held_fragments(b.pkts[i], b.held[i].packets, b.held[i].bytes);
         if (trace) {
             std::fprintf(trace, "  burst of %u (%s)\n", b.n, one_time ? "one time" : "per-packet times");
             for (unsigned i = 0; i < b.n; ++i)
                 trace_frame(trace, b.pkts[i], b.times[i]);
             trace_flows(trace, *table, b.times[b.n - 1]);
         }
-        oracle.after_burst(b.ptrs, b.times, b.n);
+        oracle.after_burst(b.ptrs, b.times, b.n, fragments ? b.held : nullptr);
         b.n = 0;
     };
     auto cop = [&](uint64_t fire_budget, uint64_t visit_budget) {
+        if (fragments) // the worker sweeps the attributor before each cop pass
+            fragments->attributor.expire(now, fragments->attributor.capacity());
         const conntrack::CopResult r = table->run_cop(now, fire_budget, visit_budget);
         if (trace) {
             std::fprintf(trace, "  cop at t=%.3f budgets %lu/%lu: fired %u visited %u%s\n",
@@ -174,6 +205,8 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
             packet::Packet& p = b.pkts[b.n];
             packet::parse(f, op.header_len + op.pad_len, p);
             frames.clear();
+            // Attributed in arrival order at its own time, before its burst is tracked, as the worker does.
+            b.held[b.n] = fragments ? fragments->attributor.attribute(p, now) : fragattr::Held{};
             b.ptrs[b.n] = &p;
             b.times[b.n++] = now;
             if (p.verdict == packet::Verdict::tcp)

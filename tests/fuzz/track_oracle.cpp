@@ -13,24 +13,6 @@ using conntrack::Reason;
 
 namespace {
 
-// Any total order will do for lookups. Word compares rather than memcmp: the fuzz build's memcmp
-// interceptor would feed every sort comparison to libFuzzer as a comparison of the input.
-bool key_less(const packet::FlowKey& a, const packet::FlowKey& b)
-{
-    static_assert(sizeof(packet::FlowKey) == 5 * sizeof(uint64_t) + sizeof(uint16_t));
-    uint64_t x[5], y[5];
-    std::memcpy(x, &a, sizeof x);
-    std::memcpy(y, &b, sizeof y);
-    for (unsigned i = 0; i < 5; ++i)
-        if (x[i] != y[i])
-            return x[i] < y[i];
-    return a.zone < b.zone;
-}
-
-struct KeyLess {
-    bool operator()(const packet::FlowKey& a, const packet::FlowKey& b) const { return key_less(a, b); }
-};
-
 unsigned ri(Reason r)
 {
     return static_cast<unsigned>(r);
@@ -45,8 +27,9 @@ const FlowSnapshot* Oracle::Flows::find(const packet::FlowKey& k) const
     return it != v.end() && it->key == k ? &*it : nullptr;
 }
 
-Oracle::Oracle(conntrack::FlowTable& table, const TrackSetup& setup)
+Oracle::Oracle(conntrack::FlowTable& table, const TrackSetup& setup, const fragattr::Counters* fragments)
     : _table(table), _capacity(setup.capacity), _timeouts(timeout_preset(setup.preset)),
+      _all_protocols(setup.all_protocols), _proto_timeouts(kProtoTimeouts), _fragments(fragments),
       _active_ns(setup.active ? uint64_t(kActiveTimeoutS) * kSecNs : 0), _c(table.counters()), _buf(setup.capacity + 1)
 {}
 
@@ -66,19 +49,30 @@ Oracle::Flows Oracle::take_snapshot()
     return f;
 }
 
+uint64_t Oracle::inactivity_deadline(const FlowSnapshot& f) const
+{
+    // TCP: its state's timeout, capped as window tracking chose; every other family: the timeout of
+    // its protostate (protostate::timeout_of), which no cap shortens.
+    const uint64_t s = f.proto == conntrack::Proto::tcp ? tcpstate::capped_timeout(_timeouts, f.state, f.cap)
+                                                        : _proto_timeouts.seconds(protostate::timeout_of(f.other));
+    return f.last_seen_ns + s * kSecNs;
+}
+
 uint64_t Oracle::deadline(const FlowSnapshot& f) const
 {
-    const uint64_t inactivity = f.last_seen_ns + uint64_t(tcpstate::capped_timeout(_timeouts, f.state, f.cap)) * kSecNs;
+    const uint64_t inactivity = inactivity_deadline(f);
     const uint64_t active = _active_ns ? f.first_seen_ns + _active_ns : 0;
     return active != 0 && active < inactivity ? active : inactivity;
 }
 
 Reason Oracle::timeout_reason(const FlowSnapshot& f, uint64_t t) const
 {
-    const uint64_t inactivity = f.last_seen_ns + uint64_t(tcpstate::capped_timeout(_timeouts, f.state, f.cap)) * kSecNs;
+    const uint64_t inactivity = inactivity_deadline(f);
     if (_active_ns && f.first_seen_ns + _active_ns <= t && f.first_seen_ns + _active_ns <= inactivity)
         return Reason::active;
-    return tcpstate::expiry_is_closed(f.state) ? Reason::closed : Reason::inactivity;
+    // No state of another protocol is a closed end (protostate: "inactivity").
+    return f.proto == conntrack::Proto::tcp && tcpstate::expiry_is_closed(f.state) ? Reason::closed
+                                                                                   : Reason::inactivity;
 }
 
 uint64_t Oracle::d_expired(Reason r) const
@@ -125,9 +119,26 @@ void Oracle::commit(Flows&& s1)
         fail("a packet counted out of window for no reason");
     if (c.cop_lock_failures != 0)
         fail("a cop lock failure with no reader holding a shard");
+    if (_fragments != nullptr &&
+        c.fragments_tracked + c.fragments_no_flow + c.fragments_late + _fragments->unattributed + _fragments->pending !=
+            _fragment_frames)
+        fail("later fragments fed " + std::to_string(_fragment_frames) +
+             " != tracked + no_flow + late + unattributed + pending");
     for (const FlowSnapshot& f : s1.v) {
-        if (f.state == tcpstate::State::none || f.state >= tcpstate::State::count)
-            fail("a flow in state none or out of range");
+        if (f.proto == conntrack::Proto::tcp) {
+            if (f.state == tcpstate::State::none || f.state >= tcpstate::State::count)
+                fail("a flow in state none or out of range");
+        } else {
+            const protostate::Family want = f.proto == conntrack::Proto::udp    ? protostate::Family::udp
+                                            : f.proto == conntrack::Proto::icmp ? protostate::Family::icmp
+                                                                                : protostate::Family::generic;
+            if (!_all_protocols || f.proto >= conntrack::Proto::count)
+                fail("a flow of a protocol that is not tracked");
+            if (f.other.family() != want || f.assured != f.other.assured() ||
+                (f.assured && (want != protostate::Family::udp || !f.other.seen_reply())))
+                fail(std::string("a ") + conntrack::proto_name(f.proto) +
+                     " flow whose family or assured flag its protocol's rules cannot give");
+        }
         if (f.first_seen_ns > f.last_seen_ns || f.last_seen_ns > _now)
             fail("first_seen <= last_seen <= now broken");
         if (f.packets[0] == 0)
@@ -155,17 +166,18 @@ void Oracle::commit(Flows&& s1)
     _c = _c1;
 }
 
-void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* times, unsigned n)
+void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* times, unsigned n,
+                         const fragattr::Held* held)
 {
     _c1 = _table.counters();
-    std::map<packet::FlowKey, uint64_t, KeyLess> first; // key -> time of its first TCP packet
+    std::map<packet::FlowKey, uint64_t, KeyLess> first; // key -> time of its first packet that steps a flow
     uint64_t verdicts[packet::kVerdictCount] = {};
     uint64_t t_min = UINT64_MAX, t_max = 0;
     for (unsigned i = 0; i < n; ++i) {
         ++verdicts[static_cast<unsigned>(pkts[i]->verdict)];
         t_min = std::min(t_min, times[i]);
         t_max = std::max(t_max, times[i]);
-        if (pkts[i]->verdict == packet::Verdict::tcp) {
+        if (steps_a_flow(*pkts[i], _all_protocols)) {
             first.emplace(pkts[i]->key, times[i]);
             if (!_clock_started) {
                 _clock_started = true;
@@ -174,6 +186,8 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
         }
     }
     _frames += n;
+    if (_fragments != nullptr)
+        _fragment_frames += verdicts[static_cast<unsigned>(packet::Verdict::fragment)];
     _now = std::max(_now, t_max);
     for (unsigned v = 0; v < packet::kVerdictCount; ++v)
         if (_c1.packets_by_verdict[v] - _c.packets_by_verdict[v] != verdicts[v])
@@ -255,9 +269,10 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
     // past its deadline, gets tcpstate::track()'s verdict on a copy of the flow's state; when that is
     // out of window, the flow must have changed in nothing but its packet and byte counts (state,
     // tracker bits, last_seen, deadline and timeout cap as they were).
+    // (A later fragment counted on the flow turns it liberal: its key is left out.)
     std::map<packet::FlowKey, unsigned, KeyLess> count;
     for (unsigned i = 0; i < n; ++i)
-        if (pkts[i]->verdict == packet::Verdict::tcp)
+        if (steps_a_flow(*pkts[i], _all_protocols))
             ++count[pkts[i]->key];
     uint64_t predicted_out = 0;
     for (unsigned i = 0; i < n; ++i) {
@@ -310,6 +325,12 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
             fail("a flow appeared for a key that got no packet");
         if (is_new && (g.first_seen_ns < t_min || g.first_seen_ns > t_max))
             fail("a new flow's first_seen is outside the burst's times");
+    }
+    if (_all_protocols) {
+        uint64_t refused = _c1.tcp_table_full - _c.tcp_table_full;
+        for (size_t p = 0; p < conntrack::kProtoCount; ++p)
+            refused += _c1.proto_table_full[p] - _c.proto_table_full[p];
+        check_other(pkts, times, n, held, s1, evicted == 0 && refused == 0);
     }
     commit(std::move(s1));
 }

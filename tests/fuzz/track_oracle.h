@@ -32,27 +32,82 @@
 //   deadline that set_timeouts() moved earlier (possibly into the past) gets the same grace: the
 //   rebase re-arms the flow for the tick after the last one drained when it completed.
 // - kill, set_timeouts, rebase_step, destroy_all: their documented effects, exactly.
+// - every protocol (TrackSetup::all_protocols; track_oracle_other.cpp): a UDP, ICMP/ICMPv6 or other
+//   flow's deadline is last_seen + its protostate timeout (kProtoTimeouts: unreplied or stream UDP,
+//   ICMP, generic), capped by the active timeout, and it ends for inactivity or active, never closed;
+//   its family is its protocol's, and only a replied UDP flow is assured. A burst is replayed
+//   packet by packet on a model of every key that got no TCP segment: UDP and other packets create
+//   or extend a flow, an ICMP query only when it is a request, each one first ending a flow past its
+//   deadline; the tracker steps by protostate::step() with the flow's age; an attributed later
+//   fragment adds its frame to its flow (or counts no_flow); an ICMP error counts on the flow it
+//   quotes (related) or as unknown; the frames the attributor held come back on the first
+//   fragment's flow (fragments_late) or count no_flow. When the burst evicted nothing and refused
+//   nothing, each such key's flow must equal the model's (present or not, direction, first and last
+//   seen, packets and bytes per direction, replied/assured, related), and so must the per-protocol,
+//   related and fragment counters; otherwise only their sums (each packet counted once) hold.
+//   After every call: later fragments fed == fragments tracked + no_flow + late + the attributor's
+//   unattributed + pending.
 // Single-threaded, like the table's owner; allocates freely (test code).
 #pragma once
 
 #include "track_script.h"
 
 #include <conntrack/flow_table.h>
+#include <fragattr/fragment_attributor.h>
 #include <packet/packet.h>
 #include <tcpstate/segment.h>
 #include <tcpstate/window.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace flowcop::fuzz {
 
+// Any total order will do for lookups. Word compares rather than memcmp: the fuzz build's memcmp
+// interceptor would feed every sort comparison to libFuzzer as a comparison of the input.
+inline bool key_less(const packet::FlowKey& a, const packet::FlowKey& b)
+{
+    static_assert(sizeof(packet::FlowKey) == 5 * sizeof(uint64_t) + sizeof(uint16_t));
+    uint64_t x[5], y[5];
+    std::memcpy(x, &a, sizeof x);
+    std::memcpy(y, &b, sizeof y);
+    for (unsigned i = 0; i < 5; ++i)
+        if (x[i] != y[i])
+            return x[i] < y[i];
+    return a.zone < b.zone;
+}
+
+struct KeyLess {
+    bool operator()(const packet::FlowKey& a, const packet::FlowKey& b) const { return key_less(a, b); }
+};
+
+// Whether the table steps a flow for this packet (counts it on one, creates one, or ends one past its
+// deadline first): every TCP segment; with every protocol tracked, UDP, ICMP queries and other
+// protocols, and the later fragments the attributor gave their flow's ports. Not ICMP errors: they
+// only count on the flow they quote.
+inline bool steps_a_flow(const packet::Packet& p, bool all_protocols)
+{
+    switch (p.verdict) {
+    case packet::Verdict::tcp: return true;
+    case packet::Verdict::udp:
+    case packet::Verdict::icmp:
+    case packet::Verdict::other_l4: return all_protocols;
+    case packet::Verdict::fragment: return (p.extra.frag_flags & packet::kFragAttributed) != 0;
+    default: return false;
+    }
+}
+
 class Oracle {
 public:
-    Oracle(conntrack::FlowTable& table, const TrackSetup& setup);
+    // fragments: the attributor the driver runs the frames through (all_protocols), else nullptr.
+    Oracle(conntrack::FlowTable& table, const TrackSetup& setup, const fragattr::Counters* fragments = nullptr);
 
-    void after_burst(const packet::Packet* const* pkts, const uint64_t* times, unsigned n);
+    // held[i]: what the attributor returned for pkts[i] (the driver then called
+    // FlowTable::count_held_fragments for it); nullptr when no attributor runs.
+    void after_burst(const packet::Packet* const* pkts, const uint64_t* times, unsigned n,
+                     const fragattr::Held* held = nullptr);
     void after_cop(uint64_t now, uint64_t fire_budget, uint64_t visit_budget, const conntrack::CopResult& r);
     void after_kill(const packet::FlowKey& key, bool found);
     void after_set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_s);
@@ -80,16 +135,25 @@ private:
     Flows take_snapshot();
     // The common checks, then S1 and the counters become the new baseline.
     void commit(Flows&& now_flows);
+    uint64_t inactivity_deadline(const conntrack::FlowSnapshot& f) const;
     uint64_t deadline(const conntrack::FlowSnapshot& f) const;
     conntrack::Reason timeout_reason(const conntrack::FlowSnapshot& f, uint64_t t) const;
     uint64_t d_expired(conntrack::Reason r) const;
     bool same_flow(const conntrack::FlowSnapshot& a, const conntrack::FlowSnapshot& b) const;
     static const Mark* find_mark(const std::vector<Mark>& marks, const conntrack::FlowSnapshot& f);
     const Mark* mark_of(const conntrack::FlowSnapshot& f) const { return find_mark(_marks, f); }
+    // Every protocol's burst model (track_oracle_other.cpp). exact: the burst evicted and refused
+    // nothing, so each modelled flow and the counters must equal the model's.
+    void check_other(const packet::Packet* const* pkts, const uint64_t* times, unsigned n, const fragattr::Held* held,
+                     const Flows& s1, bool exact);
 
     conntrack::FlowTable& _table;
     uint32_t _capacity;
     tcpstate::Timeouts _timeouts;
+    bool _all_protocols;
+    protostate::Timeouts _proto_timeouts;
+    const fragattr::Counters* _fragments;
+    uint64_t _fragment_frames = 0;  // frames with verdict fragment fed (all_protocols)
     tcpstate::WindowPolicy _policy; // the table's (TableConfig's default)
     uint64_t _active_ns;
     uint64_t _now = 0;

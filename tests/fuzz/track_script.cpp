@@ -25,12 +25,14 @@ TrackSetup TrackSetup::from_byte(uint8_t b) noexcept
     s.preset = (b >> 1) & 3;
     s.active = (b & 0x08) != 0;
     s.capacity = (b & 0x10) ? 8 : 256;
+    s.all_protocols = (b & 0x20) != 0;
     return s;
 }
 
 uint8_t TrackSetup::to_byte() const noexcept
 {
-    return uint8_t((loose_pickup ? 0x01 : 0) | (preset & 3) << 1 | (active ? 0x08 : 0) | (capacity <= 8 ? 0x10 : 0));
+    return uint8_t((loose_pickup ? 0x01 : 0) | (preset & 3) << 1 | (active ? 0x08 : 0) | (capacity <= 8 ? 0x10 : 0) |
+                   (all_protocols ? 0x20 : 0));
 }
 
 conntrack::TableConfig TrackSetup::table_config() const
@@ -43,9 +45,9 @@ conntrack::TableConfig TrackSetup::table_config() const
     c.timeouts = timeout_preset(preset);
     c.active_timeout_s = active ? kActiveTimeoutS : 0;
     c.loose_pickup = loose_pickup;
-    // The Oracle models TCP tracking; the other protocols' frames are counted by verdict only here
-    // (tests/conntrack/test_protocols.cpp has their randomized model check).
-    c.track = conntrack::track_bit(conntrack::Proto::tcp);
+    // TCP only, or every protocol (the Oracle models both; track_oracle_other.cpp the others).
+    c.track = all_protocols ? conntrack::kTrackAll : conntrack::track_bit(conntrack::Proto::tcp);
+    c.proto_timeouts = kProtoTimeouts;
     return c;
 }
 

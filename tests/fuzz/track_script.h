@@ -54,15 +54,25 @@ inline constexpr uint64_t advance_ns(unsigned v) noexcept
 // 1 s (the most expiry traffic); 3: longer than the wheel's 16-tick range (clamping, revisits).
 tcpstate::Timeouts timeout_preset(unsigned i) noexcept;
 inline constexpr uint32_t kActiveTimeoutS = 25;
+// UDP unreplied 3 s, UDP stream 6 s, ICMP 2 s, other 4 s: each above the burst span and the 2 s UDP
+// stream age, within the wheel's 16 s, so every rule shows within a few clock steps.
+inline constexpr protostate::Timeouts kProtoTimeouts{{3, 6, 2, 4}};
+// A small attributor (so its buckets fill and evict) whose entries outlive a burst.
+inline constexpr uint32_t kFragmentSlots = 16;
+inline constexpr uint64_t kFragmentHoldNs = kSecNs;
 
 // The table every input starts with, from its first byte: bit 0 loose pickup, bits 1-2 the
 // timeout preset, bit 3 the active timeout, bit 4 the smallest table (8 flows, full at once)
-// instead of 256 flows (eviction and table-full paths without thousands of frames).
+// instead of 256 flows (eviction and table-full paths without thousands of frames), bit 5 every
+// protocol tracked (UDP, ICMP/ICMPv6, other; kProtoTimeouts) with the frames' fragments through a
+// fragment attributor as the worker runs one (kFragmentSlots datagrams, kFragmentHoldNs), instead
+// of TCP only. Bits 6-7 are unused (ignored).
 struct TrackSetup {
     bool loose_pickup = true;
     unsigned preset = 0;
     bool active = false;
     uint32_t capacity = 256;
+    bool all_protocols = false;
     static TrackSetup from_byte(uint8_t b) noexcept;
     uint8_t to_byte() const noexcept;
     conntrack::TableConfig table_config() const;
