@@ -30,10 +30,10 @@ _flowcopctl()
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return ;;
     -s | --src | --orig-src | -d | --dst | --orig-dst | --sport | --orig-port-src | --dport | --orig-port-dst | \
-        --vlan | --zone | --lcore)
+        --vlan | --zone | --lcore | -t | --timeout)
         return ;;
     esac
-    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -D --delete -F --flush -E --event -e --event-mask -p --proto
+    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -U --update -t --timeout -D --delete -F --flush -E --event -e --event-mask -p --proto
         -s --src -d --dst --sport --dport --state --vlan --zone --lcore -o --output --file-prefix --socket -h --help" \
         -- "$cur")
 }

@@ -38,6 +38,8 @@ struct Command {
         set_window,   // window (TCP window tracking's policy) -> result 0
         get,          // key -> result 1 and `flow` if the flow is on this lcore, else 0
         kill_ids,     // ids[0..n_ids) -> result: how many of those flows were still here and are now marked
+        set_timeout,  // key + flow_timeout_s -> result 1 and `flow` (its deadline now + flow_timeout_s) if the
+                      // flow is on this lcore, 0 if not, 2 if this lcore's timeout-update slots are all taken
     };
     // Flow ids one kill_ids command carries: the owner marks them in one mailbox turn (a few us).
     static constexpr unsigned kMaxIds = 256;
@@ -46,6 +48,7 @@ struct Command {
     tcpstate::Timeouts timeouts{};
     protostate::Timeouts proto_timeouts = protostate::Timeouts::netfilter_defaults(); // with set_timeouts
     uint32_t active_timeout_s = 0;
+    uint32_t flow_timeout_s = 0; // with set_timeout
     uint64_t fire_budget = 0;
     uint32_t visit_budget_factor = 0;
     tcpstate::WindowPolicy window{};

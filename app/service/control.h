@@ -10,7 +10,7 @@
 // answer in time (it is stopping) makes the call report failure, and the service then keeps the
 // previous configuration. snapshot() copies flows under the owning table's shard locks, one shard
 // at a time (conntrack::FlowTable::snapshot); read_slice() under one shard lock for one bounded slice.
-// get() and kill_ids() are executed by the owner lcore through its mailbox, as kill() is. current_options() and apply() serialise on one mutex
+// get(), set_timeout() and kill_ids() are executed by the owner lcore through its mailbox, as kill() is. current_options() and apply() serialise on one mutex
 // of their own, which only the control plane takes.
 #pragma once
 
@@ -52,6 +52,12 @@ public:
     // owner lcore in turn (an O(1) lookup each). 1 with `out` and its worker's index, 0 if no worker has
     // it, -1 if some worker did not answer.
     virtual int get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker) = 0;
+    // conntrack -U --timeout: the flow with this key (as get() finds it) gets the deadline now + seconds
+    // on its owner lcore's clock, until its next accepted packet (conntrack::FlowTable::set_flow_timeout).
+    // 1 with `out` (after the change) and its worker's index, 0 if no worker has it, -1 if some worker did
+    // not answer, -2 if the flow's worker has no timeout-update slot free (`worker` names it).
+    virtual int set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out,
+                            size_t& worker) = 0;
     // Marks the flows with these ids (at most Command::kMaxIds) due on worker `worker`, which executes it:
     // how many were still there, or -1 if it did not answer.
     virtual int kill_ids(size_t worker, const uint64_t* ids, unsigned n) = 0;

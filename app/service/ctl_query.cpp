@@ -2,6 +2,7 @@
 #include "ctl_query.h"
 
 #include "control_parse.h"
+#include "options.h"
 
 #include <tcpstate/tcp_state.h>
 #include <text/decimal.h>
@@ -25,9 +26,9 @@ struct VerbName {
     const char* name;
     CtlVerb verb;
 };
-constexpr VerbName kVerbNames[] = {{"list", CtlVerb::list},     {"count", CtlVerb::count}, {"get", CtlVerb::get},
-                                   {"delete", CtlVerb::remove}, {"flush", CtlVerb::flush}, {"stats", CtlVerb::stats},
-                                   {"events", CtlVerb::events}};
+constexpr VerbName kVerbNames[] = {{"list", CtlVerb::list},     {"count", CtlVerb::count},   {"get", CtlVerb::get},
+                                   {"update", CtlVerb::update}, {"delete", CtlVerb::remove}, {"flush", CtlVerb::flush},
+                                   {"stats", CtlVerb::stats},   {"events", CtlVerb::events}};
 
 std::string verb_list()
 {
@@ -48,7 +49,7 @@ std::string parse_prefix(const std::string& key, const std::string& v, bool allo
     uint64_t len = max_len;
     if (slash != std::string::npos) {
         if (!allow_len)
-            return key + ": " + quoted(v) + ": get takes an exact address, not a prefix";
+            return key + ": " + quoted(v) + ": get and update take an exact address, not a prefix";
         if (!text::parse_decimal_in(v.substr(slash + 1), 0, max_len, len))
             return key + ": " + quoted(v) + " has a prefix length outside 0.." + std::to_string(max_len);
     }
@@ -184,7 +185,7 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
         f.lcore = unsigned(n);
     } else {
         return "unknown key " + quoted(k) +
-               (exact ? " for get (keys: proto, src, dst, sport, dport, vlan, zone)"
+               (exact ? " for get and update (keys: proto, src, dst, sport, dport, vlan, zone; update: timeout)"
                       : " (keys: proto, src, dst, sport, dport, state, vlan, zone, lcore)");
     }
     return "";
@@ -242,9 +243,9 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     out.verb = known->verb;
     if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
-    const bool exact = out.verb == CtlVerb::get;
+    const bool exact = out.verb == CtlVerb::get || out.verb == CtlVerb::update;
     CtlFilter& f = out.filter;
-    bool has_kinds = false;
+    bool has_kinds = false, has_timeout = false;
     for (size_t i = 1; i < words.size(); ++i) {
         const size_t eq = words[i].find('=');
         if (eq == std::string::npos || eq == 0)
@@ -258,6 +259,17 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
                 return e;
             continue;
         }
+        if (out.verb == CtlVerb::update && key == "timeout") {
+            if (has_timeout)
+                return "'timeout' given twice";
+            has_timeout = true;
+            uint64_t s = 0;
+            if (!text::parse_decimal_in(value, 1, kMaxTimeoutS, s))
+                return "timeout: " + quoted(value) + " is not a number of seconds (1.." + std::to_string(kMaxTimeoutS) +
+                       ")";
+            out.timeout_s = uint32_t(s);
+            continue;
+        }
         if (out.verb == CtlVerb::events && (key == "zone" || key == "state"))
             return "events cannot be filtered by " + key + " (events do not carry it)";
         if (std::string e = apply_key(key, value, exact, f); !e.empty())
@@ -266,9 +278,11 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     if (!exact)
         return "";
     if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport)
-        return "get needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+        return verb + " needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+    if (out.verb == CtlVerb::update && !has_timeout)
+        return "update needs timeout=SECONDS (1.." + std::to_string(kMaxTimeoutS) + ")";
     if (packet::is_ipv4_mapped(f.src.addr) != packet::is_ipv4_mapped(f.dst.addr))
-        return "get: both addresses must be IPv4 or both IPv6";
+        return verb + ": both addresses must be IPv4 or both IPv6";
     out.key = packet::make_flow_key(f.src.addr, f.sport, f.dst.addr, f.dport, f.has_proto ? f.proto : 6, f.vlan_outer,
                                     f.vlan_inner, f.zone);
     return "";

@@ -2,13 +2,14 @@
 // The control socket's requests (ctl_server.h): one line of text, parsed and matched here.
 //
 // Grammar: VERB [KEY=VALUE ...], space-separated, at most kMaxRequestBytes. Verbs: list, count, delete,
-// flush, get, stats. Keys (conntrack's filters, as flowcopctl passes them): proto=NAME|NUMBER,
+// flush, get, update, stats, events. Keys (conntrack's filters, as flowcopctl passes them): proto=NAME|NUMBER,
 // src=ADDR[/LEN], dst=ADDR[/LEN] (the originator's source and destination, IPv4 or IPv6, with an optional
 // prefix length), sport=N, dport=N (the originator's ports), state=NAME (conntrack -L's spelling, any
 // case: a TCP state, or UNREPLIED/REPLIED for the other protocols), vlan=OUTER[,INNER], zone=N, lcore=N. A filter key given twice, an unknown key or verb, a value out
 // of range and a key the verb does not take are errors. `get` takes an exact tuple: src= and dst= as
 // plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
-// either direction. flush and stats take no keys. `events` follows the event stream live: kinds=new,destroy
+// either direction. `update` (conntrack -U) takes get's tuple and timeout=S (required, 1..kMaxTimeoutS
+// seconds): the flow's deadline becomes now + S until its next packet. flush and stats take no keys. `events` follows the event stream live: kinds=new,destroy
 // (default both) and the filters above except zone and state, which events do not carry.
 //
 // Matching: `vlan=10` matches a flow whose outer VLAN ID is 10 (any inner one); `vlan=10,20` both IDs
@@ -33,7 +34,7 @@ inline constexpr size_t kMaxRequestBytes = 1024;
 inline constexpr events::KindMask kFollowKinds =
     events::kind_bit(events::Kind::created) | events::kind_bit(events::Kind::destroyed);
 
-enum class CtlVerb : uint8_t { list, count, remove, flush, get, stats, events };
+enum class CtlVerb : uint8_t { list, count, remove, flush, get, update, stats, events };
 
 // An address prefix over the 16-byte key form (IPv4 as IPv4-mapped: a.b.c.d/8 is ::ffff:a.0.0.0/104).
 struct AddrPrefix {
@@ -57,7 +58,8 @@ struct CtlRequest {
     CtlVerb verb = CtlVerb::list;
     CtlFilter filter;
     events::KindMask kinds = kFollowKinds; // events: the kinds to follow
-    packet::FlowKey key{};                 // get: the canonical key of the tuple
+    packet::FlowKey key{};                 // get, update: the canonical key of the tuple
+    uint32_t timeout_s = 0;                // update: the flow's new timeout
 };
 
 // Parses one request line (without its newline). Returns "" or one sentence.

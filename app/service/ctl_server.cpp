@@ -77,6 +77,7 @@ const char* verb_name(CtlVerb v)
     case CtlVerb::remove: return "delete";
     case CtlVerb::flush: return "flush";
     case CtlVerb::get: return "get";
+    case CtlVerb::update: return "update";
     case CtlVerb::stats: return "stats";
     case CtlVerb::events: return "events";
     }
@@ -324,17 +325,25 @@ void CtlServer::start_request(Client& c, const std::string& line)
         return;
     }
     const CtlRequest& r = c.req;
-    if (r.verb == CtlVerb::get) {
+    if (r.verb == CtlVerb::get || r.verb == CtlVerb::update) {
         conntrack::FlowSnapshot snap{};
         size_t worker = 0;
-        const int found = _control.get(r.key, snap, worker);
+        const int found = r.verb == CtlVerb::get ? _control.get(r.key, snap, worker)
+                                                 : _control.set_timeout(r.key, r.timeout_s, snap, worker);
+        if (found == -2) {
+            c.out = error_line("lcore " + std::to_string(_view.lcores[worker].lcore) + " holds " +
+                               std::to_string(conntrack::FlowTable::kMaxTimeoutUpdates) +
+                               " flows whose timeout was set and has not been cleared by a packet or their end: "
+                               "try again later");
+            return;
+        }
         if (found < 0) {
             c.out = error_line("a worker lcore did not answer");
             return;
         }
         if (found == 1)
             append_flow_json(c.out, _view.lcores[worker].lcore, snap, lcore_now(worker));
-        c.out += "{\"done\":\"get\",\"flows\":" + std::to_string(found) + "}\n";
+        c.out += std::string("{\"done\":\"") + verb_name(r.verb) + "\",\"flows\":" + std::to_string(found) + "}\n";
         return;
     }
     if (r.verb == CtlVerb::stats) {

@@ -9,7 +9,7 @@
 // refuses a second live primary with one prefix). Removed when the server stops.
 //
 // Protocol: the client sends one request line (ctl_query.h); the server answers with JSON lines and
-// closes: one line per flow (ctl_format.h) for list and get, one line per lcore for stats (every
+// closes: one line per flow (ctl_format.h) for list, get and update (the flow after the change), one line per lcore for stats (every
 // lcore row of stats_rows.h under its /flowcop/stats key), then a last line {"done":VERB,...} with
 // the totals, or {"error":"<one sentence>"} instead.
 //
@@ -19,8 +19,8 @@
 // so a worker waits for a reader at most one slice's copy, and its cop only defers that shard's due
 // flows. A walk lists every flow that lives through it exactly once (not an atomic snapshot, as conntrack
 // -L is not). Clients are served in turns of kSlicesPerTurn slices each, so one big listing does not
-// starve another client. Changes (delete, flush) and get go to the owner lcore's mailbox (commands.h):
-// get is one O(1) lookup per lcore; delete/flush send each slice's matching flow ids (at most
+// starve another client. Changes (delete, flush, update) and get go to the owner lcore's mailbox
+// (commands.h): get and update are one O(1) lookup per lcore; delete/flush send each slice's matching flow ids (at most
 // kSliceRecords) as one kill_ids command, which the owner marks in O(1) each; the cop reaps them as its
 // budget allows, like any kill (reason "killed"). A flow that ended and whose position was reused between
 // the read and the kill is not touched: ids carry the position's generation.

@@ -13,7 +13,6 @@
 namespace flowcop::app::detail {
 namespace {
 
-constexpr uint64_t kMaxTimeoutS = 31536000; // one year: anything longer is a unit mistake
 // A day: a longer idle wait means milliseconds were confused with another unit.
 constexpr uint64_t kMaxStopWhenIdleMs = 86400000;
 // The "not set" spellings --help shows as defaults, accepted as values so copying them is safe.

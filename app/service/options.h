@@ -89,6 +89,9 @@ enum class ClockSource : uint8_t {
 //   interim report per long flow every 30 minutes is noise next to the cop's budget.
 inline constexpr uint32_t kDefaultCheckIntervalMs = 1000;
 inline constexpr uint64_t kDefaultTimeoutBudget = 128;
+// The longest timeout flowcop accepts (every timeout option, flowcopctl -U): one year; anything longer
+// is a unit mistake.
+inline constexpr uint32_t kMaxTimeoutS = 31536000;
 
 // --tcp-timeout-<state> exists for every state a flow can be in: tcpstate's states after
 // State::none, in State order. tcp_timeout_s[i] is the timeout of tcp_timeout_state(i).

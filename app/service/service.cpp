@@ -155,28 +155,44 @@ bool Service::ask(size_t worker, Command* cmd, bool& abandoned)
     return true;
 }
 
-int Service::get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker)
+int Service::ask_each(const Command& proto, conntrack::FlowSnapshot& out, size_t& worker)
 {
     for (size_t w = 0; w < _workers.size(); ++w) {
-        auto* c = new Command();
-        c->type = Command::Type::get;
-        c->key = key;
+        auto* c = new Command(proto);
         bool abandoned = false;
         if (!ask(w, c, abandoned)) {
             if (!abandoned)
                 delete c;
             return -1;
         }
-        const int found = c->result;
-        if (found == 1) {
+        const int result = c->result;
+        if (result != 0) {
             out = c->flow;
             worker = w;
         }
         delete c;
-        if (found == 1)
-            return 1;
+        if (result != 0)
+            return result;
     }
     return 0;
+}
+
+int Service::get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker)
+{
+    Command c;
+    c.type = Command::Type::get;
+    c.key = key;
+    return ask_each(c, out, worker);
+}
+
+int Service::set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out, size_t& worker)
+{
+    Command c;
+    c.type = Command::Type::set_timeout;
+    c.key = key;
+    c.flow_timeout_s = seconds;
+    const int result = ask_each(c, out, worker);
+    return result == 2 ? -2 : result;
 }
 
 int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)

@@ -86,6 +86,8 @@ public:
     uint32_t read_slice(size_t worker, uint32_t start, uint32_t max_records, conntrack::FlowSnapshot* out,
                         size_t& n) const override;
     int get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker) override;
+    int set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out,
+                    size_t& worker) override;
     int kill_ids(size_t worker, const uint64_t* ids, unsigned n) override;
 
     // What every reader of the counters iterates; complete once start() has succeeded.
@@ -99,6 +101,10 @@ private:
     // caller then owns and frees it; false if it was not posted (the caller frees it) or abandoned
     // (the worker may still write it: it must not be freed, and the caller forgets it).
     bool ask(size_t worker, Command* cmd, bool& abandoned);
+    // Asks each worker in turn a copy of `proto` (a command about one flow) until one answers non-zero:
+    // that result, with its `flow` in `out` and its index in `worker`; 0 if every worker answered 0, -1
+    // if one did not answer.
+    int ask_each(const Command& proto, conntrack::FlowSnapshot& out, size_t& worker);
     void build_stats_view();
     void housekeeping();
 

@@ -10,6 +10,10 @@
 // or kDueNow once an RST or a kill marked it: a time in every caller's past, so the wheel puts the flow
 // in the next bucket it drains and the cop reaps it on the next tick. Pure, inline, allocation-free.
 //
+// A timeout update (flowcopctl -U, FlowRecord::kTimeoutSet) replaces the inactivity deadline with the
+// one the operator set (now + S when it was set) until the flow's next accepted packet, which clears it:
+// netfilter's ctnetlink_change_timeout. The active deadline still applies if it comes first.
+//
 // Interim reports (interim_ns, flowcop's --ipfix-active-timeout) are not deadlines: a flow is reported
 // at first_seen + k * interim for k = 1, 2, ... without ending. The wheel works to the earlier of the
 // flow's deadline and its next report (wheel_deadline); everything that asks when a flow ends (expiry
@@ -88,15 +92,40 @@ inline uint64_t flow_deadline(const DeadlineRules& rules, uint8_t flags, tcpstat
     return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
 }
 
-// What the wheel works to: the flow's deadline, or its next interim report if that comes first.
-template <typename FirstSeen>
-inline uint64_t wheel_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state, uint64_t last_seen_ns,
-                               FirstSeen&& first_seen, uint16_t reports_passed) noexcept
+// timeout_deadline() of any record: while kTimeoutSet, the deadline an operator set (set_deadline(), read
+// only then) or the active deadline if that comes first.
+template <typename FirstSeen, typename SetDeadline>
+inline uint64_t record_timeout_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state,
+                                        uint64_t last_seen_ns, FirstSeen&& first_seen,
+                                        SetDeadline&& set_deadline) noexcept
 {
-    const uint64_t end = flow_deadline(rules, flags, state, last_seen_ns, first_seen);
+    if (!(flags & FlowRecord::kTimeoutSet)) [[likely]]
+        return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
+    const uint64_t set = set_deadline();
+    if (rules.active_timeout_ns == 0)
+        return set;
+    const uint64_t active = first_seen() + rules.active_timeout_ns;
+    return active < set ? active : set;
+}
+
+// flow_deadline() of any record: kDueNow when RST- or kill-marked, else record_timeout_deadline().
+template <typename FirstSeen, typename SetDeadline>
+inline uint64_t record_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state, uint64_t last_seen_ns,
+                                FirstSeen&& first_seen, SetDeadline&& set_deadline) noexcept
+{
+    if (flags & (FlowRecord::kReset | FlowRecord::kKilled))
+        return kDueNow;
+    return record_timeout_deadline(rules, flags, state, last_seen_ns, first_seen, set_deadline);
+}
+
+// What the wheel works to: the flow's deadline `end` (record_deadline()), or its next interim report if
+// that comes first.
+inline uint64_t wheel_deadline(const DeadlineRules& rules, uint64_t end, uint64_t first_seen_ns,
+                               uint16_t reports_passed) noexcept
+{
     if (rules.interim_ns == 0)
         return end;
-    const uint64_t report = interim_due(rules, first_seen(), reports_passed);
+    const uint64_t report = interim_due(rules, first_seen_ns, reports_passed);
     return report < end ? report : end;
 }
 

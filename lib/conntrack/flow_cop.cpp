@@ -138,6 +138,55 @@ bool FlowTable::kill_id(uint64_t flow_id) noexcept
     return true;
 }
 
+FlowTable::TimeoutUpdate FlowTable::set_flow_timeout(const packet::FlowKey& key, uint32_t seconds, uint64_t now_ns,
+                                                     FlowSnapshot& out) noexcept
+{
+    const int32_t found = find(key);
+    if (found < 0)
+        return TimeoutUpdate::absent;
+    const uint32_t pos = uint32_t(found);
+    FlowRecord& r = _records[pos];
+    // The flow's own slot if it holds one (a second -U before any packet), else a free one.
+    uint8_t slot = r.l4_aux;
+    if (!(r.flags & FlowRecord::kTimeoutSet) || slot == 0 || _set_deadlines[slot].pos != pos)
+        slot = claim_timeout_slot();
+    if (slot == 0)
+        return TimeoutUpdate::full;
+    // Under the flow's shard lock: a reader that sees kTimeoutSet sees the slot that goes with it.
+    const uint32_t shard = shard_of(pos);
+    hold_shard(shard);
+    store_relaxed(_set_deadlines[slot].pos, pos);
+    store_relaxed(_set_deadlines[slot].deadline_ns, now_ns + uint64_t(seconds) * 1'000'000'000);
+    store_relaxed(r.l4_aux, slot);
+    store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kTimeoutSet));
+    release_shard(shard);
+    // A shorter deadline moves the flow to an earlier bucket; a longer one leaves the wheel's cached
+    // deadline early, which the wheel allows (it re-reads the deadline when that comes due).
+    rearm(pos);
+    copy_flow(pos, r.flags, _rules, out);
+    return TimeoutUpdate::set;
+}
+
+uint8_t FlowTable::claim_timeout_slot() noexcept
+{
+    for (unsigned s = 1; s <= kMaxTimeoutUpdates; ++s)
+        if (_set_deadlines[s].pos == kNoPosition)
+            return uint8_t(s);
+    // Reclaim a slot whose flow ended (its position free or another flow's) or saw a packet since.
+    for (unsigned s = 1; s <= kMaxTimeoutUpdates; ++s) {
+        const uint32_t p = _set_deadlines[s].pos;
+        const FlowRecord& r = _records[p];
+        if ((r.flags & FlowRecord::kInUse) && (r.flags & FlowRecord::kTimeoutSet) && r.l4_aux == uint8_t(s))
+            continue;
+        // A reader holding p's shard may have read kTimeoutSet before it was cleared: wait for it.
+        hold_shard(shard_of(p));
+        store_relaxed(_set_deadlines[s].pos, kNoPosition);
+        release_shard(shard_of(p));
+        return uint8_t(s);
+    }
+    return 0;
+}
+
 bool FlowTable::get(const packet::FlowKey& key, FlowSnapshot& out) const noexcept
 {
     const int32_t pos = find(key);

@@ -81,9 +81,22 @@ void FlowTable::count_held_fragments(const packet::Packet& first, uint32_t packe
 
 bool FlowTable::end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept
 {
-    const FlowRecord& r = _records[pos];
-    if ((r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) || timeout_deadline_of(pos) > now_ns) [[likely]]
+    FlowRecord& r = _records[pos];
+    // One test of the flags for the steady packet, as track()'s (arrival_deadline_of()).
+    const uint8_t marks = r.flags & kArrivalMarks;
+    if (marks == 0) [[likely]] {
+        if (state_deadline_of(pos) > now_ns) [[likely]]
+            return false;
+    } else if (marks & (FlowRecord::kReset | FlowRecord::kKilled)) {
+        return false; // they end on the next tick
+    } else if (timeout_deadline_of(pos) > now_ns) {
+        // A timeout update (flowcopctl -U) not yet due. Every caller's packet is accepted: it clears the
+        // update, so the state's timeout counts from it again. The deadline set may have been later:
+        // re-arm (to the deadline from the packet before this one, which is merely early).
+        store_relaxed(r.flags, uint8_t(r.flags & ~FlowRecord::kTimeoutSet));
+        rearm(pos);
         return false;
+    }
     const uint32_t shard = shard_of(pos);
     hold_shard(shard);
     _counters.timeout_lag_ns.observe(now_ns - timeout_deadline_of(pos));

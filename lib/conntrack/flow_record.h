@@ -10,16 +10,17 @@
 //
 // Byte map. Hot record (FlowRecord), line 0 then line 1:
 //   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
-//   42       flags            kInUse | kOrigIsLo | kReset | kKilled, and (kCapMask) the timeout cap TCP
-//                             window tracking chose (tcpstate::Cap), which the deadline reads; bits
-//                             0x40..0x80 free
+//   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kTimeoutSet, and (kCapMask) the
+//                             timeout cap TCP window tracking chose (tcpstate::Cap), which the deadline
+//                             reads; bit 0x80 free
 //   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); for every
 //                             other protocol its timeout slot (tcpstate::kStateCount + protostate::Timeout,
 //                             so the deadline reads one byte whatever the protocol) and its
 //                             protostate::Tracker byte
 //   45..46   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
 //                             issue 18)
-//   47       l4_aux           reserved for the protocol modules (issue 15)
+//   47       l4_aux           while kTimeoutSet: the table's slot holding the deadline an operator set
+//                             (FlowTable::set_flow_timeout); 0 otherwise
 //   48..55   last_seen_ns
 //   56..71   packets[2]       [orig, reply], exact 64-bit counters
 //   72..87   bytes[2]         frame bytes, exact 64-bit counters
@@ -108,6 +109,9 @@ struct alignas(128) FlowRecord {
     static constexpr uint8_t kKilled = 0x08;   // a control-plane kill: due on the next tick
     static constexpr uint8_t kCapShift = 4;    // the timeout cap (tcpstate::Cap) in bits 0x30
     static constexpr uint8_t kCapMask = 0x30;
+    // An operator set the flow's current timeout (flowcopctl -U): until its next accepted packet its
+    // deadline is the one set, kept in the table's slot l4_aux (FlowTable::set_flow_timeout).
+    static constexpr uint8_t kTimeoutSet = 0x40;
 
     packet::FlowKey key;
     uint8_t flags;

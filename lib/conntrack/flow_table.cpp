@@ -154,8 +154,9 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     // bursts, once per check interval): the flow is over, and this packet starts
     // a new one — as in netfilter, where an expired entry no longer matches.
     // RST- or kill-marked flows are excluded: packets between the RST and the
-    // next tick still belong to the closing flow.
-    if (!(r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) && timeout_deadline_of(pos) <= now_ns) [[unlikely]] {
+    // next tick still belong to the closing flow. A flow whose timeout was set
+    // (flowcopctl -U) is over at the deadline set.
+    if (arrival_deadline_of(pos) <= now_ns) [[unlikely]] {
         const uint32_t shard = shard_of(pos);
         const Probe p = probe_of(r.key);
         hold_shard(shard);
@@ -205,7 +206,10 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     }
     bump(_counters.tcp_tracked);
     store_relaxed(r.last_seen_ns, now_ns);
-    const uint8_t flags = uint8_t((r.flags & ~FlowRecord::kCapMask) | (w.meta.cap << FlowRecord::kCapShift));
+    // An accepted packet clears a timeout update (kTimeoutSet): the state's timeout counts from it again,
+    // and the flow takes the re-arm below, since the deadline set may have been later.
+    const uint8_t flags =
+        uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet)) | (w.meta.cap << FlowRecord::kCapShift));
     if (tracker.state == before && outcome == tcpstate::Outcome::ok && flags == r.flags) [[likely]] {
         // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
         // bits may still have changed (a first reply, the handshake's assurance).
@@ -213,7 +217,8 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
             store_relaxed(r.l4.tcp, tracker);
         return;
     }
-    // A new state or timeout cap: re-arm (the wheel moves the flow only if its deadline got earlier).
+    // A new state, timeout cap or a cleared update: re-arm (the wheel moves the flow only if its deadline
+    // got earlier).
     store_relaxed(r.l4.tcp, tracker);
     store_relaxed(r.flags, uint8_t(flags | (outcome == tcpstate::Outcome::reset ? FlowRecord::kReset : 0)));
     rearm(pos);
@@ -359,7 +364,10 @@ Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept
         return Reason::reset;
     if (r.flags & FlowRecord::kKilled)
         return Reason::killed;
-    const uint64_t inactivity = r.last_seen_ns + inactivity_timeout_ns(_rules, r.flags, r.l4.tcp.state);
+    // A timeout update's deadline stands for the inactivity deadline: its expiry is a timeout too.
+    const uint64_t inactivity = (r.flags & FlowRecord::kTimeoutSet)
+                                    ? set_deadline_of(pos)
+                                    : r.last_seen_ns + inactivity_timeout_ns(_rules, r.flags, r.l4.tcp.state);
     if (_rules.active_timeout_ns) {
         const uint64_t active = _cold[pos].first_seen_ns + _rules.active_timeout_ns;
         if (active <= now_ns && active <= inactivity)

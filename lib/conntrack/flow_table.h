@@ -20,9 +20,9 @@
 // holds, and overlapping consecutive bursts measured no faster (tests/benchmarks.md, issue 19).
 //
 // Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
-// kill(), kill_id(), get(), set_timeouts(), rebase_step(), destroy_all() and find(). Any other thread may
-// call counters(), snapshot(), read_slice(), hold_shard()/release_shard() and the const accessors at any
-// time. The synchronisation
+// kill(), kill_id(), get(), set_flow_timeout(), set_timeouts(), rebase_step(), destroy_all() and find().
+// Any other thread may call counters(), snapshot(), read_slice(), hold_shard()/release_shard() and the
+// const accessors at any time. The synchronisation
 // between them is one spinlock per shard of kShardSize positions:
 //   - updating a live flow (the per-packet path) takes no lock: the fields readers look at are
 //     single-writer relaxed atomics (stats/relaxed.h); the index is the owner's alone;
@@ -47,7 +47,14 @@
 //      the default is read at every deadline computation, and a rebase sweep
 //      (rebase_step) re-arms every flow so that a shortened timeout is not late;
 //   4. a due flow whose shard lock was held — the wheel re-links it for the next pass;
-//   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed.
+//   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed;
+//   6. a timeout update (set_flow_timeout, flowcopctl -U) — the flow's deadline becomes now + S, kept in
+//      one of kMaxTimeoutUpdates slots (FlowRecord::kTimeoutSet, l4_aux), and the flow is re-armed (a
+//      shorter deadline moves it; a longer one is lazy: the wheel's cached deadline is merely early). Its
+//      next accepted packet clears the update, so the state's timeout counts from that packet as usual
+//      (netfilter's ctnetlink_change_timeout), and re-arms, since the update's deadline may have been
+//      later than the state's. The steady packet pays nothing for this: the flag is tested in the same
+//      test of the flags as the RST and kill marks. A slot is reclaimed once its flow ended or saw a packet.
 // A packet for a flow whose timeout has run out but which the cop has not reaped yet ends that flow
 // (with its expiry reason) and starts a new one, so a flow never outlives its deadline by being
 // "revived" (RST/kill-marked flows keep their packets until the next tick reaps them).
@@ -96,7 +103,8 @@
 // Memory (measured by the memory benchmark, tests/benchmarks.md part 4): 128 bytes of record, 32 of
 // cold entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity,
 // exactly (no power-of-two rounding): 172.8 bytes, plus 64 bytes per kShardSize flows of locks and the
-// wheel's heads (32 bytes per bucket); memory_bytes() reports it.
+// wheel's heads (32 bytes per bucket); memory_bytes() reports it. The table object itself holds the 4 KiB
+// of timeout-update slots (set_flow_timeout).
 //
 // Expiry cost: the cop retires a due flow under its shard lock at once (the record stops being in use)
 // but batches the index deletes (kDeleteBatch), and hints the wheel's next flows (cold entry, record,
@@ -257,6 +265,15 @@ public:
     bool kill_id(uint64_t flow_id) noexcept;
     // Copies the flow with this key into `out` (O(1): one index probe). False if it is not here.
     bool get(const packet::FlowKey& key, FlowSnapshot& out) const noexcept;
+    // conntrack -U --timeout (flowcopctl -U): the flow's deadline becomes now_ns + seconds until its next
+    // accepted packet (Deadlines, 6), and `out` its copy (deadline_ns that deadline, or earlier if the
+    // active timeout comes first). An RST- or kill-marked flow still ends on the next tick. `full` when
+    // kMaxTimeoutUpdates other flows of this table hold an update that no packet or end has cleared yet.
+    // Call drain() first, as for kill(). O(1), or O(kMaxTimeoutUpdates) when no slot is free.
+    enum class TimeoutUpdate : uint8_t { set, absent, full };
+    static constexpr unsigned kMaxTimeoutUpdates = 255; // slots, numbered 1..255 by l4_aux
+    TimeoutUpdate set_flow_timeout(const packet::FlowKey& key, uint32_t seconds, uint64_t now_ns,
+                                   FlowSnapshot& out) noexcept;
     // New timeouts take effect for every flow's next deadline computation; a rebase
     // sweep (rebase_step) then re-arms flows so shortened timeouts fire on time.
     void set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept;
@@ -318,6 +335,13 @@ private:
     struct CopCallbacks;
     struct alignas(64) Shard {
         mutable rte_spinlock_t lock;
+    };
+    // A timeout update's slot (set_flow_timeout): the flow's position while the flow holds it (its
+    // kTimeoutSet and l4_aux name it), kNoPosition when free. Written by the owner under the flow's
+    // shard lock, read by readers holding it.
+    struct SetDeadline {
+        uint32_t pos = kNoPosition;
+        uint64_t deadline_ns = 0;
     };
     // One burst in the pipeline: its tracked packets (every tracked family), their times and index
     // probes, and (once probed) each one's candidate position.
@@ -393,25 +417,48 @@ private:
     uint64_t deadline_of(uint32_t pos) const noexcept
     {
         const FlowRecord& r = _records[pos];
-        return flow_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; });
+        return record_deadline(
+            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
+            [&] { return set_deadline_of(pos); });
     }
     // What the wheel works to: deadline_of(), or the next interim report if that comes first.
     uint64_t wheel_deadline_of(uint32_t pos) const noexcept
     {
         if (_rules.interim_ns == 0) // without reports the cold entry is read only for an active timeout
             return deadline_of(pos);
-        const FlowRecord& r = _records[pos];
         const FlowCold& c = _cold[pos];
-        return wheel_deadline(
-            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return c.first_seen_ns; }, c.exports);
+        return wheel_deadline(_rules, deadline_of(pos), c.first_seen_ns, c.exports);
     }
-    // The earliest of the inactivity and active deadlines, ignoring RST/kill marks.
+    // The earliest of the inactivity (or set) and active deadlines, ignoring RST/kill marks.
     uint64_t timeout_deadline_of(uint32_t pos) const noexcept
+    {
+        const FlowRecord& r = _records[pos];
+        return record_timeout_deadline(
+            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
+            [&] { return set_deadline_of(pos); });
+    }
+    // The packet path's expiry test (track(), end_if_timed_out()): one test of the flags for the steady
+    // packet. Unmarked, the state's timeout_deadline(); RST- or kill-marked, never (they end on the next
+    // tick); a timeout update, its deadline.
+    uint64_t arrival_deadline_of(uint32_t pos) const noexcept
+    {
+        const uint8_t marks = _records[pos].flags & kArrivalMarks;
+        if (marks == 0) [[likely]]
+            return state_deadline_of(pos);
+        return (marks & (FlowRecord::kReset | FlowRecord::kKilled)) ? UINT64_MAX : timeout_deadline_of(pos);
+    }
+    static constexpr uint8_t kArrivalMarks = FlowRecord::kReset | FlowRecord::kKilled | FlowRecord::kTimeoutSet;
+    // timeout_deadline_of() of a flow with no timeout update.
+    uint64_t state_deadline_of(uint32_t pos) const noexcept
     {
         const FlowRecord& r = _records[pos];
         return timeout_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns,
                                 [&] { return _cold[pos].first_seen_ns; });
     }
+    uint64_t set_deadline_of(uint32_t pos) const noexcept { return _set_deadlines[_records[pos].l4_aux].deadline_ns; }
+    // A slot for a timeout update: a free one, else one whose flow has ended or cleared it (reclaimed
+    // under that flow's shard lock); 0 if none.
+    uint8_t claim_timeout_slot() noexcept;
     Reason final_reason(uint32_t pos, Reason reason, uint64_t now_ns) const noexcept;
     // Readers' copy of the deadline rules (relaxed loads) and of one in-use record (flow_snapshot.cpp).
     DeadlineRules reader_rules() const noexcept;
@@ -452,6 +499,9 @@ private:
     // snapshot() with relaxed loads.
     DeadlineRules _rules;
     Counters _counters;
+
+    // Timeout updates by slot (set_flow_timeout); [0] is unused (l4_aux 0: none). 4 KiB.
+    SetDeadline _set_deadlines[kMaxTimeoutUpdates + 1];
 };
 
 } // namespace flowcop::conntrack

@@ -3,6 +3,7 @@
 // may ask, what is refused, which flows a filter selects, and how a flow is shown.
 #include "service/ctl_format.h"
 #include "service/ctl_query.h"
+#include "service/options.h"
 
 #include <packet/packet.h>
 
@@ -67,6 +68,34 @@ TEST_CASE("get's tuple gives the data plane's own key, in either direction, with
     CHECK_FALSE(request("get src=10.0.0.1 dst=10.0.1.1 sport=40000 dport=80 vlan=10").key == p.key);
     CHECK(request("get src=10.0.0.1 dst=10.0.1.1 sport=40000 dport=80 zone=7").key.zone == 7);
     CHECK(request("get proto=17 src=::1 dst=::2 sport=1 dport=2").key.proto == 17);
+}
+
+TEST_CASE("update takes get's tuple and a timeout of 1 s to the longest flowcop accepts", "[app][ctl]")
+{
+    const CtlRequest r = request("update proto=udp src=10.0.1.1 dst=10.0.0.1 sport=53 dport=40000 timeout=30");
+    CHECK(r.verb == CtlVerb::update);
+    CHECK(r.timeout_s == 30);
+    CHECK(r.key == request("get proto=udp src=10.0.0.1 dst=10.0.1.1 sport=40000 dport=53").key);
+    CHECK(request("update src=::1 dst=::2 sport=1 dport=2 timeout=1").timeout_s == 1);
+    CHECK(request("update src=::1 dst=::2 sport=1 dport=2 timeout=" + std::to_string(kMaxTimeoutS)).timeout_s ==
+          kMaxTimeoutS);
+    const std::string tuple = "update src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2";
+    CHECK(error_of(tuple).find("needs timeout=SECONDS") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=0").find("timeout: '0' is not a number of seconds (1..31536000)") !=
+          std::string::npos);
+    CHECK(error_of(tuple + " timeout=" + std::to_string(kMaxTimeoutS + 1ull)).find("1..31536000") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=-1").find("timeout") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=1.5").find("timeout") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=").find("timeout") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=5 timeout=6").find("twice") != std::string::npos);
+    CHECK(error_of("update src=10.0.0.1 dst=10.0.0.2 sport=1 timeout=5").find("update needs the whole tuple") !=
+          std::string::npos);
+    CHECK(error_of("update src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("exact") != std::string::npos);
+    CHECK(error_of(tuple + " timeout=5 state=CLOSE").find("unknown key") != std::string::npos);
+    // timeout= belongs to update alone.
+    CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("unknown key 'timeout'") !=
+          std::string::npos);
+    CHECK(error_of("list timeout=5").find("unknown key") != std::string::npos);
 }
 
 TEST_CASE("Requests that are malformed, out of range or incomplete are refused with one sentence", "[app][ctl]")

@@ -139,6 +139,66 @@ def test_real_capture():
         # A flow that is not there: exit 1.
         r = ctl(fc, "-G", "-s", "192.0.2.1", "-d", "192.0.2.2", "--sport", "1", "--dport", "2", check_rc=1)
         check("no such flow" in r.stderr, r.stderr)
+        update_timeouts(fc, [f for f in flows if f["proto"] == "tcp"])
+
+
+def read_event(sock, buf, until, what):
+    """The next event line from a follower's socket (events verb) before time `until`: (event, rest of buf)."""
+    while b"\n" not in buf:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise Fail(f"no event within the time allowed: {what}")
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(1 << 16)
+        except socket.timeout:
+            continue
+        if not chunk:
+            raise Fail(f"the event stream closed: {what}")
+        buf += chunk
+    line, buf = buf.split(b"\n", 1)
+    return json.loads(line), buf
+
+
+def update_timeouts(fc, tcp_flows):
+    """-U TUPLE -t S (conntrack -U --timeout): a longer timeout shows in the listing; a 2 s one ends the idle
+    flow 2 s later, as a timeout (reason inactivity, or closed in TIME_WAIT/CLOSE), within a cop tick (1 s)."""
+    longer, shorter = tcp_flows[0], tcp_flows[1]
+    got = json.loads(ctl(fc, "-U", "-o", "json", "-t", "100000", *get_args(longer, True)).stdout)
+    check(got["flow_id"] == longer["flow_id"] and 99_990 <= got["timeout"] <= 100_000, f"-U -t 100000: {got}")
+    again = json.loads(ctl(fc, "-G", "-o", "json", *get_args(longer)).stdout)
+    check(99_980 <= again["timeout"] <= 100_000, f"-G after -U: {again}")
+    r = ctl(fc, "-U", "-t", "5", "-s", "192.0.2.1", "-d", "192.0.2.2", "--sport", "1", "--dport", "2", check_rc=1)
+    check("no such flow" in r.stderr, f"-U of no flow: {r.stderr}")
+    s = shorter
+    r = raw_request(fc, f"update src={s['src']} dst={s['dst']} sport={s['sport']} dport={s['dport']} timeout=0\n".encode())
+    check(len(r) == 1 and "1..31536000" in r[0].get("error", ""), f"update timeout=0: {r}")
+    # Follow destroy events (the server says it follows before anything is asked), then shorten.
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as follower:
+        follower.settimeout(30)
+        follower.connect(fc.ctl_socket_path)
+        follower.sendall(b"events kinds=destroy proto=tcp\n")
+        first, buf = read_event(follower, b"", time.monotonic() + 30, "the follower's first line")
+        check(first == {"following": "events"}, f"follow: {first}")
+        r = ctl(fc, "-U", "-o", "json", "-t", "2", *get_args(shorter))
+        set_at = time.monotonic()
+        check("1 flow entries have been updated" in r.stderr and json.loads(r.stdout)["timeout"] in (1, 2),
+              f"-U -t 2: {r.stdout} {r.stderr}")
+        ended = None
+        while ended is None:
+            e, buf = read_event(follower, buf, set_at + 20, "the destroy of the flow whose timeout was set")
+            if (e["src"], e["sport"], e["dst"], e["dport"]) == (shorter["src"], shorter["sport"], shorter["dst"],
+                                                                 shorter["dport"]):
+                ended = e
+        took = time.monotonic() - set_at
+    expect = "closed" if shorter["state"] in ("TIME_WAIT", "CLOSE") else "inactivity"
+    check(ended["reason"] == expect, f"reason {ended['reason']}, expected {expect} for {shorter['state']}")
+    # Not before its deadline (the -U reply came after it was set) and within a tick (1 s) of it, with slack for
+    # a loaded host.
+    check(1.0 <= took <= 2 + 1 + 3, f"ended {took:.2f} s after -U -t 2")
+    ctl(fc, "-G", *get_args(shorter), check_rc=1)
+    check(json.loads(ctl(fc, "-G", "-o", "json", *get_args(longer)).stdout)["flow_id"] == longer["flow_id"],
+          "the flow given 100000 s is still there")
 
 
 # ---- 2. the synthetic port at FLOWS flows ------------------------------------------------------------
@@ -284,6 +344,15 @@ def test_usage_and_unreachable():
     check(r.returncode == 2, f"spaces in a value: {r.returncode} {r.stderr}")
     r = subprocess.run([sys.executable, CTL, "-G", "-s", "10.0.0.1"], capture_output=True, text=True)
     check(r.returncode == 2 and "whole tuple" in r.stderr, f"-G without a tuple: {r.returncode} {r.stderr}")
+    r = subprocess.run([sys.executable, CTL, "-U", "-s", "10.0.0.1", "-d", "10.0.0.2", "--sport", "1", "--dport", "2"],
+                       capture_output=True, text=True)
+    check(r.returncode == 2 and "-U needs -t/--timeout" in r.stderr, f"-U without -t: {r.returncode} {r.stderr}")
+    r = subprocess.run([sys.executable, CTL, "-L", "-t", "5"], capture_output=True, text=True)
+    check(r.returncode == 2 and "goes with -U" in r.stderr, f"-t without -U: {r.returncode} {r.stderr}")
+    for bad in ("0", "31536001", "1.5", "-3", "x"):
+        r = subprocess.run([sys.executable, CTL, "-U", "-s", "10.0.0.1", "-d", "10.0.0.2", "--sport", "1", "--dport",
+                            "2", "-t", bad], capture_output=True, text=True)
+        check(r.returncode == 2 and "1..31536000" in r.stderr, f"-U -t {bad}: {r.returncode} {r.stderr}")
     r = subprocess.run([sys.executable, CTL, "-F", "--sport", "1"], capture_output=True, text=True)
     check(r.returncode == 2, f"-F with a filter: {r.returncode}")
     r = subprocess.run([sys.executable, CTL, "-L", "--file-prefix", f"nosuch-{os.getpid()}"], capture_output=True,
