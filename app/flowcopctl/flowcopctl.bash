@@ -13,7 +13,7 @@ _flowcopctl()
         mapfile -t COMPREPLY < <(compgen -W "SYN_SENT SYN_RECV ESTABLISHED FIN_WAIT CLOSE_WAIT LAST_ACK TIME_WAIT CLOSE SYN_SENT2" -- "$cur")
         return ;;
     -e | --event-mask)
-        mapfile -t COMPREPLY < <(compgen -W "NEW DESTROY NEW,DESTROY" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "NEW UPDATE DESTROY NEW,DESTROY NEW,UPDATE,DESTROY" -- "$cur")
         return ;;
     -o | --output)
         mapfile -t COMPREPLY < <(compgen -W "json extended" -- "$cur")

@@ -15,13 +15,6 @@
 namespace flowcop::app {
 namespace {
 
-struct ProtoName {
-    uint8_t number;
-    const char* name;
-};
-constexpr ProtoName kProtoNames[] = {{1, "icmp"}, {6, "tcp"},     {17, "udp"},   {33, "dccp"},
-                                     {47, "gre"}, {58, "icmpv6"}, {132, "sctp"}, {136, "udplite"}};
-
 struct VerbName {
     const char* name;
     CtlVerb verb;
@@ -71,7 +64,7 @@ bool prefix_matches(const AddrPrefix& p, const uint8_t a[16])
     return (a[whole] & mask) == p.addr[whole];
 }
 
-// "new,destroy" (any case; conntrack's NEW and DESTROY) -> a kind mask.
+// "new,update,destroy" (any case; conntrack's NEW, UPDATE and DESTROY) -> a kind mask.
 std::string parse_kinds(const std::string& v, events::KindMask& out)
 {
     out = 0;
@@ -86,9 +79,9 @@ std::string parse_kinds(const std::string& v, events::KindMask& out)
         else if (k == "destroy")
             out |= events::kind_bit(events::Kind::destroyed);
         else if (k == "update")
-            return "kinds: 'update' events are not emitted yet (issue 17: new and destroy only)";
+            out |= events::kind_bit(events::Kind::updated);
         else
-            return "kinds: " + quoted(k) + " is not an event kind (new, destroy)";
+            return "kinds: " + quoted(k) + " is not an event kind (new, update, destroy)";
         at = comma + 1;
     }
     return "";
@@ -192,40 +185,6 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
 }
 
 } // namespace
-
-const char* known_proto_name(uint8_t proto) noexcept
-{
-    for (const ProtoName& p : kProtoNames)
-        if (p.number == proto)
-            return p.name;
-    return nullptr;
-}
-
-std::string proto_name(uint8_t proto)
-{
-    const char* name = known_proto_name(proto);
-    return name != nullptr ? name : std::to_string(proto);
-}
-
-bool parse_proto(const std::string& name, uint8_t& out)
-{
-    const std::string lower = [&] {
-        std::string s = name;
-        for (char& c : s)
-            c = char(std::tolower(static_cast<unsigned char>(c)));
-        return s;
-    }();
-    for (const ProtoName& p : kProtoNames)
-        if (lower == p.name || (lower == "ipv6-icmp" && p.number == 58)) {
-            out = p.number;
-            return true;
-        }
-    uint64_t n = 0;
-    if (!text::parse_decimal_in(name, 0, 255, n))
-        return false;
-    out = uint8_t(n);
-    return true;
-}
 
 std::string parse_ctl_request(const std::string& line, CtlRequest& out)
 {

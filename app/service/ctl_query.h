@@ -9,14 +9,17 @@
 // of range and a key the verb does not take are errors. `get` takes an exact tuple: src= and dst= as
 // plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
 // either direction. `update` (conntrack -U) takes get's tuple and timeout=S (required, 1..kMaxTimeoutS
-// seconds): the flow's deadline becomes now + S until its next packet. flush and stats take no keys. `events` follows the event stream live: kinds=new,destroy
-// (default both) and the filters above except zone and state, which events do not carry.
+// seconds): the flow's deadline becomes now + S until its next packet. flush and stats take no keys.
+// `events` follows the event stream live: kinds=new,update,destroy (any of them; default all three)
+// and the filters above except zone and state, which events do not carry.
 //
 // Matching: `vlan=10` matches a flow whose outer VLAN ID is 10 (any inner one); `vlan=10,20` both IDs
 // (a listing prints both, so what it shows selects exactly that flow); `vlan=0` untagged flows only.
 //
 // Pure functions, any thread, no EAL. Errors are one sentence quoting the bad part through reply_text().
 #pragma once
+
+#include "proto_names.h"
 
 #include <conntrack/flow_table.h>
 #include <events/event.h>
@@ -29,10 +32,10 @@ namespace flowcop::app {
 
 inline constexpr size_t kMaxRequestBytes = 1024;
 
-// The kinds flowcopctl -E can follow: conntrack's NEW and DESTROY (the stream's other kinds are not
-// offered to followers).
-inline constexpr events::KindMask kFollowKinds =
-    events::kind_bit(events::Kind::created) | events::kind_bit(events::Kind::destroyed);
+// The kinds flowcopctl -E can follow: conntrack's NEW, UPDATE and DESTROY (interim reports are IPFIX's).
+inline constexpr events::KindMask kFollowKinds = events::kind_bit(events::Kind::created) |
+                                                 events::kind_bit(events::Kind::updated) |
+                                                 events::kind_bit(events::Kind::destroyed);
 
 enum class CtlVerb : uint8_t { list, count, remove, flush, get, update, stats, events };
 
@@ -69,12 +72,5 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out);
 bool ctl_matches(const CtlFilter& filter, unsigned lcore, const conntrack::FlowSnapshot& f);
 // The same for an event (its kind is checked against CtlRequest::kinds by the caller).
 bool ctl_matches(const CtlFilter& filter, const events::Event& e);
-
-// "tcp", "udp", "icmp", "icmpv6", ... or the number, as conntrack names protocols.
-std::string proto_name(uint8_t proto);
-// The name alone (a static string), or nullptr for a protocol without one.
-const char* known_proto_name(uint8_t proto) noexcept;
-// The inverse (names above, or 0..255). False if neither.
-bool parse_proto(const std::string& name, uint8_t& out);
 
 } // namespace flowcop::app

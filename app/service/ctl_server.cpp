@@ -103,9 +103,24 @@ CtlServer::CtlServer(const StatsView& view, Control& control) : _view(view), _co
 
 void CtlServer::close(Client& c) noexcept
 {
-    if (c.phase == Client::Phase::following && --_followers == 0 && _follow != nullptr)
-        _follow->set_kinds(0); // nobody follows: the lcores stop building events for us
+    const bool was_following = c.phase == Client::Phase::following;
     discard_and_close(c);
+    if (was_following) {
+        --_followers;
+        follow_kinds();
+    }
+}
+
+void CtlServer::follow_kinds() noexcept
+{
+    // The kinds some follower wants, and no other: with nobody following (0) or followers of new and
+    // destroy only, the lcores build no event (no update event) for this subscription.
+    events::KindMask kinds = 0;
+    for (unsigned i = 0; i < kMaxClients; ++i)
+        if (_clients[i].phase == Client::Phase::following)
+            kinds |= _clients[i].req.kinds;
+    if (_follow != nullptr)
+        _follow->set_kinds(kinds);
 }
 
 std::string CtlServer::default_path()
@@ -374,8 +389,8 @@ void CtlServer::start_request(Client& c, const std::string& line)
             return;
         }
         c.phase = Client::Phase::following;
-        if (_followers++ == 0)
-            _follow->set_kinds(kFollowKinds);
+        ++_followers;
+        follow_kinds();
         c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
     }

@@ -26,7 +26,8 @@
 // the read and the kill is not touched: ids carry the position's generation.
 //
 // Following events (`events`, flowcopctl -E): the server owns one subscription to the event stream
-// (stream.h), paused (set_kinds(0): the lcores build no event for it) while nobody follows. With followers it
+// (stream.h), paused (set_kinds(0): the lcores build no event for it) while nobody follows, and taking
+// only the kinds some follower asked for (the union of theirs) while some do. With followers it
 // takes every lcore's ring every kFollowPollMs and hands each event, formatted once as the --events line
 // (events/event.h), to every follower whose kinds and filters match. A follower whose output is full loses
 // the event: counted per follower (a {"lost":N} line tells it, once it has read what waited) and in
@@ -103,6 +104,8 @@ private:
     void finish(Client& c);
     void flush_output(Client& c) noexcept;
     void close(Client& c) noexcept;
+    // Sets the follow subscription's kinds to the union of the followers' (0 with none).
+    void follow_kinds() noexcept;
     // Takes every lcore's follow ring and hands the events to the followers.
     void fan_out();
     uint64_t lcore_now(size_t worker) const noexcept;

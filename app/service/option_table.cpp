@@ -122,6 +122,16 @@ std::string show_mbufs(const Spec&, const Options& o)
     return o.mbufs == 0 ? kAuto : std::to_string(o.mbufs);
 }
 
+std::string set_events_filter(const Spec&, std::string_view v, Options& o)
+{
+    return parse_events_filter(v, o.events_filter);
+}
+
+std::string show_events_filter_option(const Spec&, const Options& o)
+{
+    return show_events_filter(o.events_filter);
+}
+
 std::string set_quiet(const Spec&, std::string_view, Options& o)
 {
     o.quiet = true;
@@ -418,6 +428,13 @@ std::vector<Spec> build_specs()
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));
+    t.push_back(text("--events-filter", "KINDS[:PROTOS]",
+                     "The events --events writes, comma-separated: new, update (a state\n"
+                     "change, the first reply, assured), destroy; after ':' only these\n"
+                     "IP protocols. Applied at the source: a filtered-out event takes no\n"
+                     "ring slot. Example: new,update,destroy:tcp,udp",
+                     "kinds new, update, destroy; protocols tcp, udp, icmp, icmpv6, ... or 0..255", set_events_filter,
+                     show_events_filter_option));
     t.push_back(number("--events-ring", "N",
                        "Slots of each lcore's event ring, for --events and for --ipfix each:\n"
                        "it holds N - 1 events, beyond which events are dropped and counted;\n"

@@ -69,6 +69,7 @@ Options default_options()
     o.metrics_host = "127.0.0.1";
     o.metrics_port = 9781;
     o.events_ring = 65536;
+    o.events_filter = EventsFilter{}; // new,destroy, every protocol (events_filter.h)
     o.stop_when_idle_ms = 0;
     o.loose_pickup = true;
     o.tcp_be_liberal = tcpstate::WindowPolicy{}.be_liberal;

@@ -27,6 +27,8 @@
 // - option_table() returns a view of a table built on first use and never freed or changed.
 #pragma once
 
+#include "events_filter.h"
+
 #include <conntrack/proto.h>
 #include <packet/key_policy.h>
 #include <protostate/proto_state.h>
@@ -140,6 +142,7 @@ struct Options {
     uint32_t ipfix_domain_base;               // lcore L exports in observation domain base + L
     uint32_t ipfix_active_timeout_s;          // interim records of long flows; 0 = none, max 86400
     std::string events_path;                  // empty = no event log, "-" = stdout
+    EventsFilter events_filter;               // the kinds and protocols --events carries (events_filter.h)
     uint32_t
         events_ring; // events buffered per lcore and per consumer (JSON, IPFIX) before dropping; power of two in [64, 2^22]
     uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long

@@ -334,7 +334,8 @@ StartError Service::start()
     if (!_opt.events_path.empty()) {
         // --events-ring is the ring's size in slots (a power of two): an rte_ring of 2^k slots holds
         // 2^k - 1 entries, and asking for 2^k would allocate 2^(k+1) slots (RING_F_EXACT_SZ).
-        _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring - 1, error);
+        _events = events::Writer::open(_opt.events_path, *_stream, _opt.events_ring - 1, error,
+                                       _opt.events_filter.kinds, _opt.events_filter.protos);
         if (!_events)
             return {2, format_flag_error("--events", error)};
     }

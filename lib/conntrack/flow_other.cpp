@@ -5,6 +5,8 @@
 // TCP; only the state step differs.
 #include <conntrack/flow_table.h>
 
+#include <events/event.h>
+
 namespace flowcop::conntrack {
 
 namespace {
@@ -134,6 +136,7 @@ void FlowTable::track_other(uint32_t pos, const packet::Packet& pkt, uint64_t no
     // flow earlier), which no protostate transition makes, but a changed slot is rare enough to re-arm.
     if (l4.other.slot != slot_before)
         rearm(pos);
+    emit(pos, events::Kind::updated, Reason::count, now_ns); // replied or assured: a status change
 }
 
 void FlowTable::create_other(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept

@@ -212,16 +212,23 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet)) | (w.meta.cap << FlowRecord::kCapShift));
     if (tracker.state == before && outcome == tcpstate::Outcome::ok && flags == r.flags) [[likely]] {
         // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
-        // bits may still have changed (a first reply, the handshake's assurance).
-        if (tracker.flags != r.l4.tcp.flags)
+        // bits may still have changed (a first reply, the handshake's assurance): an update event then.
+        if (tracker.flags != r.l4.tcp.flags) {
+            const bool status = status_changed(r.l4.tcp, tracker);
             store_relaxed(r.l4.tcp, tracker);
+            if (status)
+                emit(pos, events::Kind::updated, Reason::count, now_ns);
+        }
         return;
     }
     // A new state, timeout cap or a cleared update: re-arm (the wheel moves the flow only if its deadline
     // got earlier).
+    const bool update = tracker.state != before || status_changed(r.l4.tcp, tracker);
     store_relaxed(r.l4.tcp, tracker);
     store_relaxed(r.flags, uint8_t(flags | (outcome == tcpstate::Outcome::reset ? FlowRecord::kReset : 0)));
     rearm(pos);
+    if (update)
+        emit(pos, events::Kind::updated, Reason::count, now_ns);
 }
 
 uint32_t FlowTable::allocate() noexcept
@@ -426,7 +433,10 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     e.tcp_flags[0] = r.tcp_flags_seen[0];
     e.tcp_flags[1] = r.tcp_flags_seen[1];
     e.in_port = c.in_port;
-    e.present = events::kHasFlowId | events::kHasTcpFlags | events::kHasInPort;
+    e.present = events::kHasFlowId | events::kHasTcpFlags | events::kHasInPort | events::kHasStatus;
+    // The same bits for every protocol (flow_record.h asserts it).
+    e.status = uint8_t((r.l4.tcp.seen_reply() ? events::kStatusSeenReply : 0) |
+                       (r.l4.tcp.assured() ? events::kStatusAssured : 0));
     const bool tcp = r.key.proto == kIpProtoTcp;
     // TCP: tcpstate::State's value; the other protocols: protostate::Tracker's bits (family, replied, assured).
     e.state_code = tcp ? static_cast<uint8_t>(r.l4.tcp.state) : r.l4.other.bits;

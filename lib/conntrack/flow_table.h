@@ -409,6 +409,11 @@ private:
     uint32_t allocate() noexcept;
     // `reason` is read for Kind::destroyed only.
     void emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t now_ns) noexcept;
+    // What a conntrack UPDATE event reports besides a state change: the first reply, assured.
+    static bool status_changed(tcpstate::Tracker before, tcpstate::Tracker after) noexcept
+    {
+        return before.seen_reply() != after.seen_reply() || before.assured() != after.assured();
+    }
     uint32_t lookup(const packet::FlowKey& key, const Probe& probe) const noexcept
     {
         return _index.find(probe, [&](uint32_t p) { return same_key(_records[p].key, key); });

@@ -15,13 +15,15 @@
 // the IPFIX exporter) can tell "not known" from "zero". Every consumer copies whole Events, so a
 // field costs ring memory (ring events x size) but no code elsewhere.
 //
-// Line shape (keys in this order; `in_port` only with kHasInPort, `vlan` only when tagged, `reason`
-// only for destroy, `timeout_cap` only for a destroy whose flow had one; "event" is "new", "destroy"
-// or "interim"):
-//   {"event":"new","time":1.000001,"lcore":0,"in_port":0,"proto":"tcp","src":"10.0.0.1","sport":1,
-//    "dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT","reason":"closed","timeout_cap":"close",
+// Line shape (keys in this order; `flow_id` only with kHasFlowId, `in_port` only with kHasInPort, `vlan`
+// only when tagged, `reason` only for destroy, `timeout_cap` only for a destroy whose flow had one,
+// `flags` only for update (with kHasStatus); "event" is "new", "update", "destroy" or "interim"):
+//   {"event":"new","time":1.000001,"flow_id":4294967296,"lcore":0,"in_port":0,"proto":"tcp",
+//    "src":"10.0.0.1","sport":1,"dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT",
+//    "reason":"closed","timeout_cap":"close","flags":["SEEN_REPLY","ASSURED"],
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
+// `flags` are conntrack's status words: SEEN_REPLY or UNREPLIED, then ASSURED when assured.
 // (an ICMP/ICMPv6 query flow, "proto":"icmp"/"icmpv6", adds "icmp_id" and "icmp_type" after
 // "dport": its key's ports; UDP, ICMP and other protocols' state is "UNREPLIED" or "REPLIED")
 // `timeout_cap` names the cap TCP window tracking had put on the flow's timeout (timeout_cap_name()), so
@@ -37,7 +39,9 @@ namespace flowcop::events {
 
 // created: a flow's first packet. destroyed: it ended (reason_code says why). interim: a long flow's
 // periodic report that does not end it (--ipfix-active-timeout): counts and times so far, reason 0.
-enum class Kind : uint8_t { created, destroyed, interim };
+// updated: the flow changed state or status (conntrack's UPDATE: a TCP state change, the first reply,
+// assured), made on the packet that changed it, never on a steady packet.
+enum class Kind : uint8_t { created, destroyed, interim, updated };
 
 // A set of kinds, as a subscriber asks for them (bit 1 << kind).
 using KindMask = uint32_t;
@@ -45,12 +49,18 @@ constexpr KindMask kind_bit(Kind k) noexcept
 {
     return KindMask{1} << static_cast<unsigned>(k);
 }
-inline constexpr KindMask kAllKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed) | kind_bit(Kind::interim);
+inline constexpr KindMask kAllKinds =
+    kind_bit(Kind::created) | kind_bit(Kind::destroyed) | kind_bit(Kind::interim) | kind_bit(Kind::updated);
 
 // Bits of Event::present: which optional fields hold a value.
 inline constexpr uint8_t kHasTcpFlags = 0x01; // tcp_flags[] were accumulated for this flow
 inline constexpr uint8_t kHasInPort = 0x02;   // in_port is the port the flow's first packet arrived on
 inline constexpr uint8_t kHasFlowId = 0x04;   // flow_id is set
+inline constexpr uint8_t kHasStatus = 0x08;   // status holds the flow's kStatus* bits
+
+// Bits of Event::status: conntrack's status words for the flow.
+inline constexpr uint8_t kStatusSeenReply = 0x01; // a reply was accepted (else UNREPLIED)
+inline constexpr uint8_t kStatusAssured = 0x02;   // assured: the handshake (or its protocol's rule) completed
 
 struct Event {
     uint64_t time_ns; // Unix-epoch ns when it happened (the lcore's clock)
@@ -75,6 +85,7 @@ struct Event {
     uint8_t present;      // kHas* bits
     uint8_t timeout_cap;  // TCP: tcpstate::Cap's value (0 none) of the flow's timeout cap when the event was made
     uint16_t interims;    // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
+    uint8_t status;       // kStatus* bits (kHasStatus)
     const char* state;    // static string, e.g. "ESTABLISHED"
     const char* reason;   // static string; nullptr for created
 };
@@ -89,9 +100,10 @@ const char* timeout_cap_name(uint8_t cap) noexcept;
 
 // A buffer of this size holds any line whose state and reason are at most 256 printable ASCII bytes
 // each that need no escaping (a quote or backslash prints as two): everything else in a line takes at
-// most 531 bytes (all numbers at their maximum, two 39-character IPv6 addresses, in_port, two VLAN
-// tags, the ICMP fields, the longest timeout cap name: the formatter prints any of them it is given),
-// so such a line is at most 1043 bytes; the shortest line is 224 bytes.
+// most 562 bytes (all numbers at their maximum, the flow id, two 39-character IPv6 addresses, in_port,
+// two VLAN tags, the ICMP fields, the longest timeout cap name: the formatter prints any of them it is
+// given; an update's flags are shorter than a destroy's reason and cap), so such a line is at most
+// 1074 bytes; the shortest line is 224 bytes.
 inline constexpr size_t kTypicalMaxLine = 1152;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.

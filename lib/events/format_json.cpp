@@ -123,12 +123,17 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     case Kind::created: event = R"({"event":"new")"; break;
     case Kind::destroyed: event = R"({"event":"destroy")"; break;
     case Kind::interim: event = R"({"event":"interim")"; break;
+    case Kind::updated: event = R"({"event":"update")"; break;
     default: return 0;
     }
     Out o(buf, buflen);
     o.lit(event);
     o.lit(R"(,"time":)");
     o.seconds(e.time_ns);
+    if (e.present & kHasFlowId) { // the same from new to destroy: a consumer joins a flow's events by it
+        o.lit(R"(,"flow_id":)");
+        o.u64(e.flow_id);
+    }
     o.lit(R"(,"lcore":)");
     o.u64(e.lcore);
     if (e.present & kHasInPort) { // IPFIX's ingressInterface, the same port id
@@ -184,6 +189,12 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
             o.lit(R"(,"timeout_cap":)");
             o.str(cap);
         }
+    }
+    if (e.kind == Kind::updated && (e.present & kHasStatus)) {
+        o.lit((e.status & kStatusSeenReply) ? R"(,"flags":["SEEN_REPLY")" : R"(,"flags":["UNREPLIED")");
+        if (e.status & kStatusAssured)
+            o.lit(R"(,"ASSURED")");
+        o.ch(']');
     }
     o.lit(R"(,"packets_orig":)");
     o.u64(e.packets[0]);

@@ -13,7 +13,7 @@ bool Producer::emit(const Event& e) noexcept
     bool accepted = true;
     for (unsigned i = 0; i < _n_slots; ++i) {
         Slot& s = _slots[i];
-        if ((stats::load_relaxed(s.kinds) & bit) == 0)
+        if ((stats::load_relaxed(s.kinds) & bit) == 0 || !s.protos.has(e.proto))
             continue;
         stats::bump(s.offered);
         // The ring API takes a non-const pointer but only reads the object on enqueue.

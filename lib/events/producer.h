@@ -27,6 +27,18 @@ class Subscription;
 // Subscribers one stream can have: the JSON writer, the IPFIX exporter and live followers.
 inline constexpr unsigned kMaxSubscribers = 4;
 
+// The IP protocols (Event::proto) a subscriber takes: a set of the 256 numbers, every one by default.
+// emit() skips a subscriber whose set lacks the event's protocol before its ring: a filtered-out event
+// costs that subscriber no ring slot and does not count in its offered.
+struct ProtoSet {
+    uint64_t words[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+    static constexpr ProtoSet none() noexcept { return ProtoSet{{0, 0, 0, 0}}; }
+    constexpr bool has(uint8_t proto) const noexcept { return (words[proto >> 6] >> (proto & 63)) & 1; }
+    constexpr void add(uint8_t proto) noexcept { words[proto >> 6] |= uint64_t{1} << (proto & 63); }
+    constexpr bool all() const noexcept { return (words[0] & words[1] & words[2] & words[3]) == ~0ull; }
+    constexpr bool empty() const noexcept { return (words[0] | words[1] | words[2] | words[3]) == 0; }
+};
+
 class alignas(64) Producer {
 public:
     Producer(const Producer&) = delete;
@@ -56,6 +68,7 @@ private:
         KindMask kinds = 0;        // relaxed: Subscription::set_kinds() may change it while the lcore emits
         uint64_t offered = 0;      // events of the subscribed kinds emitted
         uint64_t dropped_full = 0; // of those, lost because the ring was full
+        ProtoSet protos;           // set at subscribe(), before any emit()
     };
     unsigned _n_slots = 0;
     Slot _slots[kMaxSubscribers];

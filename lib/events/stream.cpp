@@ -70,7 +70,8 @@ size_t Subscription::ring_bytes() const noexcept
     return bytes < 0 ? 0 : static_cast<size_t>(bytes);
 }
 
-Subscription* Stream::subscribe(const std::string& who, KindMask kinds, unsigned ring_events, std::string& error)
+Subscription* Stream::subscribe(const std::string& who, KindMask kinds, unsigned ring_events, std::string& error,
+                                const ProtoSet& protos)
 {
     if (ring_events == 0 || ring_events > kMaxRingEvents) {
         error = who + ": ring size " + std::to_string(ring_events) + " is outside 1.." +
@@ -79,6 +80,10 @@ Subscription* Stream::subscribe(const std::string& who, KindMask kinds, unsigned
     }
     if ((kinds & kAllKinds) == 0) {
         error = who + ": subscribes to no event kind";
+        return nullptr;
+    }
+    if (protos.empty()) {
+        error = who + ": subscribes to no IP protocol";
         return nullptr;
     }
     if (_subscriptions.size() == kMaxSubscribers) {
@@ -105,6 +110,7 @@ Subscription* Stream::subscribe(const std::string& who, KindMask kinds, unsigned
         Producer::Slot& slot = _producers[i]._slots[sub->_slot];
         slot.ring = sub->_rings[i];
         slot.kinds = sub->_kinds;
+        slot.protos = protos;
         _producers[i]._n_slots = sub->_slot + 1;
     }
     _subscriptions.push_back(std::move(sub));

@@ -79,8 +79,10 @@ public:
     // `kinds`, through a ring per lcore holding exactly `ring_events` (which takes
     // next_pow2(ring_events + 1) * sizeof(Event) bytes, so 2^k - 1 wastes nothing). `who` names the
     // subscriber in errors. nullptr + one sentence in `error` when ring_events is 0 or above
-    // kMaxRingEvents, kinds is empty, kMaxSubscribers already subscribed, or memory runs out.
-    Subscription* subscribe(const std::string& who, KindMask kinds, unsigned ring_events, std::string& error);
+    // kMaxRingEvents, kinds or protos is empty, kMaxSubscribers already subscribed, or memory runs out.
+    // `protos`: the IP protocols it takes (producer.h), at the source.
+    Subscription* subscribe(const std::string& who, KindMask kinds, unsigned ring_events, std::string& error,
+                            const ProtoSet& protos = ProtoSet{});
 
 private:
     Stream() = default;

@@ -33,14 +33,15 @@ constexpr unsigned kBurst = 64;
 
 Writer::Writer() = default;
 
-std::unique_ptr<Writer> Writer::open(const std::string& path, Stream& stream, unsigned ring_events, std::string& error)
+std::unique_ptr<Writer> Writer::open(const std::string& path, Stream& stream, unsigned ring_events, std::string& error,
+                                     KindMask kinds, const ProtoSet& protos)
 {
     std::unique_ptr<Writer> w(new Writer());
     w->_path = path;
     w->_sink = std::make_unique<detail::Sink>();
     if (detail::Sink::open(path, *w->_sink, error) < 0)
         return nullptr;
-    w->_sub = stream.subscribe("events file '" + path + "'", kWriterKinds, ring_events, error);
+    w->_sub = stream.subscribe("events file '" + path + "'", kinds, ring_events, error, protos);
     if (w->_sub == nullptr)
         return nullptr;
     w->_n_producers = stream.producers();

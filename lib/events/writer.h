@@ -35,12 +35,13 @@
 
 namespace flowcop::events {
 
-// The kinds the JSON log carries: new and destroy. Interim reports of long flows are IPFIX's
-// (--ipfix-active-timeout), so the log's lines and rate stay what they were.
+// The kinds the JSON log carries by default: new and destroy. Interim reports of long flows are IPFIX's
+// (--ipfix-active-timeout); updates are asked for (flowcop's --events-filter), so by default the log's
+// lines and rate stay what they were.
 inline constexpr KindMask kWriterKinds = kind_bit(Kind::created) | kind_bit(Kind::destroyed);
 
 struct WriterStats {
-    uint64_t offered;       // new and destroy events emitted on this lcore (kWriterKinds)
+    uint64_t offered;       // events of the writer's kinds and protocols emitted on this lcore
     uint64_t written;       // lines fully handed to the kernel
     uint64_t dropped_full;  // emit() found the ring full
     uint64_t dropped_write; // dequeued but lost: write(2) failed, output stalled at shutdown, or unformattable
@@ -66,11 +67,13 @@ public:
     // systemd's default 90 s stop timeout.
     static constexpr unsigned kShutdownStallMs = 1000;
 
-    // path "-" = stdout. Subscribes to kWriterKinds of `stream` with rings of ring_events (setup time:
-    // before lcores emit). Returns nullptr and sets `error` (one sentence naming the path and the
-    // cause) if the file cannot be opened for append/create or the subscription fails (stream.h).
+    // path "-" = stdout. Subscribes to `kinds` and `protos` of `stream` (filtered at the source:
+    // stream.h) with rings of ring_events (setup time: before lcores emit). Returns nullptr and sets
+    // `error` (one sentence naming the path and the cause) if the file cannot be opened for
+    // append/create or the subscription fails (stream.h).
     static std::unique_ptr<Writer> open(const std::string& path, Stream& stream, unsigned ring_events,
-                                        std::string& error);
+                                        std::string& error, KindMask kinds = kWriterKinds,
+                                        const ProtoSet& protos = ProtoSet{});
 
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;

@@ -222,8 +222,10 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     using events::Kind;
     CHECK(request("events").kinds == kFollowKinds);
     CHECK(request("events kinds=NEW").kinds == events::kind_bit(Kind::created));
-    CHECK(request("events kinds=destroy,new proto=tcp").kinds == kFollowKinds);
-    CHECK(error_of("events kinds=update").find("not emitted yet") != std::string::npos);
+    CHECK(request("events kinds=destroy,new proto=tcp").kinds ==
+          (events::kind_bit(Kind::created) | events::kind_bit(Kind::destroyed)));
+    CHECK(request("events kinds=Update").kinds == events::kind_bit(Kind::updated));
+    CHECK(request("events kinds=new,update,destroy").kinds == kFollowKinds);
     CHECK(error_of("events kinds=bogus").find("not an event kind") != std::string::npos);
     CHECK(error_of("events kinds=new kinds=new").find("twice") != std::string::npos);
     CHECK(error_of("events zone=1").find("zone") != std::string::npos);

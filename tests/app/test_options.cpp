@@ -128,6 +128,11 @@ std::vector<Case> one_case_per_option()
         {"--ipfix-active-timeout", "60", [](const Options& o) { return o.ipfix_active_timeout_s == 60; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
+        {"--events-filter", "update:udp",
+         [](const Options& o) {
+             return o.events_filter.kinds == flowcop::events::kind_bit(flowcop::events::Kind::updated) &&
+                    o.events_filter.protos.has(17) && !o.events_filter.protos.has(6);
+         }},
         {"--stop-when-idle-ms", "1500", [](const Options& o) { return o.stop_when_idle_ms == 1500; }},
         {"--loose-pickup", "off", [](const Options& o) { return !o.loose_pickup; }},
         {"--tcp-be-liberal", "on", [](const Options& o) { return o.tcp_be_liberal; }},

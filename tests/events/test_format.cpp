@@ -107,6 +107,39 @@ TEST_CASE("An IPv6 destroyed event prints both VLAN tags, the reason and truncat
                                             "bytes_reply", "first_seen", "last_seen"});
 }
 
+// issue 17: an update line is a new line's shape plus conntrack's flags, and every kind carries the flow id
+// (kHasFlowId) after the time, so a consumer joins a flow's events by it.
+TEST_CASE("An update line carries the flow id and conntrack's flags; flags only on updates", "[events][format]")
+{
+    Event e = ipv4_created();
+    e.kind = Kind::updated;
+    e.state = "ESTABLISHED";
+    e.flow_id = (uint64_t{7} << 32) | 42;
+    e.status = flowcop::events::kStatusSeenReply | flowcop::events::kStatusAssured;
+    e.present = flowcop::events::kHasFlowId | flowcop::events::kHasStatus;
+    const std::string line = format(e);
+    CHECK(line == R"({"event":"update","time":1700000000.123456,"flow_id":30064771114,"lcore":3,"proto":"tcp",)"
+                  R"("src":"10.1.2.3","sport":51000,"dst":"93.184.216.34","dport":80,"state":"ESTABLISHED",)"
+                  R"("flags":["SEEN_REPLY","ASSURED"],"packets_orig":1,"packets_reply":0,"bytes_orig":74,)"
+                  R"("bytes_reply":0,"first_seen":1700000000.123456,"last_seen":1700000000.123456})"
+                  "\n");
+    CHECK(JsonCheck::object_keys(line));
+    e.status = 0;
+    CHECK(format(e).find(R"(,"flags":["UNREPLIED"],)") != std::string::npos);
+    e.status = flowcop::events::kStatusAssured; // assured without a reply cannot happen, but prints as it is
+    CHECK(format(e).find(R"(,"flags":["UNREPLIED","ASSURED"],)") != std::string::npos);
+    e.present = flowcop::events::kHasFlowId; // no status known: no flags
+    CHECK(format(e).find("flags") == std::string::npos);
+    // New, destroy and interim lines never print flags, even with a status.
+    e.present = flowcop::events::kHasFlowId | flowcop::events::kHasStatus;
+    for (Kind k : {Kind::created, Kind::destroyed, Kind::interim}) {
+        e.kind = k;
+        const std::string other = format(e);
+        CHECK(other.find("flags") == std::string::npos);
+        CHECK(other.find(R"("time":1700000000.123456,"flow_id":30064771114,"lcore":3,)") != std::string::npos);
+    }
+}
+
 // The timeout cap follows the reason on a destroy line, named as its --tcp-timeout-<name> option; no cap
 // (0), an unknown value and every other kind of line print no key.
 TEST_CASE("A destroy line names the flow's timeout cap after the reason", "[events][format]")
@@ -251,10 +284,14 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     CHECK(fixed.find(R"("timeout_cap":"unacknowledged")") != std::string::npos);
     e.proto = 58; // ICMPv6 over IPv6: "icmpv6" and the two ICMP fields
     CHECK(format(e).size() == 515);
-    e.in_port = UINT16_MAX; // and the port: with the cap, the longest line
+    e.in_port = UINT16_MAX; // and the port
     e.present = flowcop::events::kHasInPort;
+    CHECK(format(e).size() == 531);
+    e.flow_id = UINT64_MAX; // and the flow id: with the cap, the longest line
+    e.present |= flowcop::events::kHasFlowId | flowcop::events::kHasStatus;
     const std::string icmp = format(e);
-    CHECK(icmp.size() == 531); // the figure event.h quotes
+    CHECK(icmp.size() == 562); // the figure event.h quotes
+    CHECK(icmp.find(R"(,"flow_id":18446744073709551615,)") != std::string::npos);
     CHECK(icmp.find(R"("lcore":65535,"in_port":65535,"proto")") != std::string::npos);
     CHECK(icmp.find(R"("proto":"icmpv6")") != std::string::npos);
     CHECK(icmp.find(R"(,"icmp_id":65535,"icmp_type":65535)") != std::string::npos);
@@ -262,7 +299,12 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
     REQUIRE(!line.empty());
-    CHECK(line.size() == 531 + 2 * 256); // the figure event.h quotes
+    // An update's flags (the longest, both words) are shorter than a destroy's reason and cap.
+    Event update = e;
+    update.kind = Kind::updated;
+    update.status = flowcop::events::kStatusSeenReply | flowcop::events::kStatusAssured;
+    CHECK(format(update).size() < line.size());
+    CHECK(line.size() == 562 + 2 * 256); // the figure event.h quotes
     CHECK(line.size() <= flowcop::events::kTypicalMaxLine);
     CHECK(JsonCheck::object_keys(line));
     CHECK(line.find(R"("src":"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")") != std::string::npos);

@@ -90,6 +90,36 @@ TEST_CASE("subscribe refuses bad rings, empty kind sets and a fifth subscriber, 
     CHECK(error == "one too many: the event stream already has 4 subscribers");
 }
 
+// Issue 17's --events-filter: a subscriber of some protocols gets only theirs; the others cost it no
+// ring slot and are not offered to it.
+TEST_CASE("A subscriber's protocol set filters at the source", "[events][stream]")
+{
+    auto stream = make_stream(1);
+    std::string error;
+    ProtoSet udp = ProtoSet::none();
+    CHECK(udp.empty());
+    udp.add(17);
+    CHECK(udp.has(17));
+    CHECK_FALSE(udp.has(6));
+    CHECK_FALSE(udp.all());
+    CHECK(ProtoSet{}.all());
+    Subscription* only_udp = stream->subscribe("udp", kAllKinds, 3, error, udp);
+    Subscription* all = stream->subscribe("all", kAllKinds, 63, error);
+    REQUIRE(only_udp);
+    REQUIRE(all);
+    for (uint64_t seq = 0; seq < 30; ++seq) {
+        Event e = of_kind(Kind::created, seq);
+        e.proto = seq == 7 || seq == 20 ? 17 : (seq % 2 ? 6 : 255);
+        stream->producer(0).emit(e);
+    }
+    CHECK(take_all(*only_udp, 0) == std::vector<uint64_t>{7, 20});
+    CHECK(only_udp->offered(0) == 2);
+    CHECK(only_udp->dropped_full(0) == 0); // 28 other events never reached its 3-event ring
+    CHECK(take_all(*all, 0).size() == 30);
+    CHECK(stream->subscribe("none", kAllKinds, 3, error, ProtoSet::none()) == nullptr);
+    CHECK(error == "none: subscribes to no IP protocol");
+}
+
 // Issue 17's live follower: paused (kinds 0) while nobody follows, so the lcore builds no event for it.
 TEST_CASE("set_kinds pauses and narrows a subscription at run time; wants() says whether anyone takes a kind",
           "[events][stream]")
