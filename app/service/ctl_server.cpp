@@ -32,6 +32,7 @@ namespace flowcop::app {
 using Clock = std::chrono::steady_clock;
 using stats::bump;
 using stats::load_relaxed;
+using stats::store_relaxed;
 
 struct CtlServer::Client {
     enum class Phase : uint8_t { free, reading, walking, draining, following };
@@ -99,7 +100,9 @@ void discard_and_close(CtlServer::Client& c)
 
 } // namespace
 
-CtlServer::CtlServer(const StatsView& view, Control& control) : _view(view), _control(control) {}
+CtlServer::CtlServer(const StatsView& view, Control& control, CtlServerStats& stats)
+    : _view(view), _control(control), _stats(stats)
+{}
 
 void CtlServer::close(Client& c) noexcept
 {
@@ -107,6 +110,7 @@ void CtlServer::close(Client& c) noexcept
     discard_and_close(c);
     if (was_following) {
         --_followers;
+        store_relaxed(_stats.followers, uint64_t{_followers});
         follow_kinds();
     }
 }
@@ -129,7 +133,7 @@ std::string CtlServer::default_path()
 }
 
 std::unique_ptr<CtlServer> CtlServer::start(const std::string& path, const StatsView& view, Control& control,
-                                            events::Subscription* follow, std::string& error)
+                                            events::Subscription* follow, CtlServerStats& stats, std::string& error)
 {
     sockaddr_un addr{};
     if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
@@ -139,7 +143,7 @@ std::unique_ptr<CtlServer> CtlServer::start(const std::string& path, const Stats
     }
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     addr.sun_family = AF_UNIX;
-    std::unique_ptr<CtlServer> s(new CtlServer(view, control));
+    std::unique_ptr<CtlServer> s(new CtlServer(view, control, stats));
     s->_clients = std::make_unique<Client[]>(kMaxClients);
     s->_follow = follow;
     if (follow != nullptr)
@@ -192,12 +196,6 @@ CtlServer::~CtlServer()
         ::close(_listen_fd);
         ::unlink(_path.c_str());
     }
-}
-
-CtlServerStats CtlServer::stats() const noexcept
-{
-    return {load_relaxed(_stats.requests), load_relaxed(_stats.refused_busy), load_relaxed(_stats.refused_bad),
-            load_relaxed(_stats.refused_slow), load_relaxed(_stats.events_lost)};
 }
 
 uint64_t CtlServer::lcore_now(size_t worker) const noexcept
@@ -259,7 +257,7 @@ void CtlServer::run() noexcept
                 if (c.phase == Client::Phase::draining && c.pending() == 0) {
                     close(c);
                 } else if (c.phase == Client::Phase::reading && ms_since(c.since, now) > long(kRequestTimeoutMs)) {
-                    bump(_stats.refused_bad);
+                    bump(_stats.refused_timeout);
                     c.out = error_line("no request line within " + std::to_string(kRequestTimeoutMs) + " ms");
                     c.phase = Client::Phase::draining;
                 } else if (c.phase != Client::Phase::following && c.pending() > 0 &&
@@ -294,6 +292,7 @@ void CtlServer::accept_clients() noexcept
             ::close(fd);
             continue;
         }
+        bump(_stats.connections);
         slot->fd = fd;
         slot->phase = Client::Phase::reading;
         slot->since = Clock::now();
@@ -370,17 +369,12 @@ void CtlServer::start_request(Client& c, const std::string& line)
                 [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
             c.out += "}\n";
         }
-        const CtlServerStats s = stats();
-        uint64_t ring_full = 0;
-        for (unsigned p = 0; _follow != nullptr && p < _follow->producers(); ++p)
-            ring_full += _follow->dropped_full(p);
-        c.out += "{\"done\":\"stats\",\"ctl_requests\":" + std::to_string(s.requests) +
-                 ",\"ctl_refused_busy\":" + std::to_string(s.refused_busy) +
-                 ",\"ctl_refused_bad\":" + std::to_string(s.refused_bad) +
-                 ",\"ctl_refused_slow\":" + std::to_string(s.refused_slow) +
-                 ",\"ctl_followers\":" + std::to_string(_followers) +
-                 ",\"ctl_events_lost\":" + std::to_string(s.events_lost) +
-                 ",\"ctl_events_ring_full\":" + std::to_string(ring_full) + "}\n";
+        // Then the socket's own counters, from the rows /metrics serves (ctl_families()).
+        c.out += "{\"done\":\"stats\"";
+        stats::for_each_telemetry_sample(
+            ctl_families(), std::span<const CtlView>(&_view.ctl, 1),
+            [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
+        c.out += "}\n";
         return;
     }
     if (r.verb == CtlVerb::events) {
@@ -390,6 +384,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
         }
         c.phase = Client::Phase::following;
         ++_followers;
+        store_relaxed(_stats.followers, uint64_t{_followers});
         follow_kinds();
         c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
@@ -489,6 +484,7 @@ void CtlServer::fan_out()
                     if (len == 0 && (len = events::format_json_line(e, line, sizeof line)) == 0)
                         break; // unformattable (cannot happen for the table's events): nobody gets it
                     c.out.append(line, len);
+                    bump(_stats.events_sent);
                 }
             }
             if (n < kTake || left == 0)
@@ -508,6 +504,7 @@ void CtlServer::flush_output(Client& c) noexcept
             return;
         }
         c.out_off += size_t(n);
+        bump(_stats.sent_bytes, uint64_t(n));
         c.since = Clock::now();
     }
     // Everything sent: reuse the buffer from its start.

@@ -31,18 +31,19 @@
 // takes every lcore's ring every kFollowPollMs and hands each event, formatted once as the --events line
 // (events/event.h), to every follower whose kinds and filters match. A follower whose output is full loses
 // the event: counted per follower (a {"lost":N} line tells it, once it has read what waited) and in
-// events_lost; an lcore whose ring was full lost it for every follower (the subscription's dropped_full,
-// `stats`: ctl_events_ring_full). Neither ever slows an lcore. A follower is never dropped for reading
+// events_lost; an lcore whose ring was full lost it for every follower (the subscription's dropped_full).
+// Both are flowcop_ctl_events_lost_total{reason} in /metrics (stats_rows.h). Neither ever slows an lcore. A follower is never dropped for reading
 // slowly; it only loses events.
 //
 // Abusive clients get a bounded, counted refusal, never a stall: more than kMaxClients connections (the
-// extra one gets an error line, refused_busy), no complete request within kRequestTimeoutMs or a request
-// over kMaxRequestBytes or a malformed one (an error line, refused_bad), a reader that takes nothing for
+// extra one gets an error line, refused_busy), no complete request within kRequestTimeoutMs (an error
+// line, refused_timeout), a request over kMaxRequestBytes or a malformed one (an error line, refused_bad), a reader that takes nothing for
 // kStallMs while output is pending (dropped: refused_slow). Output is produced only while less than
 // kOutputHighBytes wait for a client, so a slow reader costs bounded memory and no table work.
 #pragma once
 
 #include "control.h"
+#include "ctl_stats.h"
 #include "stats_view.h"
 
 #include <events/stream.h>
@@ -54,14 +55,6 @@
 #include <thread>
 
 namespace flowcop::app {
-
-struct CtlServerStats {
-    uint64_t requests = 0;     // request lines answered (any verb, including errors)
-    uint64_t refused_busy = 0; // connections refused: kMaxClients were open
-    uint64_t refused_bad = 0;  // malformed, oversized or missing requests
-    uint64_t refused_slow = 0; // clients dropped for not reading their output
-    uint64_t events_lost = 0;  // events a follower (events verb) lost: its output was full
-};
 
 class CtlServer {
 public:
@@ -80,22 +73,20 @@ public:
 
     // Binds `path` and starts the server thread over `view` and `control` (both outlive the server).
     // `follow`: the subscription followers read (one ring per lcore in StatsView::lcores order; the
-    // server pauses and resumes it), or nullptr for none. nullptr and one sentence in `error` if the
-    // socket cannot be made.
+    // server pauses and resumes it), or nullptr for none. `stats`: the counters it keeps (ctl_stats.h;
+    // they outlive the server). nullptr and one sentence in `error` if the socket cannot be made.
     static std::unique_ptr<CtlServer> start(const std::string& path, const StatsView& view, Control& control,
-                                            events::Subscription* follow, std::string& error);
+                                            events::Subscription* follow, CtlServerStats& stats, std::string& error);
     ~CtlServer(); // stops the thread, closes every client, removes the socket file
     CtlServer(const CtlServer&) = delete;
     CtlServer& operator=(const CtlServer&) = delete;
 
     const std::string& path() const noexcept { return _path; }
-    // Any thread: relaxed loads of the server thread's counters.
-    CtlServerStats stats() const noexcept;
 
     struct Client;
 
 private:
-    CtlServer(const StatsView& view, Control& control); // in the .cpp, where Client is complete
+    CtlServer(const StatsView& view, Control& control, CtlServerStats& stats); // in the .cpp, where Client is complete
     void run() noexcept;
     void accept_clients() noexcept;
     void on_readable(Client& c) noexcept;
@@ -116,7 +107,7 @@ private:
     int _listen_fd = -1;
     std::thread _thread;
     std::atomic<bool> _stop{false};
-    CtlServerStats _stats; // written by the server thread only
+    CtlServerStats& _stats; // written by the server thread only
     std::unique_ptr<Client[]> _clients;
     events::Subscription* _follow = nullptr;
     unsigned _followers = 0;

@@ -72,6 +72,7 @@ std::vector<prometheus::MetricFamily> Collector::Collect() const
     const std::vector<PortSample> ports = _view.port_samples();
     metrics::collect(port_families(), std::span<const PortSample>(ports), port_labels, out);
     metrics::collect(collector_families(), std::span<const CollectorView>(_view.collectors), collector_labels, out);
+    metrics::collect(ctl_families(), std::span<const CtlView>(&_view.ctl, 1), ctl_labels, out);
     config_family(out);
     collect_process_families(out);
     return out;

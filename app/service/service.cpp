@@ -245,6 +245,7 @@ void Service::build_stats_view()
         _view.ring_drops = _ring_drops.get();
     }
     _view.plan = &_plan;
+    _view.ctl = {&_ctl_stats, _follow};
 }
 
 Service::~Service()
@@ -326,11 +327,10 @@ StartError Service::start()
     _stream = events::Stream::create(n_workers, error);
     if (!_stream)
         return {1, "flowcop: " + error};
-    events::Subscription* follow =
-        _stream->subscribe("flowcopctl -E", kFollowKinds, CtlServer::kFollowRingEvents, error);
-    if (follow == nullptr)
+    _follow = _stream->subscribe("flowcopctl -E", kFollowKinds, CtlServer::kFollowRingEvents, error);
+    if (_follow == nullptr)
         return {1, "flowcop: " + error};
-    follow->set_kinds(0);
+    _follow->set_kinds(0);
     if (!_opt.events_path.empty()) {
         // --events-ring is the ring's size in slots (a power of two): an rte_ring of 2^k slots holds
         // 2^k - 1 entries, and asking for 2^k would allocate 2^(k+1) slots (RING_F_EXACT_SZ).
@@ -401,7 +401,7 @@ StartError Service::start()
     }
     _telemetry = std::make_unique<Telemetry>(_view, *this);
     // The control socket (flowcopctl). Like telemetry, the service runs on without it.
-    _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, follow, error);
+    _ctl = CtlServer::start(CtlServer::default_path(), _view, *this, _follow, _ctl_stats, error);
     if (!_ctl)
         log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: no control socket for flowcopctl: %s",
                    error.c_str());

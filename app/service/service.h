@@ -125,6 +125,8 @@ private:
     StatsView _view;
     std::unique_ptr<Exporter> _exporter;
     std::unique_ptr<Telemetry> _telemetry;
+    events::Subscription* _follow = nullptr; // the control socket's (flowcopctl -E); the stream owns it
+    CtlServerStats _ctl_stats;               // the control socket's counters (ctl_stats.h)
     std::unique_ptr<CtlServer> _ctl;
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};

@@ -19,6 +19,7 @@ using stats::load_relaxed;
 using Lcore = Family<LcoreView>;
 using Port = Family<PortSample>;
 using Sink = Family<CollectorView>;
+using Ctl = Family<CtlView>;
 
 // flowcop_packets_total's result label: the five outcomes of tracking a TCP packet, then every
 // other parser verdict (tcp itself is the sum of the five).
@@ -383,7 +384,81 @@ const Sink kCollectorRows[] = {
      .read = [](const CollectorView& c, Index) noexcept { return c.collector->stats().send_errors; }},
 };
 
+// --- The control socket (ctl_stats.h): one source, the server's counters ---
+template <uint64_t CtlServerStats::*Field>
+uint64_t ctl_field(const CtlView& v, Index) noexcept
+{
+    return v.stats != nullptr ? load_relaxed(v.stats->*Field) : 0;
+}
+
+constexpr const char* kCtlRefusals[] = {"busy", "bad", "timeout", "slow"};
+constexpr Label kCtlRefusal{"reason", 4, [](unsigned i) noexcept { return kCtlRefusals[i]; }};
+constexpr const char* kCtlLosses[] = {"follower_slow", "ring_full"};
+constexpr Label kCtlLoss{"reason", 2, [](unsigned i) noexcept { return kCtlLosses[i]; }};
+
+const Ctl kCtlRows[] = {
+    {.prometheus = "flowcop_ctl_connections_total",
+     .telemetry = "ctl_connections",
+     .help = "Connections to the control socket (flowcopctl) given a client slot",
+     .read = ctl_field<&CtlServerStats::connections>},
+    {.prometheus = "flowcop_ctl_refused_total",
+     .telemetry = "ctl_refused",
+     .help = "Control socket clients refused: busy (every client slot taken), bad (a malformed or oversized "
+             "request), timeout (no request line in time), slow (dropped for not reading its output)",
+     .labels = {kCtlRefusal},
+     .read =
+         [](const CtlView& v, Index i) noexcept {
+             switch (i[0]) {
+             case 0: return ctl_field<&CtlServerStats::refused_busy>(v, i);
+             case 1: return ctl_field<&CtlServerStats::refused_bad>(v, i);
+             case 2: return ctl_field<&CtlServerStats::refused_timeout>(v, i);
+             default: return ctl_field<&CtlServerStats::refused_slow>(v, i);
+             }
+         }},
+    {.prometheus = "flowcop_ctl_requests_total",
+     .telemetry = "ctl_requests",
+     .help = "Request lines the control socket answered (any verb, errors too)",
+     .read = ctl_field<&CtlServerStats::requests>},
+    {.prometheus = "flowcop_ctl_sent_bytes_total",
+     .telemetry = "ctl_sent_bytes",
+     .help = "Reply bytes the control socket sent (flow lines, events, errors)",
+     .read = ctl_field<&CtlServerStats::sent_bytes>},
+    {.prometheus = "flowcop_ctl_followers",
+     .telemetry = "ctl_followers",
+     .help = "Clients following the event stream now (flowcopctl -E)",
+     .kind = Kind::gauge,
+     .read = ctl_field<&CtlServerStats::followers>},
+    {.prometheus = "flowcop_ctl_events_sent_total",
+     .telemetry = "ctl_events_sent",
+     .help = "Event lines queued for followers (one per follower and event)",
+     .read = ctl_field<&CtlServerStats::events_sent>},
+    {.prometheus = "flowcop_ctl_events_lost_total",
+     .telemetry = "ctl_events_lost",
+     .help = "Events followers lost: follower_slow (its output was full; one per follower and event), ring_full "
+             "(an lcore's follow ring was full: lost for every follower)",
+     .labels = {kCtlLoss},
+     .read =
+         [](const CtlView& v, Index i) noexcept {
+             if (i[0] == 0)
+                 return ctl_field<&CtlServerStats::events_lost>(v, i);
+             uint64_t full = 0;
+             for (unsigned p = 0; v.follow != nullptr && p < v.follow->producers(); ++p)
+                 full += v.follow->dropped_full(p);
+             return full;
+         }},
+};
+
 } // namespace
+
+std::span<const stats::Family<CtlView>> ctl_families()
+{
+    return kCtlRows;
+}
+
+metrics::Labels ctl_labels(const CtlView&)
+{
+    return {};
+}
 
 std::span<const stats::Family<CollectorView>> collector_families()
 {

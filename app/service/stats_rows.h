@@ -22,6 +22,10 @@ std::span<const stats::Family<LcoreView>> lcore_families();
 std::span<const stats::Family<PortSample>> port_families();
 // Read over StatsView::collectors (collector="HOST:PORT"); Prometheus only.
 std::span<const stats::Family<CollectorView>> collector_families();
+// Read over StatsView::ctl, one source without labels: the control socket's counters (ctl_stats.h),
+// in /metrics and the last line of the socket's `stats` verb.
+std::span<const stats::Family<CtlView>> ctl_families();
+metrics::Labels ctl_labels(const CtlView& v);
 
 metrics::Labels lcore_labels(const LcoreView& v);
 metrics::Labels port_labels(const PortSample& p);

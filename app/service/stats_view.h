@@ -15,6 +15,7 @@
 // (packet_ring_drops.h: a getsockopt per socket under a mutex only control threads take).
 #pragma once
 
+#include "ctl_stats.h"
 #include "packet_ring_drops.h"
 #include "port_plan.h"
 #include "worker_stats.h"
@@ -77,6 +78,7 @@ struct StatsView {
     std::vector<PortView> ports;           // every ethdev port, in port id order
     std::vector<CollectorView> collectors; // every --ipfix collector, in command-line order
     const PortPlan* plan = nullptr;        // the ownership plan that runs (fixed once the ports started)
+    CtlView ctl;                           // the control socket's counters (ctl_stats.h)
     // Reads one port's counters; false if the port cannot say (it is then left out).
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
         return rte_eth_stats_get(port, &out) == 0;

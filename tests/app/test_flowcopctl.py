@@ -287,7 +287,14 @@ def test_synthetic_table():
               and sum(s["flows_expired_killed"] for s in per_lcore) == killed
               and all("=?" not in t for t in text), f"-S: {per_lcore[:1]} {text[:1]}")
         stats = json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])
-        lost = stats["ctl_events_lost"] + stats["ctl_events_ring_full"]
+        lost = stats["ctl_events_lost_follower_slow"] + stats["ctl_events_lost_ring_full"]
+        check(stats["ctl_connections"] >= stats["ctl_requests"] > 0 and stats["ctl_sent_bytes"] > 0
+              and stats["ctl_events_sent"] >= len(got), f"the socket's counters: {stats}")
+        # The same counters in /metrics (stats_rows.h, one declaration).
+        scrape = Scrape(fc.url)
+        check(scrape.total("flowcop_ctl_requests_total") >= stats["ctl_requests"]
+              and scrape.total("flowcop_ctl_events_sent_total") == stats["ctl_events_sent"]
+              and scrape.total("flowcop_ctl_followers") == 0, "/metrics has the control socket's counters")
         check(got == want or (lost > 0 and got <= want), f"-E saw {len(got)} of {len(want)} destroys, {lost} lost")
         check(stats["ctl_followers"] == 0, "the follower is gone")
 
