@@ -43,7 +43,7 @@ from hostile import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 
 FAST = ["--clock", "packet"]
-HTTP_THREADS, REQUEST_TIMEOUT_S = 4, 2.0   # app/service/exporter.h
+HTTP_THREADS, REQUEST_TIMEOUT_S = harness.exporter_limits()  # app/service/exporter.h
 TELEMETRY_MAX = 10                          # DPDK 22.11's connection limit
 GUARD_IDLE_S, GUARD_SCAN_S = 2.0, 0.25      # app/service/telemetry_guard.h under pressure
 

@@ -7,7 +7,8 @@ metrics scrape and an RSS sample between them.
 Usage: test_flood.py FLOWCOP_EXE TMPDIR
 
   1. 800 assured connections (handshake + data) on a table of --flows-per-lcore 1024;
-  2. warm-up flood: 20 000 SYNs from distinct sources, which fill the table and, with ~40 000
+  2. every exporter thread serves a scrape (kHttpThreads at once: harness.warm_exporter, so
+     no thread's first scrape lands after the baseline); then the warm-up flood: 20 000 SYNs from distinct sources, which fill the table and, with ~40 000
      events (a creation and an eviction each), wrap the 32 768 slots of the event ring that
      --events-ring 16384 allocates (lib/events: next_pow2(N + 1)), so every page flowcop will
      ever touch has been touched (10 000 SYNs left ~1.7 MiB of the ring untouched);
@@ -103,6 +104,7 @@ class Phases:
         t0 = time.monotonic()
         self.sent += self.veth.inject(est_frames())
         self.wait_rx(res, "established")
+        harness.warm_exporter(self.tap, res.metrics_url, res.pid)  # before the RSS baseline below
         self.sent += self.veth.inject(syn_frames(0, N_WARM))
         self.wait_rx(res, "warm-up flood")
         t1 = time.monotonic()

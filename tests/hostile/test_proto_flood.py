@@ -10,7 +10,8 @@ Usage: test_proto_flood.py FLOWCOP_EXE TMPDIR
      older than 2 s, so assured with the stream timeout) and 100 ICMP echo flows, on a table of
      --flows-per-lcore 1024;
   2. the UDP flood: 40 000 datagrams from distinct sources (one unreplied flow each), the first
-     20 000 a warm-up that fills the table and cycles the mbuf pool;
+     20 000 a warm-up that fills the table and cycles the mbuf pool (after every exporter thread
+     has served a scrape: harness.warm_exporter);
   3. the ICMP-error flood: 10 000 destination-unreachable errors quoting datagrams of flows that do
      not exist, and 300 quoting the streams (either direction).
 Checked: the port received every frame; the 300 assured streams all survive (they end at the
@@ -130,6 +131,7 @@ class Phases:
         time.sleep(2.2)  # replied and older than 2 s: the next packet makes each stream assured
         self.sent += self.veth.inject(stream_frames(True))
         self.wait_rx(res, "streams assured")
+        harness.warm_exporter(self.tap, res.metrics_url, res.pid)  # before the RSS baseline below
         # The first half fills the table and touches every page the flood can use (as test_flood's
         # warm-up does): RSS is compared from there, so only growth that the flood keeps causing counts.
         self.sent += self.veth.inject(flood_frames(0, N_FLOOD_WARMUP))

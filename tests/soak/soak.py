@@ -19,7 +19,9 @@ at --duration; once the counters are still, the last scrape is taken and flowcop
 
 Checked (TAP):
   - RSS after the warm-up never exceeds its value at the end of the warm-up by more than
-    --rss-slack-mib, and flowcop_flow_table_memory_bytes never changes (the warm-up must be
+    --rss-slack-mib (every exporter thread serves a scrape first, harness.warm_exporter: a
+    thread's first scrape sets up its allocator cache), and flowcop_flow_table_memory_bytes
+    never changes (the warm-up must be
     long enough for the event ring and the hash's free-slot ring, both FIFOs, to wrap once:
     until then every new slot touches a new page);
   - the table never holds more than its capacity; no table_full refusal, no event dropped, no
@@ -201,6 +203,7 @@ def main():
             ready.set()
             if not tap.ok(fc.url and cfg, "flowcop started (exporter and config line)", fc.stderr[-2000:]):
                 tap.done()
+            harness.warm_exporter(tap, fc.url, fc.pid)  # the RSS baseline is the warm-up's last sample
             t0 = time.monotonic()
             next_t = t0
             while time.monotonic() - t0 < a.duration and fc.alive():

@@ -35,6 +35,8 @@ from collections import Counter
 
 # The replay tests read these as harness.*: one scraper and parser for every suite.
 from .exposition import histogram, metric, scrape  # noqa: F401
+from .exporter_threads import exporter_limits  # noqa: F401
+from . import exporter_threads
 
 REASONS = ("inactivity", "active", "closed", "reset", "killed", "evicted", "shutdown")
 NS = 1_000_000_000
@@ -487,6 +489,16 @@ def measure_rss_not_asan():
     asan = os.environ.get("ASAN_OPTIONS", "")
     os.environ["ASAN_OPTIONS"] = (asan + ":" if asan else "") + \
         "quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
+
+
+def warm_exporter(tap, url, pid):
+    """Before an RSS baseline: every exporter thread serves scrapes, kHttpThreads at once
+    (exporter_threads.warm_exporter says why), and the test says whether it reached them all."""
+    answered, asked, ran, found = exporter_threads.warm_exporter(url, pid)
+    threads = exporter_limits()[0]
+    return tap.ok(answered == asked and ran == found == threads,
+                  "before the RSS baseline, every exporter thread served a scrape (%d of %d parallel scrapes "
+                  "answered; %d of %d civetweb workers ran; kHttpThreads %d)" % (answered, asked, ran, found, threads))
 
 
 def rss_bytes(pid):
