@@ -123,8 +123,8 @@ std::unique_ptr<Exporter> Exporter::start(const StatsView& view, const Control& 
     const std::string bind = host + ":" + std::to_string(port_wanted);
     std::unique_ptr<Exporter> e(new Exporter());
     try {
-        // civetweb gives each connection a thread until it is served, and waits 30 s
-        // for a request by default: two idle connections blocked every scrape.
+        // civetweb gives each connection a thread until it is served, and waits 30 s for a
+        // request by default: two idle connections blocked every scrape (exporter.h: the bound).
         e->_exposer = std::make_unique<prometheus::Exposer>(
             std::vector<std::string>{"listening_ports", bind, "num_threads", std::to_string(kHttpThreads),
                                      "request_timeout_ms", std::to_string(kRequestTimeoutMs)});

@@ -49,11 +49,17 @@ struct StatsView;
 
 class Exporter {
 public:
-    // A client that connects and sends no complete request (a stuck scraper, a
-    // port scan) holds one HTTP thread for at most kRequestTimeoutMs; scrapes are
-    // served while fewer than kHttpThreads such connections are open.
-    static constexpr unsigned kHttpThreads = 4;
-    static constexpr unsigned kRequestTimeoutMs = 2000;
+    // A client that connects and sends no complete request (a stuck scraper, a port scan, a
+    // request sent a byte at a time) holds one HTTP thread for at most kRequestTimeoutMs from the
+    // moment a thread takes the connection (civetweb counts the whole request, not the gaps).
+    // Scrapes are served at once while fewer than kHttpThreads such connections are open.
+    // civetweb serves connections in arrival order and reserves nothing per client or port, so
+    // behind n held connections, even reopened as fast as they are closed, a scrape waits about
+    // ceil((n - kHttpThreads + 1) / kHttpThreads) x kRequestTimeoutMs: 1.0 s for 24, 6.0 s for 100
+    // (measured; Prometheus gives up after its 10 s scrape timeout, so from about 160). A client
+    // does send its request as soon as it connects: 500 ms covers a round trip of a few hundred.
+    static constexpr unsigned kHttpThreads = 8;
+    static constexpr unsigned kRequestTimeoutMs = 500;
     // Destruction stops the HTTP server within about this, unless a client holds a connection (then
     // up to kRequestTimeoutMs): civetweb's accept loop is woken by a connection every kStopKnockMs.
     static constexpr unsigned kStopKnockMs = 10;
