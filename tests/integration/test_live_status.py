@@ -23,31 +23,54 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
+from flowcoptest.checks import Fail  # noqa: E402
+from flowcoptest.telemetry import telemetry  # noqa: E402
 
 LIVE = re.compile(r"\r\x1b\[K(\d+) pps \| (\d+) flows \| (\d+) expiries/s \| (\d+) cop visits/s \| budget hits (\d+)")
 FLOWGEN = "flows=200,lifetime=1,pps=20000,realtime=1,seed=7"
 OPTS = ["--flowgen", FLOWGEN, "--tick-ms", "10", "--check-interval-ms", "10", "--metrics-addr", "none",
         "--flows-per-lcore", "4096", "--tcp-timeout-time-wait", "1", "--tcp-timeout-close", "1"]
 RUN_S = 3.5
+READY_S = 60  # the longest wait for a start-up (a fixed 8.5 s flaked under load)
+
+
+def ready(out, prefix, quiet):
+    """Whether flowcop runs: its startup config line, printed once its signal handlers are in place
+    and the ports started; with --quiet (no such line), /flowcop/stats over telemetry showing packets
+    read, so the workers run."""
+    if not quiet:
+        return b"flowcop: config:" in out
+    path = os.path.join(harness.runtime_dir(prefix), "dpdk_telemetry.v2")
+    try:
+        stats = telemetry(path, "/flowcop/stats", timeout=1)
+    except (OSError, ValueError, Fail):
+        return False
+    return isinstance(stats, dict) and stats.get("rx_packets", 0) > 0
 
 
 def run_on_tty(exe, extra):
-    """Runs flowcop for RUN_S seconds with stderr on a pty; returns (exit code, all it wrote)."""
+    """Runs flowcop with stderr on a pty for RUN_S seconds from the moment it is ready (ready()),
+    waiting at most READY_S for that: EAL's start-up takes seconds under sanitizers or load, and the
+    live line only begins once the workers run. Returns (exit code, all it wrote, seconds to ready
+    or None)."""
     master, slave = pty.openpty()
-    cmd = [exe] + harness.eal_args([], "0") + ["--"] + OPTS + extra
+    eal = harness.eal_args([], "0")
+    prefix = next(a.split("=", 1)[1] for a in eal if a.startswith("--file-prefix="))
+    cmd = [exe] + eal + ["--"] + OPTS + extra
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
     out = b""
-    # RUN_S counts from the startup config line, not from exec: EAL's start-up takes seconds under
-    # sanitizers or load, and the live line only begins once the workers run.
-    # (--quiet prints no startup lines: then RUN_S + 5 s from exec.)
     t0 = time.monotonic()
-    stop_at, seen_config, deadline = t0 + RUN_S + 5, False, t0 + RUN_S + 40
+    ready_after, stop_at, deadline = None, t0 + READY_S, t0 + READY_S + RUN_S + 30
+    next_probe = t0
     stopped = False
     try:
         while time.monotonic() < deadline:
-            if not seen_config and b"flowcop: config:" in out:
-                seen_config, stop_at = True, time.monotonic() + RUN_S
+            now = time.monotonic()
+            if ready_after is None and now >= next_probe and p.poll() is None:
+                next_probe = now + 0.2
+                if ready(out, prefix, "--quiet" in extra):
+                    ready_after, stop_at = now - t0, now + RUN_S
             if not stopped and time.monotonic() >= stop_at:
                 p.send_signal(signal.SIGINT)
                 stopped = True
@@ -68,7 +91,8 @@ def run_on_tty(exe, extra):
             p.kill()
             p.wait()
         os.close(master)
-    return rc, out.decode(errors="replace").replace("\r\n", "\n")
+        harness.remove_runtime_dir(cmd)
+    return rc, out.decode(errors="replace").replace("\r\n", "\n"), ready_after
 
 
 def main():
@@ -76,7 +100,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     tap = harness.Tap()
 
-    rc, text = run_on_tty(exe, [])
+    rc, text, after = run_on_tty(exe, [])
+    tap.ok(after is not None, "on a terminal: flowcop printed its config line within %d s (%s s)" % (READY_S, after))
     tap.eq(rc, 0, "on a terminal: flowcop exits 0 after SIGINT")
     lines = [tuple(int(g) for g in m.groups()) for m in LIVE.finditer(text)]
     tap.ok(2 <= len(lines) <= RUN_S + 1, "on a terminal: one live line a second (%d in %.1f s)" % (len(lines), RUN_S),
@@ -90,11 +115,13 @@ def main():
     tap.ok(re.search(r"budget hits \d+\n", tail) is not None and "\nflowcop: " in tail,
            "the summary starts on a line of its own after the live line", tail[:400])
 
-    rc, text = run_on_tty(exe, ["--quiet"])
+    rc, text, after = run_on_tty(exe, ["--quiet"])
+    tap.ok(after is not None, "--quiet on a terminal: telemetry showed packets read within %d s (%s s)" % (
+        READY_S, after))
     tap.eq(rc, 0, "--quiet on a terminal: flowcop exits 0")
     tap.ok(LIVE.search(text) is None and " pps | " not in text, "--quiet: no live line", text[-1000:])
 
-    res = harness.run(exe, [], OPTS, tmpdir=tmp, stop_after_s=2.5, events=False)
+    res = harness.run(exe, [], OPTS, tmpdir=tmp, stop_after_s=2.5, events=False, timeout=READY_S + 30)
     tap.eq(res.rc, 0, "stderr not a terminal: flowcop exits 0")
     tap.ok(" pps | " not in res.stderr and "\x1b[K" not in res.stderr,
            "stderr not a terminal: no live line (and no escape codes in a log)", res.stderr[-1000:])
