@@ -12,6 +12,8 @@
 #include <prometheus/collectable.h>
 #include <prometheus/exposer.h>
 
+#include <CivetServer.h>
+
 #include <rte_log.h>
 
 #include <arpa/inet.h>
@@ -32,6 +34,26 @@ namespace flowcop::app {
 using metrics::Family;
 using metrics::Labels;
 using prometheus::MetricType;
+
+namespace {
+
+// Connections civetweb closed as they connected, their source outside --metrics-allow. civetweb
+// has no hook for this but its error log: its accepting thread reports each one, "<address> is
+// not allowed to connect", through the log_message callback (civetweb 1.15, accept_new_connection;
+// tests/hostile/test_faults.py checks the count against the connections it made). One exporter
+// per process; written by civetweb's accepting thread, read by scrapes.
+std::atomic<uint64_t> refused_connections{0};
+constexpr char kRefusedMessage[] = " is not allowed to connect";
+
+int on_civetweb_log(const mg_connection*, const char* message)
+{
+    if (std::strstr(message, kRefusedMessage) == nullptr)
+        return 0; // civetweb's own handling: no error log is configured, so it writes nothing
+    refused_connections.fetch_add(1, std::memory_order_relaxed);
+    return 1;
+}
+
+} // namespace
 
 class Collector : public prometheus::Collectable {
 public:
@@ -74,6 +96,11 @@ std::vector<prometheus::MetricFamily> Collector::Collect() const
     metrics::collect(collector_families(), std::span<const CollectorView>(_view.collectors), collector_labels, out);
     metrics::collect(ctl_families(), std::span<const CtlView>(&_view.ctl, 1), ctl_labels, out);
     config_family(out);
+    Family refused("flowcop_exporter_connections_refused_total",
+                   "Connections to this exporter closed as they connected: their source is outside --metrics-allow",
+                   MetricType::Counter);
+    refused.counter({}, double(refused_connections.load(std::memory_order_relaxed)));
+    out.push_back(refused.take());
     collect_process_families(out);
     return out;
 }
@@ -113,26 +140,62 @@ std::string bind_error(const std::string& host, uint16_t port, bool v6)
     return rc == 0 ? std::string() : std::strerror(err);
 }
 
+// civetweb's access_control_list: any entry makes it deny by default, so "+NET" per allowed
+// network is the whole list. civetweb wants IPv6 networks in brackets ("+[2001:db8::]/32").
+std::string access_control_list(const std::vector<std::string>& allow)
+{
+    std::string acl;
+    for (const std::string& net : allow) {
+        if (!acl.empty())
+            acl += ',';
+        const std::size_t slash = net.find('/');
+        acl += net.find(':') == std::string::npos ? "+" + net : "+[" + net.substr(0, slash) + "]" + net.substr(slash);
+    }
+    return acl;
+}
+
+const std::string* first_ipv6(const std::vector<std::string>& allow)
+{
+    for (const std::string& net : allow)
+        if (net.find(':') != std::string::npos)
+            return &net;
+    return nullptr;
+}
+
 } // namespace
 
 std::unique_ptr<Exporter> Exporter::start(const StatsView& view, const Control& control, const std::string& address,
-                                          uint16_t port_wanted, std::string& error)
+                                          uint16_t port_wanted, const std::vector<std::string>& allow,
+                                          std::string& error, std::string& error_flag)
 {
     const bool v6 = address.find(':') != std::string::npos;
     const std::string host = v6 ? "[" + address + "]" : address;
     const std::string bind = host + ":" + std::to_string(port_wanted);
     std::unique_ptr<Exporter> e(new Exporter());
+    error_flag = "--metrics-addr";
     try {
         // civetweb gives each connection a thread until it is served, and waits 30 s for a
         // request by default: two idle connections blocked every scrape (exporter.h: the bound).
-        e->_exposer = std::make_unique<prometheus::Exposer>(
-            std::vector<std::string>{"listening_ports", bind, "num_threads", std::to_string(kHttpThreads),
-                                     "request_timeout_ms", std::to_string(kRequestTimeoutMs)});
+        std::vector<std::string> options{"listening_ports",    bind,
+                                         "num_threads",        std::to_string(kHttpThreads),
+                                         "request_timeout_ms", std::to_string(kRequestTimeoutMs)};
+        if (!allow.empty()) {
+            options.emplace_back("access_control_list");
+            options.push_back(access_control_list(allow));
+        }
+        CivetCallbacks callbacks;
+        callbacks.log_message = on_civetweb_log;
+        e->_exposer = std::make_unique<prometheus::Exposer>(std::move(options), &callbacks);
     } catch (const std::exception&) {
         const std::string why = bind_error(address, port_wanted, v6);
-        if (!why.empty())
+        const std::string* v6_network = first_ipv6(allow);
+        if (!why.empty()) {
             error = bind + ": cannot listen: " + why;
-        else if (v6)
+        } else if (v6_network != nullptr && !v6) {
+            error_flag = "--metrics-allow";
+            error = *v6_network + ": the HTTP server prometheus-cpp uses (civetweb) was built without IPv6 (as "
+                                  "Debian 12's is), so it cannot check IPv6 clients; list IPv4 networks only";
+        } else if (v6)
             error = bind + ": cannot listen on IPv6: the HTTP server prometheus-cpp uses (civetweb) was built "
                            "without IPv6 (as Debian 12's is); use an IPv4 address such as 127.0.0.1";
         else
@@ -146,8 +209,9 @@ std::unique_ptr<Exporter> Exporter::start(const StatsView& view, const Control& 
     e->_port = uint16_t(port);
     e->_collector = std::make_shared<Collector>(view, control);
     e->_exposer->RegisterCollectable(e->_collector);
-    log::write(RTE_LOG_DEBUG, log::Part::exporter, "flowcop: exporter: %s, %u HTTP threads, %u ms request timeout",
-               e->_url.c_str(), kHttpThreads, kRequestTimeoutMs);
+    log::write(RTE_LOG_DEBUG, log::Part::exporter,
+               "flowcop: exporter: %s, %u HTTP threads, %u ms request timeout, clients allowed: %s", e->_url.c_str(),
+               kHttpThreads, kRequestTimeoutMs, allow.empty() ? "any" : access_control_list(allow).c_str());
     return e;
 }
 

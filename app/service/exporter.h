@@ -3,7 +3,9 @@
 // --metrics-addr (loopback by default), with one custom Collectable that reads
 // flowcop's plain per-lcore counters at scrape time: every stats row with a
 // Prometheus name (stats_rows.h) over the stats view, in row order, then
-// flowcop_config_info and flowcop_up from the Control interface. Per-lcore values
+// flowcop_config_info and flowcop_up from the Control interface, and
+// flowcop_exporter_connections_refused_total (clients outside --metrics-allow, counted as
+// civetweb's accepting thread closes them). Per-lcore values
 // carry lcore="N", port values port="N",name="<device>". Names follow the Prometheus
 // conventions (base units, _total counters; prometheus-cpp 1.0 appends no
 // suffix, the names here are final) and pass `promtool check metrics`
@@ -36,6 +38,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace prometheus {
 class Exposer;
@@ -64,9 +67,15 @@ public:
     // up to kRequestTimeoutMs): civetweb's accept loop is woken by a connection every kStopKnockMs.
     static constexpr unsigned kStopKnockMs = 10;
     // Binds host:port (host an IPv4 or IPv6 literal without brackets; port 0 = any free one) and
-    // starts serving. nullptr + error ("127.0.0.1:9781: cannot listen (...)") on failure.
+    // starts serving. allow (Options::metrics_allow, canonical networks; empty = everyone) becomes
+    // civetweb's access_control_list, which its accepting thread checks before a connection is
+    // queued for an HTTP thread: a client outside it is closed at once and holds no thread, so
+    // the bound above applies only to clients inside it. nullptr on failure, with error
+    // ("127.0.0.1:9781: cannot listen (...)") and the flag it is about (--metrics-addr, or
+    // --metrics-allow when the HTTP server cannot take an IPv6 network).
     static std::unique_ptr<Exporter> start(const StatsView& view, const Control& control, const std::string& host,
-                                           uint16_t port, std::string& error);
+                                           uint16_t port, const std::vector<std::string>& allow, std::string& error,
+                                           std::string& error_flag);
     ~Exporter();
     // "http://HOST:PORT/metrics" with the port actually bound.
     const std::string& url() const noexcept { return _url; }

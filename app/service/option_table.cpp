@@ -19,6 +19,7 @@ constexpr uint64_t kMaxStopWhenIdleMs = 86400000;
 constexpr char kNone[] = "none";
 constexpr char kOff[] = "off";
 constexpr char kAuto[] = "auto";
+constexpr char kAny[] = "any";
 
 template <auto Field>
 std::string set_number(const Spec& s, std::string_view v, Options& o)
@@ -159,6 +160,41 @@ std::string set_metrics_addr(const Spec&, std::string_view v, Options& o)
 std::string show_metrics_addr(const Spec&, const Options& o)
 {
     return o.metrics_enabled ? format_host_port(o.metrics_host, o.metrics_port) : kNone;
+}
+
+// --metrics-allow: any, or networks separated by commas, each once (check_network's canonical form).
+std::string set_metrics_allow(const Spec& s, std::string_view v, Options& o)
+{
+    if (v.empty())
+        return "must not be empty (allowed: " + s.allowed + ")";
+    if (v == kAny) {
+        o.metrics_allow.clear();
+        return {};
+    }
+    std::vector<std::string> networks;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = v.find(',', start);
+        const std::string_view one = v.substr(start, comma == std::string_view::npos ? v.npos : comma - start);
+        if (one.empty())
+            return quote(v) + ": an empty network between commas";
+        std::string network;
+        if (std::string err = check_network(one, network); !err.empty())
+            return err;
+        for (const auto& have : networks)
+            if (have == network)
+                return quote(one) + " is given twice (as " + network + ")";
+        networks.push_back(std::move(network));
+        if (comma == std::string_view::npos)
+            break;
+        start = comma + 1;
+    }
+    o.metrics_allow = std::move(networks);
+    return {};
+}
+
+std::string show_metrics_allow(const Spec&, const Options& o)
+{
+    return o.metrics_allow.empty() ? kAny : join(o.metrics_allow, ",");
 }
 
 // packet::VlanKey's names in enum order, as set_choice/show_choice index them.
@@ -397,6 +433,15 @@ std::vector<Spec> build_specs()
                      "then refuses to start, saying so.",
                      "IPv4:PORT, [IPv6]:PORT or localhost:PORT with PORT in 0..65535; none", set_metrics_addr,
                      show_metrics_addr));
+    t.push_back(text("--metrics-allow", "CIDR,...",
+                     "Clients that may connect to the exporter: any, or networks\n"
+                     "ADDRESS/LENGTH (an address alone is one host) separated by commas.\n"
+                     "Others are closed as they connect, before they take one of its HTTP\n"
+                     "threads: list your Prometheus servers, and held or slow connections\n"
+                     "from anywhere else cannot delay their scrapes. IPv6 networks need\n"
+                     "civetweb built with IPv6 (Debian 12's is not: flowcop then says so).",
+                     "any, or IPv4/LENGTH and IPv6/LENGTH networks, comma-separated", set_metrics_allow,
+                     show_metrics_allow));
     Spec ipfix = text("--ipfix", "HOST:PORT",
                       "Export every ended flow as IPFIX (RFC 7011) over UDP to this collector\n"
                       "(nfcapd, nfacctd, ...). Repeat it, or list collectors separated by\n"

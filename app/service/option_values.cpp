@@ -116,4 +116,35 @@ std::string check_host_port(std::string_view v, HostPort& out)
     return {};
 }
 
+std::string check_network(std::string_view v, std::string& out)
+{
+    const std::size_t slash = v.find('/');
+    std::string_view address = v.substr(0, slash);
+    if (address.size() >= 2 && address.front() == '[' && address.back() == ']')
+        address = address.substr(1, address.size() - 2);
+    const bool v6 = address.find(':') != std::string_view::npos;
+    const unsigned bits = v6 ? 128 : 32;
+    const char* family = v6 ? "IPv6" : "IPv4";
+    unsigned char given[16] = {}; // in6_addr's size; an IPv4 address fills the first 4 bytes
+    if (address.empty() || inet_pton(v6 ? AF_INET6 : AF_INET, std::string(address).c_str(), given) != 1)
+        return quote(v) + " is not an IPv4 or IPv6 network (ADDRESS/LENGTH, e.g. 192.0.2.0/24 or 2001:db8::/32)";
+    uint64_t length = bits;
+    if (slash != std::string_view::npos && (!parse_decimal(v.substr(slash + 1), length) || length > bits))
+        return quote(v) + ": the prefix length must be a number in 0.." + std::to_string(bits) + " for an " + family +
+               " network";
+    unsigned char network[16] = {};
+    for (unsigned i = 0; i < bits / 8; ++i) {
+        const uint64_t kept = length >= 8 * (i + 1) ? 8 : length > 8 * i ? length - 8 * i : 0;
+        network[i] = static_cast<unsigned char>(given[i] & (0xff00u >> kept));
+    }
+    char text[INET6_ADDRSTRLEN];
+    inet_ntop(v6 ? AF_INET6 : AF_INET, network, text, sizeof(text));
+    const std::string canonical = std::string(text) + "/" + std::to_string(length);
+    for (unsigned i = 0; i < bits / 8; ++i)
+        if (network[i] != given[i])
+            return quote(v) + " has host bits set: the " + family + " network is " + canonical;
+    out = canonical;
+    return {};
+}
+
 } // namespace flowcop::app::detail

@@ -38,4 +38,10 @@ struct HostPort {
 };
 std::string check_host_port(std::string_view v, HostPort& out);
 
+// One network ADDRESS/LENGTH: an IPv4 or IPv6 address (IPv6 optionally in brackets) with a prefix
+// length of 0..32 or 0..128; an address alone is one host (/32, /128). The address must be the
+// network's (no host bits set: 10.1.2.3/8 is refused, naming 10.0.0.0/8). out is the canonical
+// spelling without brackets ("192.0.2.0/24", "2001:db8::/32"), as inet_ntop writes the address.
+std::string check_network(std::string_view v, std::string& out);
+
 } // namespace flowcop::app::detail

@@ -78,6 +78,7 @@ enum class ClockSource : uint8_t {
 //   netfilter's nf_conntrack_tcp_timeout_* and generic timeout (its reasons are there), so counts
 //   compare with conntrack; the default inactivity timeout applies only where a state has none.
 // - metrics 127.0.0.1:9781: loopback, so the exporter is never exposed without a deliberate flag.
+//   metrics_allow any: as before the option existed; the address already limits who can connect.
 // - proto_timeout_s: protostate::Timeouts::netfilter_defaults() (its header gives netfilter's reasons),
 //   track all: every protocol is tracked, as netfilter does; port_zones none: every port in zone 0.
 // - vlan_key both: what the key always held (overlapping address plans in different VLANs stay
@@ -128,6 +129,9 @@ struct Options {
     bool metrics_enabled;
     std::string metrics_host;
     uint16_t metrics_port;
+    // Networks allowed to connect to the exporter (--metrics-allow), canonical "ADDRESS/LENGTH"
+    // with no host bits set (IPv4 or IPv6, distinct, in given order); empty = every client.
+    std::vector<std::string> metrics_allow;
     // IPFIX collectors (RFC 7011 over UDP): IPv4 or IPv6 literals without brackets (`localhost` is
     // stored as 127.0.0.1), ports 1..65535; empty = no export.
     struct Collector {

@@ -392,12 +392,17 @@ StartError Service::start()
     build_stats_view();
     if (_opt.metrics_enabled) {
         // civetweb's threads inherit the affinity of the thread that starts the server.
+        std::string flag;
         if (!on_control_cpus(
                 "flowcop-setup",
-                [&] { _exporter = Exporter::start(_view, *this, _opt.metrics_host, _opt.metrics_port, error); }, error))
+                [&] {
+                    _exporter = Exporter::start(_view, *this, _opt.metrics_host, _opt.metrics_port, _opt.metrics_allow,
+                                                error, flag);
+                },
+                error))
             return {1, "flowcop: " + error};
         if (!_exporter)
-            return {2, format_flag_error("--metrics-addr", error)};
+            return {2, format_flag_error(flag, error)};
     }
     _telemetry = std::make_unique<Telemetry>(_view, *this);
     // The control socket (flowcopctl). Like telemetry, the service runs on without it.

@@ -222,6 +222,34 @@ def test_ipv6_exporter_serves_or_says_why_not():
                   in fc.stderr, f"stderr: {fc.stderr}")
 
 
+def test_an_ipv6_network_in_metrics_allow_applies_or_says_why_not():
+    # An IPv6 network in --metrics-allow needs civetweb with IPv6 (Debian 12's has none): flowcop
+    # then refuses it at start naming the flag, instead of failing with "cannot listen". Where it
+    # has IPv6, the list holds ::1 only, so this test's IPv4 scrape is refused.
+    fc = Flowcop(EXE, PCAP, ["--clock", "packet", "--stop-when-idle-ms", "3000", "--metrics-addr", "127.0.0.1:0",
+                             "--metrics-allow", "::1/128", "--flows-per-lcore", "65536"], "v6acl", wait_metrics=False)
+    with fc:
+        def outcome():
+            if fc.proc.poll() is not None:
+                return "exited"
+            return "serving" if "metrics at" in fc.stderr else None
+        if wait_until(outcome, 30, "the exporter to start or fail") == "serving":
+            fc.url = fc._url_or_exit()
+            try:
+                Scrape(fc.url)
+                refused = False
+            except OSError:
+                refused = True
+            check(refused, "a client from 127.0.0.1 was served, outside --metrics-allow ::1/128")
+            fc.stop()
+        else:
+            fc._reader.join(timeout=5)
+            check(fc.proc.returncode == 2, f"exit code {fc.proc.returncode}, want 2")
+            check("flowcop: --metrics-allow: ::1/128: the HTTP server prometheus-cpp uses (civetweb) was built "
+                  "without IPv6 (as Debian 12's is), so it cannot check IPv6 clients; list IPv4 networks only"
+                  in fc.stderr, f"stderr: {fc.stderr}")
+
+
 def test_a_taken_port_is_a_clear_configuration_error():
     import socket
     with socket.socket() as s:

@@ -116,6 +116,8 @@ std::vector<Case> one_case_per_option()
         {"--active-timeout", "3600", [](const Options& o) { return o.active_timeout_s == 3600; }},
         {"--metrics-addr", "10.1.2.3:80",
          [](const Options& o) { return o.metrics_enabled && o.metrics_host == "10.1.2.3" && o.metrics_port == 80; }},
+        {"--metrics-allow", "192.0.2.0/24",
+         [](const Options& o) { return o.metrics_allow == std::vector<std::string>{"192.0.2.0/24"}; }},
         {"--ipfix", "[2001:db8::1]:4739",
          [](const Options& o) {
              return o.ipfix == std::vector<Options::Collector>{{"2001:db8::1", 4739}};

@@ -94,9 +94,10 @@ TEST_CASE("--help has a block for every option the parser accepts, and no other"
             CHECK(parse({info.name}).kind != ParseOutcome::error);
     }
     // The spec's 28 options taking values (19 + 9 TCP states), the 6 --ipfix ones, the 5 of TCP window
-    // tracking, issue 15's 6 (4 timeouts, --track, --port-zone), --quiet and --help.
-    CHECK(value_options == 46);
-    CHECK(option_table().size() == 48);
+    // tracking, issue 15's 6 (4 timeouts, --track, --port-zone), --events-filter, --metrics-allow, --quiet and
+    // --help.
+    CHECK(value_options == 47);
+    CHECK(option_table().size() == 49);
     CHECK(headings.count("  -h, --help") == 1);
     for (const char* state : kTcpStateFlagNames) {
         // Hyphens as every other flag; the state machine's spelling is shown as the alias it is.
@@ -180,6 +181,7 @@ TEST_CASE("describe() renders the configuration with label-safe keys", "[app][op
                                                                        {"tcp_timeout_syn_sent2", "120"},
                                                                        {"default_inactivity_timeout", "600"},
                                                                        {"metrics_addr", "127.0.0.1:9781"},
+                                                                       {"metrics_allow", "any"},
                                                                        {"events", "none"},
                                                                        {"ipfix", "none"},
                                                                        {"ipfix_mtu", "1500"},
@@ -223,6 +225,7 @@ TEST_CASE("describe() output fed back as flags reproduces the options", "[app][o
         {"--metrics-addr=none", "--events=-", "--tcp-timeout-close=0"},
         {"--events=./none"},
         {"--mbufs=20000", "--mbuf-data-room=192"},
+        {"--metrics-allow=10.0.0.0/8,::1"},
     };
     for (const auto& args : command_lines) {
         const Options o = parsed(args);

@@ -24,6 +24,10 @@ Usage: test_faults.py FLOWCOP_EXE TMPDIR REPO_ROOT
      closes the idle ones (app/service/telemetry_guard.h) and a new client is answered within
      the guard's 2 s + one scan; RX keeps flowing throughout, and the run ends with every
      invariant.
+  5. --metrics-allow 127.0.0.1/32: a request from 127.0.0.2 is closed unanswered at once; 32
+     connections from 127.0.0.2 (four per exporter thread) reopened as soon as closed, idle or a
+     byte at a time, are each closed as they connect, and every scrape from 127.0.0.1 meanwhile
+     is answered at once (civetweb checks the list before a connection takes an HTTP thread).
 The metrics port already taken and the events path in a missing directory are exit-2 errors
 tested in tests/integration/test_bad_flags.py; malformed telemetry commands are tested in
 tests/app/test_telemetry_commands.py.
@@ -48,6 +52,8 @@ from flowcoptest import pcaplib  # noqa: E402
 FAST = ["--clock", "packet"]
 HTTP_THREADS, REQUEST_TIMEOUT_S = harness.exporter_limits()  # app/service/exporter.h
 HTTP_ABUSERS = 24                           # connections reopened by an abusive client
+ALLOWED, OUTSIDER = "127.0.0.1", "127.0.0.2"  # --metrics-allow's test: a Prometheus, and another local client
+ALLOW = ALLOWED + "/32"
 TELEMETRY_MAX = 10                          # DPDK 22.11's connection limit
 GUARD_IDLE_S, GUARD_SCAN_S = 2.0, 0.25      # app/service/telemetry_guard.h under pressure
 
@@ -184,24 +190,31 @@ def held_http(host, port, n, partial_first):
 
 
 class Reopeners:
-    """n connections to the exporter, each reopened as soon as the exporter closes it: idle, or
-    (slow=True) sending a request one byte every 100 ms, never finishing it."""
+    """n connections to the exporter, each reopened as soon as the exporter closes it (after
+    `pause` s): idle, or (slow=True) sending a request one byte every 100 ms, never finishing it.
+    From `source` (an address of this host) if given. lifetimes: how long each connection the
+    exporter closed had lasted; opened[i]: the connections thread i made."""
 
-    def __init__(self, host, port, n, slow):
+    def __init__(self, host, port, n, slow, source=None, pause=0.0):
         self.stop = threading.Event()
-        self.threads = [threading.Thread(target=self._hold, args=(host, port, slow), daemon=True)
-                        for _ in range(n)]
+        self.lifetimes = []
+        self.opened = [0] * n
+        self.threads = [threading.Thread(target=self._hold, args=(i, host, port, slow, source, pause), daemon=True)
+                        for i in range(n)]
         for t in self.threads:
             t.start()
 
-    def _hold(self, host, port, slow):
+    def _hold(self, i, host, port, slow, source, pause):
         request = b"GET /metrics HTTP/1.1\r\n" + b"X-Slow: y\r\n" * 1000
         while not self.stop.is_set():
             try:
-                c = socket.create_connection((host, port), timeout=5)
+                c = socket.create_connection((host, port), timeout=5,
+                                             source_address=(source, 0) if source else None)
             except OSError:
                 time.sleep(0.01)
                 continue
+            t0 = time.monotonic()
+            self.opened[i] += 1
             c.settimeout(0.1)
             sent = 0
             while not self.stop.is_set():
@@ -210,12 +223,15 @@ class Reopeners:
                         c.send(request[sent:sent + 1])
                         sent += 1
                     if c.recv(1) == b"":
+                        self.lifetimes.append(time.monotonic() - t0)
                         break
                 except socket.timeout:
                     continue
-                except OSError:
+                except OSError:  # a reset: closed by the exporter as well
+                    self.lifetimes.append(time.monotonic() - t0)
                     break
             c.close()
+            time.sleep(pause)
 
     def close(self):
         self.stop.set()
@@ -344,13 +360,85 @@ def run_held_connections(tap, exe, tmp):
     hostile.finish(tap, res, "held connections")
 
 
+class AllowedOnly:
+    """on_started for harness.run with --metrics-allow ALLOWED: a client from OUTSIDER is closed as
+    it connects, before it takes an HTTP thread, so however many connections it keeps reopening,
+    scrapes from ALLOWED are answered at once."""
+
+    def __init__(self, tap):
+        self.tap = tap
+
+    def __call__(self, res):
+        tap = self.tap
+        url = res.metrics_url
+        host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+        port = int(port)
+        with socket.create_connection((host, port), timeout=5, source_address=(OUTSIDER, 0)) as c:
+            t0 = time.monotonic()
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            try:
+                got = c.recv(1024)
+            except ConnectionResetError:
+                got = b""
+            secs = time.monotonic() - t0
+        tap.ok(got == b"" and secs < REQUEST_TIMEOUT_S, "--metrics-allow %s: a scrape from %s is closed unanswered "
+               "at once (%r after %.3f s)" % (ALLOW, OUTSIDER, got[:16], secs))
+        d = timed_scrape(url, 3)
+        tap.ok(d is not None, "--metrics-allow %s: a scrape from %s is answered (%s s)" % (
+            ALLOW, ALLOWED, d and round(d, 3)))
+        held = HTTP_THREADS * 4
+        closed, opened = 1, 1  # the request above
+        for slow in (False, True):
+            # 10 ms between a close and the next connect: refused connections end at once, and a
+            # tight loop of 32 would only measure this host's CPU.
+            abuse = Reopeners(host, port, held, slow, source=OUTSIDER, pause=0.01)
+            try:
+                time.sleep(0.5)
+                waits = []
+                for _ in range(6):
+                    waits.append(timed_scrape(url, 10))
+                    time.sleep(0.1)
+            finally:
+                abuse.close()
+            kind = "slow (a byte at a time)" if slow else "idle"
+            ok = [w for w in waits if w is not None]
+            tap.ok(len(ok) == len(waits) and max(ok) < REQUEST_TIMEOUT_S * 0.8,
+                   "--metrics-allow %s: with %d connections from %s reopened as soon as closed (%s), every scrape "
+                   "from %s is answered at once, under %.1f s (%s s)" % (
+                       ALLOW, held, OUTSIDER, kind, ALLOWED, REQUEST_TIMEOUT_S * 0.8,
+                       [w and round(w, 3) for w in waits]))
+            # Without the list each would hold a thread until the request timeout (or wait for one).
+            lives = sorted(abuse.lifetimes)
+            median = lives[len(lives) // 2] if lives else None
+            tap.ok(len(lives) >= held and median < REQUEST_TIMEOUT_S / 2,
+                   "--metrics-allow %s: the %s connections from %s were closed as they connected (%d closed, median "
+                   "lifetime %s s; a served one lasts the %.1f s request timeout)" % (
+                       ALLOW, kind, OUTSIDER, len(lives), median and round(median, 4), REQUEST_TIMEOUT_S))
+            closed += len(lives)
+            opened += sum(abuse.opened)
+        time.sleep(0.2)  # the last connections' refusals
+        m = harness.scrape(url)
+        refused = harness.metric(m, "flowcop_exporter_connections_refused_total")
+        tap.ok(closed <= refused <= opened, "flowcop_exporter_connections_refused_total counts the refused "
+               "connections: %d (%d seen closed, %d opened from %s)" % (refused, closed, opened, OUTSIDER))
+        return lambda m: True
+
+
+def run_metrics_allow(tap, exe, tmp):
+    fg = "flows=2000,lifetime=1,pps=20000,realtime=1,duration=5,seed=13"
+    opts = FAST + ["--flowgen", fg, "--metrics-allow", ALLOW]
+    res = harness.run(exe, [], opts, tmpdir=tmp, on_started=AllowedOnly(tap), timeout=60)
+    hostile.finish(tap, res, "--metrics-allow")
+
+
 def main():
     exe, tmp, repo = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(tmp, exist_ok=True)
     tap = harness.Tap()
     pcap = os.path.join(repo, "tests", "data", "captures", "suricata_ftp_data_ipv4_ipv6_80conns.pcap")
     for part in (lambda: run_events_faults(tap, exe, tmp, pcap), lambda: run_port_faults(tap, exe, tmp, pcap),
-                 lambda: run_sigterm_burst(tap, exe, tmp), lambda: run_held_connections(tap, exe, tmp)):
+                 lambda: run_sigterm_burst(tap, exe, tmp), lambda: run_held_connections(tap, exe, tmp),
+                 lambda: run_metrics_allow(tap, exe, tmp)):
         t0 = time.monotonic()
         part()
         tap.note("(%.1f s)" % (time.monotonic() - t0))
