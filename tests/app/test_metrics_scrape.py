@@ -200,17 +200,22 @@ def test_the_demo_capture_gives_its_80_flows_and_consistent_totals():
         check(fc.stop() == 0, "flowcop exit code")
 
 
+def exporter_started_or_exited(fc):
+    """Waits until flowcop serves metrics ("serving") or has exited ("exited"), up to 30 s."""
+    def outcome():
+        if fc.proc.poll() is not None:
+            return "exited"
+        return "serving" if "metrics at" in fc.stderr else None
+    return wait_until(outcome, 30, "the exporter to start or fail")
+
+
 def test_ipv6_exporter_serves_or_says_why_not():
     # Debian 12's civetweb (prometheus-cpp's HTTP server) has no IPv6: flowcop must then refuse
     # the address with a sentence naming the cause, not claim the address is in use.
     fc = Flowcop(EXE, PCAP, ["--clock", "packet", "--stop-when-idle-ms", "3000", "--metrics-addr", "[::1]:0",
                              "--flows-per-lcore", "65536"], "v6", wait_metrics=False)
     with fc:
-        def outcome():
-            if fc.proc.poll() is not None:
-                return "exited"
-            return "serving" if "metrics at" in fc.stderr else None
-        if wait_until(outcome, 30, "the exporter to start or fail") == "serving":
+        if exporter_started_or_exited(fc) == "serving":
             fc.url = fc._url_or_exit()
             check(fc.url.startswith("http://[::1]:"), f"url {fc.url}")
             check("flowcop_flows_created_total" in Scrape(fc.url).types, "no flowcop metrics over IPv6")
@@ -229,11 +234,7 @@ def test_an_ipv6_network_in_metrics_allow_applies_or_says_why_not():
     fc = Flowcop(EXE, PCAP, ["--clock", "packet", "--stop-when-idle-ms", "3000", "--metrics-addr", "127.0.0.1:0",
                              "--metrics-allow", "::1/128", "--flows-per-lcore", "65536"], "v6acl", wait_metrics=False)
     with fc:
-        def outcome():
-            if fc.proc.poll() is not None:
-                return "exited"
-            return "serving" if "metrics at" in fc.stderr else None
-        if wait_until(outcome, 30, "the exporter to start or fail") == "serving":
+        if exporter_started_or_exited(fc) == "serving":
             fc.url = fc._url_or_exit()
             try:
                 Scrape(fc.url)
