@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
@@ -136,6 +137,12 @@ def run_to_exit(exe, vdevs, opts, eal_extra=(), memory_mb=512, timeout=30):
     finally:
         harness.remove_runtime_dir(cmd)
     return rc, err, time.monotonic() - t0
+
+
+def url_host_port(url):
+    """The host and port (an int) of an http://HOST:PORT/... URL, e.g. a flowcop's metrics URL."""
+    parts = urlsplit(url)
+    return parts.hostname, parts.port
 
 
 def telemetry_path(pid):

@@ -42,7 +42,7 @@ SETTABLE = {"timeout_budget", "visit_budget_factor", "default_inactivity_timeout
 
 
 def port_of(url):
-    return int(url.split("//")[1].split("/")[0].rsplit(":", 1)[1])
+    return hostile.url_host_port(url)[1]
 
 
 def check_default_bind(tap, exe, vdev):

@@ -290,18 +290,18 @@ class Holders:
     def __call__(self, res):
         tap = self.tap
         url = res.metrics_url
-        host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
+        host, port = hostile.url_host_port(url)
         path = hostile.telemetry_path(res.pid)
         held, tels = [], []
         try:
             time.sleep(0.3)
             rx0 = (fresh_stats(path, 5)[0] or {}).get("rx_packets", 0)
-            held = held_http(host, int(port), HTTP_THREADS - 1, True)
+            held = held_http(host, port, HTTP_THREADS - 1, True)
             time.sleep(0.2)
             d = timed_scrape(url, 3)
             tap.ok(d is not None and d < REQUEST_TIMEOUT_S * 0.8, "%d idle HTTP connections (one with half a "
                    "request): a scrape is answered at once (%s s)" % (HTTP_THREADS - 1, d and round(d, 2)))
-            held += held_http(host, int(port), 1, False)
+            held += held_http(host, port, 1, False)
             time.sleep(0.2)
             d = timed_scrape(url, REQUEST_TIMEOUT_S + 3)
             tap.ok(d is not None and d < REQUEST_TIMEOUT_S + 1.5,
@@ -314,7 +314,7 @@ class Holders:
             # behind n held ones a scrape waits ceil((n - threads + 1) / threads) timeouts.
             rounds = -(-(HTTP_ABUSERS - HTTP_THREADS + 1) // HTTP_THREADS)
             for slow in (False, True):
-                abuse = Reopeners(host, int(port), HTTP_ABUSERS, slow)
+                abuse = Reopeners(host, port, HTTP_ABUSERS, slow)
                 try:
                     time.sleep(0.5)
                     waits = [timed_scrape(url, 10) for _ in range(3)]
@@ -371,8 +371,7 @@ class AllowedOnly:
     def __call__(self, res):
         tap = self.tap
         url = res.metrics_url
-        host, port = url.split("//")[1].split("/")[0].rsplit(":", 1)
-        port = int(port)
+        host, port = hostile.url_host_port(url)
         with socket.create_connection((host, port), timeout=5, source_address=(OUTSIDER, 0)) as c:
             t0 = time.monotonic()
             c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
