@@ -36,7 +36,7 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
 {
     TempDir dir;
     const std::string path = dir.file("events.jsonl");
-    const std::string rotated = dir.file("events.jsonl.1");
+    const std::string rotated_path = dir.file("events.jsonl.1");
     constexpr unsigned kN = 2;
     constexpr uint64_t kM = 20000;
     std::string error;
@@ -45,6 +45,13 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
     REQUIRE(w);
     w->start();
     std::atomic<bool> go{false};
+    // The producers stop halfway until the file has been renamed and the reopen requested, so the
+    // rotation falls inside the stream however the threads are scheduled (a loaded machine once let them
+    // finish before the rename). The second half, 10000 events per producer, is more than one writer turn
+    // drains (a ring's capacity, 4095), so some of it is drained after the reopen: both files get lines.
+    std::atomic<unsigned> at_half{0};
+    std::atomic<bool> rotated{false};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     std::vector<std::thread> lcores;
     std::vector<uint64_t> accepted(kN, 0);
     for (unsigned p = 0; p < kN; ++p)
@@ -52,6 +59,11 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
             while (!go.load())
                 std::this_thread::yield();
             for (uint64_t seq = 0; seq < kM; ++seq) {
+                if (seq == kM / 2) {
+                    at_half.fetch_add(1);
+                    while (!rotated.load() && std::chrono::steady_clock::now() < deadline)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
                 while (!stream->producer(p).emit(numbered_event(static_cast<uint16_t>(p), seq)))
                     std::this_thread::yield(); // a full ring: retry, so every seq is written once
                 if (seq % 100 == 99)           // ~0.2 s of emitting: the rotation lands in the middle
@@ -60,18 +72,20 @@ TEST_CASE("A reopen under load splits the lines between the old and the new file
             accepted[p] = kM;
         });
     go.store(true);
-    // Rotate while the producers run: wait for some lines, rename, ask for the reopen.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read_all(path).size() < 50000 && std::chrono::steady_clock::now() < deadline)
+    // Rotate halfway: once both producers wait there and the file holds lines, rename, ask for the
+    // reopen and let them go on.
+    while ((at_half.load() < kN || read_all(path).empty()) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    REQUIRE(std::rename(path.c_str(), rotated.c_str()) == 0);
+    const bool renamed = std::rename(path.c_str(), rotated_path.c_str()) == 0;
     w->request_reopen();
+    rotated.store(true);
+    REQUIRE(renamed);
     REQUIRE(wait_reopens(*w, 1));
     for (auto& t : lcores)
         t.join();
     w->stop_and_flush();
 
-    const auto old_lines = lines_of(read_all(rotated));
+    const auto old_lines = lines_of(read_all(rotated_path));
     const auto new_lines = lines_of(read_all(path));
     CHECK(!old_lines.empty());
     CHECK(!new_lines.empty()); // the producers were still running when the reopen happened
