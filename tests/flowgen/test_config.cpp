@@ -12,9 +12,10 @@ using namespace flowcop::flowgen;
 
 namespace {
 
-const char* const all_keys[] = {"flows",    "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct", "rst_pct",
-                                "pkt_size", "ipv6_pct",      "pps",      "wave",          "packets",  "duration",
-                                "seed",     "start",         "realtime", "vlan",          "ring",     "burst"};
+const char* const all_keys[] = {"flows",    "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct",
+                                "rst_pct",  "pkt_size",      "ipv6_pct", "pps",           "wave",
+                                "packets",  "duration",      "seed",     "start",         "realtime",
+                                "overflow", "vlan",          "ring",     "burst"};
 
 std::string parse_error(const char* kv)
 {
@@ -51,6 +52,7 @@ TEST_CASE("an empty or null string yields the documented defaults", "[flowgen][c
         CHECK(c.seed == 1);
         CHECK(c.start_s == 1700000000);
         CHECK_FALSE(c.realtime);
+        CHECK(c.overflow == Overflow::wait);
         CHECK_FALSE(c.vlan.has_value());
         CHECK(c.ring == 4096);
         CHECK(c.burst == 32);
@@ -63,7 +65,7 @@ TEST_CASE("every key sets its own field", "[flowgen][config]")
     Config c;
     REQUIRE(parse_config("flows=5000,new_flow_rate=200,lifetime=2.5,lifetime_dist=fixed,idle_pct=20,"
                          "rst_pct=30,pkt_size=1500,ipv6_pct=40,pps=2000000,wave=7:100,packets=123456,"
-                         "duration=60.125,seed=99,start=1600000000,realtime=1,vlan=42,ring=8192,burst=64",
+                         "duration=60.125,seed=99,start=1600000000,realtime=1,overflow=drop,vlan=42,ring=8192,burst=64",
                          c) == "");
     CHECK(c.flows == 5000);
     CHECK(c.new_flow_rate == 200);
@@ -82,6 +84,7 @@ TEST_CASE("every key sets its own field", "[flowgen][config]")
     CHECK(c.seed == 99);
     CHECK(c.start_s == 1600000000);
     CHECK(c.realtime);
+    CHECK(c.overflow == Overflow::drop);
     REQUIRE(c.vlan.has_value());
     CHECK(*c.vlan == 42);
     CHECK(c.ring == 8192);
@@ -151,6 +154,9 @@ TEST_CASE("every key rejects each kind of bad value", "[flowgen][config]")
         {"start=now", "start"},
         {"realtime=2", "realtime"},
         {"realtime=yes", "realtime"},
+        {"overflow=lose", "overflow"},
+        {"overflow=", "overflow"},
+        {"overflow=1", "overflow"},
         {"vlan=0", "vlan"},
         {"vlan=4095", "vlan"},
         {"vlan=x", "vlan"},
@@ -225,6 +231,11 @@ TEST_CASE("cross-key rules are checked after every key parsed", "[flowgen][confi
     // 10^7 flows over 10 s start 10^6 flows/s: 10^7 slots/s, more than the default pps.
     CHECK(contains(parse_error("flows=10000000"), "raise pps or lifetime, or lower flows"));
     CHECK(parse_error("flows=10000000,lifetime=100") == "");
+    // Unpaced, the generator outruns any consumer: drop is only a NIC's behaviour at a wall-clock rate.
+    CHECK(contains(parse_error("overflow=drop"), "flowgen: overflow=drop needs realtime=1"));
+    CHECK(contains(parse_error("overflow=drop,realtime=0"), "flowgen: overflow=drop needs realtime=1"));
+    CHECK(parse_error("overflow=drop,realtime=1") == "");
+    CHECK(parse_error("overflow=wait") == "");
 }
 
 // A Config built in code gets the same range checks, and Core refuses it rather than misbehaving.
@@ -248,6 +259,11 @@ TEST_CASE("check_config rejects out-of-range fields set in code and Core then ge
     Config f;
     f.flows = 0;
     CHECK(check_config(f) == "flowgen: flows: 0 is not in 1..10000000");
+    Config o;
+    o.overflow = Overflow::drop;
+    CHECK(contains(check_config(o), "overflow=drop needs realtime=1"));
+    o.realtime = true;
+    CHECK(check_config(o) == "");
 }
 
 // help() is the single documentation string: every key the parser accepts appears in it with '='.

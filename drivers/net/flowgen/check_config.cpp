@@ -48,6 +48,11 @@ std::string check_config(const Config& c)
         return out_of_range("duration (ms)", c.duration_ms, 0, kMaxDurationMs);
     if (c.start_s > kMaxStartS)
         return out_of_range("start", c.start_s, 0, kMaxStartS);
+    if (c.overflow != Overflow::wait && c.overflow != Overflow::drop)
+        return "flowgen: overflow: not one of wait, drop";
+    if (c.overflow == Overflow::drop && !c.realtime)
+        return "flowgen: overflow=drop needs realtime=1 (unpaced, the generator outruns any consumer and "
+               "would drop most frames; without realtime the port back-pressures)";
     if (c.vlan && !in(*c.vlan, 1, 4094))
         return out_of_range("vlan", *c.vlan, 1, 4094);
     if (!in(c.ring, kMinRing, kMaxRing))

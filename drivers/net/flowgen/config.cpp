@@ -98,6 +98,17 @@ int on_realtime(const char* key, const char* value, void* opaque)
     return 0;
 }
 
+int on_overflow(const char* key, const char* value, void* opaque)
+{
+    if (value != nullptr && std::strcmp(value, "wait") == 0)
+        cfg_of(opaque).overflow = Overflow::wait;
+    else if (value != nullptr && std::strcmp(value, "drop") == 0)
+        cfg_of(opaque).overflow = Overflow::drop;
+    else
+        return fail(opaque, key, value, "one of wait, drop");
+    return 0;
+}
+
 int on_vlan(const char* key, const char* value, void* opaque)
 {
     uint64_t v = 0;
@@ -129,6 +140,7 @@ constexpr Key kKeys[] = {
     {"seed", on_uint<uint64_t, &Config::seed, 0, UINT64_MAX>},
     {"start", on_uint<uint64_t, &Config::start_s, 0, kMaxStartS>},
     {"realtime", on_realtime},
+    {"overflow", on_overflow},
     {"vlan", on_vlan},
     {"ring", on_uint<uint32_t, &Config::ring, kMinRing, kMaxRing>},
     {"burst", on_uint<uint32_t, &Config::burst, 1, kMaxBurst>},

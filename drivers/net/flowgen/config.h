@@ -24,6 +24,12 @@ enum class LifetimeDist : uint8_t {
     exp,   // exponential with mean `lifetime` (memoryless, the classic flow-duration model)
 };
 
+// What the Port does with frames that find its rx ring full. `wait` holds them and retries
+// (back-pressure: the consumer sees the whole stream); `drop` frees the frames that do not fit and
+// counts them (Stats::rx_dropped), as a NIC drops what finds its descriptor ring full. drop needs
+// realtime=1: without a wall-clock pace the generator would just outrun any consumer.
+enum class Overflow : uint8_t { wait, drop };
+
 // At virtual second `at_s` after `start`, the next `flows` established flows each send one last data
 // segment and go silent, all within that second, so a tracker finds them all due at once.
 struct Wave {
@@ -59,11 +65,12 @@ struct Config {
     uint64_t packets = 0;     // stop after this many frames; 0: unlimited
     uint64_t duration_ms = 0; // stop at this virtual time; 0: unlimited
     uint64_t seed = 1;
-    uint64_t start_s = 1'700'000'000; // virtual clock at the first slot, Unix seconds
-    bool realtime = false;            // Port only: pace emission to wall time
-    std::optional<uint16_t> vlan;     // 802.1Q VLAN ID 1..4094 on every frame
-    uint32_t ring = 4096;             // Port only: rx/tx ring entries
-    uint32_t burst = 32;              // Port only: frames generated per ring enqueue
+    uint64_t start_s = 1'700'000'000;   // virtual clock at the first slot, Unix seconds
+    bool realtime = false;              // Port only: pace emission to wall time
+    Overflow overflow = Overflow::wait; // Port only: a full rx ring holds the burst or drops it
+    std::optional<uint16_t> vlan;       // 802.1Q VLAN ID 1..4094 on every frame
+    uint32_t ring = 4096;               // Port only: rx/tx ring entries
+    uint32_t burst = 32;                // Port only: frames generated per ring enqueue
 };
 
 // "" or one sentence naming the bad key/value. On error `out` is unchanged. kvargs may be nullptr.

@@ -40,6 +40,10 @@ const char* help()
            "                   0..4102444800). Timestamps are microseconds since the Unix epoch.\n"
            "  realtime=0|1     0: generate as fast as the consumer takes frames; 1: pace to wall time\n"
            "                   (default 0). Timestamps follow virtual time either way.\n"
+           "  overflow=M       wait or drop (default wait): what a burst that does not fit in the rx\n"
+           "                   ring gets. wait: held and retried (back-pressure, nothing lost); drop:\n"
+           "                   the frames that do not fit are freed and counted (rx_dropped, flowcop's\n"
+           "                   port_rx_missed), as a NIC drops on a full descriptor ring. Needs realtime=1.\n"
            "  vlan=ID          802.1Q tag with this VLAN ID on every frame (default none; 1..4094).\n"
            "  ring=N           rx and tx ring entries of the port (default 4096; 64..1048576).\n"
            "  burst=N          frames generated per ring enqueue (default 32; 1..1024, <= ring).\n";

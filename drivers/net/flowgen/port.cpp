@@ -147,6 +147,12 @@ void Port::run()
             _pend_n -= put;
             _enqueued += put;
             worked = worked || put != 0;
+            if (_pend_n != 0 && _cfg.overflow == Overflow::drop) { // a full descriptor ring: lost, counted
+                rte_pktmbuf_free_bulk(_pending.data() + _pend_head, _pend_n);
+                _rx_dropped += _pend_n;
+                _pend_n = 0;
+                worked = true;
+            }
         }
         publish();
         if (worked) {
@@ -176,10 +182,11 @@ void Port::publish() noexcept
     Stats s = _gen.stats();
     s.packets = _enqueued;
     s.tx_freed = _tx_freed;
+    s.rx_dropped = _rx_dropped;
     s.finished = s.finished && _pend_n == 0;
-    const uint64_t v[kPublishedFields] = {s.packets,      s.flows_started,    s.flows_fin,      s.flows_rst,
-                                          s.flows_idle,   s.wave_flows,       s.virtual_now_us, s.finished,
-                                          s.active_flows, s.arrivals_dropped, s.alloc_failures, s.tx_freed};
+    const uint64_t v[kPublishedFields] = {
+        s.packets,  s.flows_started, s.flows_fin,        s.flows_rst,      s.flows_idle, s.wave_flows, s.virtual_now_us,
+        s.finished, s.active_flows,  s.arrivals_dropped, s.alloc_failures, s.tx_freed,   s.rx_dropped};
     for (unsigned i = 0; i < kPublishedFields; ++i)
         stats::store_relaxed(_published[i], v[i]);
 }
@@ -202,6 +209,7 @@ Stats Port::stats() const noexcept
     s.arrivals_dropped = v[9];
     s.alloc_failures = v[10];
     s.tx_freed = v[11];
+    s.rx_dropped = v[12];
     return s;
 }
 

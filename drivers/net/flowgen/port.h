@@ -6,9 +6,12 @@
 // called "net_ring_net_flowgenN" (N counts Ports in the process; name() returns it). The application
 // configures and starts it as usual (rte_eth_dev_configure with 1/1 queues, queue setup, start).
 // Rx: mbufs from Generator (see generator.h for their fields and the microsecond timestamp dynfield).
-// Back-pressure, not loss: when the rx ring is full the thread holds its burst and retries, so the
-// stream reaching rx_burst is exactly the Generator's stream. With packets=/duration= reached the
-// port returns no more packets (stats().finished once the last frame is in the ring).
+// overflow=wait (the default): back-pressure, not loss: when the rx ring is full the thread holds its
+// burst and retries, so the stream reaching rx_burst is exactly the Generator's stream.
+// overflow=drop (with realtime=1): like a NIC, the frames of a burst that do not fit in the ring are
+// freed at once and counted in stats().rx_dropped; the stream goes on at wall-clock pace, so a
+// consumer that falls behind loses frames instead of slowing the timeline. With packets=/duration=
+// reached the port returns no more packets (stats().finished once the last frame is in the ring).
 // Tx: the tx queue is a ring that the generator thread drains and frees (tx_freed), so flowcop's inline
 // mode can forward to this port; nothing is transmitted anywhere.
 // Ownership: create() makes the rings and, if pool is nullptr, a pktmbuf pool sized for the ring
@@ -83,13 +86,13 @@ private:
     // Thread-owned between start() and stop().
     std::vector<rte_mbuf*> _pending;
     unsigned _pend_head = 0, _pend_n = 0;
-    uint64_t _enqueued = 0, _tx_freed = 0;
+    uint64_t _enqueued = 0, _tx_freed = 0, _rx_dropped = 0;
     int64_t _anchor_wall_ns = 0;
     uint64_t _anchor_virtual_us = 0;
 
     // Published by the thread after each burst, read by stats(): single-writer fields
     // (stats/relaxed.h), the project's one vocabulary for counters other threads read.
-    static constexpr unsigned kPublishedFields = 12;
+    static constexpr unsigned kPublishedFields = 13;
     alignas(64) std::array<uint64_t, kPublishedFields> _published{};
 };
 

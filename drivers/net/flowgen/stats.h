@@ -23,6 +23,7 @@ struct Stats {
     uint64_t arrivals_dropped = 0; // new flows not started because ~flows*17/16 were already active
     uint64_t alloc_failures = 0;   // mbuf allocations that failed (Generator/Port: pool exhausted)
     uint64_t tx_freed = 0;         // Port: mbufs the application sent to the port, freed by the generator
+    uint64_t rx_dropped = 0;       // Port, overflow=drop: frames freed because the rx ring was full
 };
 
 } // namespace flowcop::flowgen
