@@ -244,6 +244,10 @@ void Service::build_stats_view()
         _ring_drops = PacketRingDrops::discover(packet_ports);
         _view.ring_drops = _ring_drops.get();
     }
+    if (_flowgen) {
+        _view.synthetic_port = _flowgen->port_id();
+        _view.synthetic_drops = [port = _flowgen.get()] { return port->stats().rx_dropped; };
+    }
     _view.plan = &_plan;
     _view.ctl = {&_ctl_stats, _follow};
 }

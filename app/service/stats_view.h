@@ -11,8 +11,10 @@
 // Threading: any thread may read through the view at any time while the service lives; every
 // value is a relaxed load of a field its owner writes (stats/relaxed.h), or a port counter read by
 // `read_port` (rte_eth_stats_get by default: the PMD's per-queue counters or device registers,
-// never a lock an RX or TX burst takes), plus an af_packet port's kernel ring drops in `imissed`
-// (packet_ring_drops.h: a getsockopt per socket under a mutex only control threads take).
+// never a lock an RX or TX burst takes), plus in `imissed` the losses its PMD does not count: an
+// af_packet port's kernel ring drops (packet_ring_drops.h: a getsockopt per socket under a mutex
+// only control threads take) and the --flowgen port's full-ring drops (flowgen overflow=drop: relaxed
+// loads of the generator thread's counters).
 #pragma once
 
 #include "ctl_stats.h"
@@ -28,6 +30,7 @@
 #include <rte_ethdev.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,10 @@ struct StatsView {
     };
     // The kernel ring drops of af_packet ports (their PMD counts none); nullptr when no port has any.
     const PacketRingDrops* ring_drops = nullptr;
+    // The --flowgen port and the frames it dropped on its full RX ring (overflow=drop); its ring PMD
+    // counts none. Unset (empty) without --flowgen.
+    uint16_t synthetic_port = 0;
+    std::function<uint64_t()> synthetic_drops;
 
     // Every port's counters, read once each, for one pass of a reader.
     std::vector<PortSample> port_samples() const
@@ -96,6 +103,8 @@ struct StatsView {
                 continue;
             if (ring_drops != nullptr)
                 s.counters.imissed += ring_drops->drops(p.port);
+            if (synthetic_drops && p.port == synthetic_port)
+                s.counters.imissed += synthetic_drops();
             out.push_back(s);
         }
         return out;
