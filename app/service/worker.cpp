@@ -78,8 +78,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
 {
     while (!quit.load(std::memory_order_relaxed)) {
         const uint64_t tsc = rte_rdtsc();
+        bool rx_backlog = false; // some queue gave a full burst: it may hold more
         for (const RxQueueRef& q : _plan.rx)
-            poll(q, tsc);
+            rx_backlog |= poll(q, tsc) == kBurst;
         if (_place.handoff != nullptr)
             take_handoffs(tsc);
         const uint64_t now = now_ns();
@@ -88,11 +89,14 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         if (now >= _next_cop_ns && now != 0)
             run_cop(now);
         drain_mailbox();
-        if (_table.rebase_pending()) // budgeted like a cop pass: see worker.h
-            _table.rebase_step(
-                uint32_t(std::min<uint64_t>(
-                    UINT32_MAX, timerwheel::visit_budget(_settings.fire_budget, _settings.visit_budget_factor))),
-                uint32_t(std::min<uint64_t>(UINT32_MAX, _settings.fire_budget)));
+        // Budgeted like a cop pass, and in RX slack: see worker.h.
+        if (_table.rebase_pending() && (!rx_backlog || ++_rebase_deferrals >= kRebaseMaxDeferrals)) {
+            _rebase_deferrals = 0;
+            _table.rebase_step(uint32_t(std::min<uint64_t>(
+                                   kRebaseStepRecords,
+                                   timerwheel::visit_budget(_settings.fire_budget, _settings.visit_budget_factor))),
+                               uint32_t(std::min<uint64_t>(UINT32_MAX, _settings.fire_budget)));
+        }
     }
     if (_place.handoff != nullptr)
         finish_handoffs();
@@ -100,15 +104,16 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
     _table.destroy_all(now_ns(), conntrack::Reason::shutdown);
 }
 
-void Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
+uint16_t Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
 {
     rte_mbuf* mbufs[kBurst];
     const uint16_t n = rte_eth_rx_burst(q.port, q.queue, mbufs, kBurst);
     if (n == 0)
-        return;
+        return 0;
     store_relaxed(_stats.last_rx_tsc, tsc);
     bump(_stats.rx_packets, uint64_t(n));
     handle(mbufs, n, tsc, &q);
+    return n;
 }
 
 void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept

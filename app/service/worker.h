@@ -13,9 +13,13 @@
 // from each ring that feeds it and tracks and forwards those the same way. Then,
 // between bursts: the inactivity cop when it is due, the control-plane mailbox, and
 // a step of a pending rebase sweep (after a live timeout change), budgeted like a cop
-// pass: it moves at most fire_budget flows to earlier buckets and looks at most the
-// visit budget's records, so one step costs about what a budgeted pass costs and a
-// sweep of a full table spreads over many loop turns. Under the other plans (rss, single_lcore) the
+// pass: it moves at most fire_budget flows to earlier buckets and looks at most
+// kRebaseStepRecords table positions (fewer if the visit budget is smaller), so one step
+// costs no more than a budgeted pass and a sweep of a full table spreads over many loop
+// turns. A step runs only in a turn whose RX polls all came back short of a full burst (the
+// queues were drained: the lcore has slack), or after kRebaseMaxDeferrals turns without one,
+// so the sweep takes the lcore's idle time instead of adding its work to a backlog, and still
+// ends under sustained full bursts. Under the other plans (rss, single_lcore) the
 // handoff costs one predictable branch per burst.
 //
 // The cop runs every check interval. When a budget stops a pass with work left,
@@ -54,6 +58,14 @@ namespace flowcop::app {
 
 inline constexpr unsigned kBurst = 32;
 inline constexpr uint64_t kCopRetryNs = 1'000'000;
+// Table positions one rebase step looks at, at most (never more than the visit budget), and the
+// turns with a full RX burst a pending step may wait for one without (then it runs anyway: under
+// sustained full bursts a sweep of 10^6 moved flows, ~7800 steps, takes ~64 x 7800 turns). Measured
+// on 10^6 flows at 6 Mpps into a 1024-entry ring: a step every turn with the visit budget's 2048
+// records cost ~100k frames per change beyond the host's noise; these ~20k (deploy/bench/
+// live_set_loss.py, tests/benchmarks.md part 7).
+inline constexpr uint64_t kRebaseStepRecords = 256;
+inline constexpr unsigned kRebaseMaxDeferrals = 64;
 
 // What a worker runs with; the service fills every field from the options (whose defaults are
 // named in options.h).
@@ -100,7 +112,8 @@ private:
            TimestampField ts, const WorkerSettings& settings) noexcept
         : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
     {}
-    void poll(const RxQueueRef& q, uint64_t tsc) noexcept;
+    // Returns how many packets the burst brought (kBurst: the queue may hold more).
+    uint16_t poll(const RxQueueRef& q, uint64_t tsc) noexcept;
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
     void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
@@ -136,6 +149,7 @@ private:
     void* _fragment_memory = nullptr;
     std::unique_ptr<fragattr::FragmentAttributor> _fragments;
     uint64_t _next_cop_ns = 0;
+    unsigned _rebase_deferrals = 0; // turns a pending rebase step has waited for RX slack
 };
 
 } // namespace flowcop::app
