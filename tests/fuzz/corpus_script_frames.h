@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The frames and steps the crafted tracking seeds are written with (corpus_scripts.cpp,
-// corpus_protocol_scripts.cpp): TCP segments numbered as a real stack numbers them, UDP, ICMP echo
+// corpus_protocol_scripts.cpp, corpus_key_scripts.cpp): TCP segments numbered as a real stack numbers them, UDP, ICMP echo
 // and errors, other protocols and fragmented UDP, over IPv4 or IPv6 by the address text, optionally
 // VLAN-tagged; put() carries only the bytes that decide a frame's parse. Test code: allocates freely.
 #pragma once
@@ -29,11 +29,25 @@ struct Ep {
     uint16_t port;
 };
 
+// What each direction has sent so far (next_seq), kept across seeds within one crafted_scripts() call.
+inline std::map<std::string, uint32_t>& sent_so_far()
+{
+    static std::map<std::string, uint32_t> next;
+    return next;
+}
+
+// Forgets every direction's numbering: crafted_scripts() starts with it, so its output does not depend
+// on what ran before it in the process (the committed corpus must equal any call's output).
+inline void restart_sequence_numbers()
+{
+    sent_so_far().clear();
+}
+
 // The next sequence number a sends to b: an ISN from the endpoints, advanced by what a sent, so every
 // seed's segments are numbered as a real stack numbers them and pass window tracking (issue 16).
 inline uint32_t& next_seq(Ep a, Ep b)
 {
-    static std::map<std::string, uint32_t> next;
+    std::map<std::string, uint32_t>& next = sent_so_far();
     const std::string k =
         std::string(a.addr) + ":" + std::to_string(a.port) + ">" + b.addr + ":" + std::to_string(b.port);
     auto it = next.find(k);
@@ -134,14 +148,20 @@ inline std::vector<uint8_t> icmp_error(const char* from, const char* to, const F
                        : ip(from, to).icmp({.type = 3, .code = 3, .rest = 0}).quote(quoted).build();
 }
 
-// A UDP datagram of 8 + 16 * parts bytes from a to b in `parts` fragments (IPv4 or IPv6 by address).
-inline std::vector<std::vector<uint8_t>> udp_fragments(Ep a, Ep b, uint16_t id, unsigned parts)
+// A UDP datagram of 8 + 16 * parts bytes from a to b in `parts` fragments (IPv4 or IPv6 by address),
+// optionally VLAN-tagged.
+inline std::vector<std::vector<uint8_t>> udp_fragments(Ep a, Ep b, uint16_t id, unsigned parts, uint16_t vlan = 0,
+                                                       uint16_t vlan2 = 0)
 {
     std::vector<std::vector<uint8_t>> out;
     for (unsigned i = 0; i < parts; ++i) {
         const uint16_t offset = i == 0 ? 0 : uint16_t(3 + 2 * (i - 1)); // 8-byte units
         const bool more = i + 1 < parts;
         FrameBuilder f;
+        if (vlan)
+            f.vlan(vlan, vlan2 ? 0x88a8 : 0x8100);
+        if (vlan2)
+            f.vlan(vlan2);
         if (is_v6(a.addr))
             f.ipv6({.src = test::ip6(a.addr), .dst = test::ip6(b.addr)}).ipv6_frag(offset, more, id);
         else

@@ -14,6 +14,7 @@ using namespace seed;
 
 std::vector<Seed> crafted_scripts()
 {
+    restart_sequence_numbers();
     std::vector<Seed> out;
     auto add = [&](const char* name, const ScriptWriter& w) { out.push_back({name, w.bytes()}); };
     const TrackSetup base; // 256 flows, preset 0, loose pickup, no active timeout
@@ -177,10 +178,17 @@ std::vector<Seed> crafted_scripts()
     }
     for (Seed& s : crafted_protocol_scripts())
         out.push_back(std::move(s));
+    for (Seed& s : crafted_key_scripts())
+        out.push_back(std::move(s));
     return out;
 }
 
-std::vector<Seed> capture_scripts(const std::string& path, const std::string& tag, unsigned variant, std::string& error)
+namespace {
+
+// One capture replayed under `setup`, as at most kMaxScriptsPerCapture scripts named <name>-script<N>;
+// tagged says whether any of its frames carried a VLAN tag.
+std::vector<Seed> replay_scripts(const std::string& path, const std::string& name, const TrackSetup& setup,
+                                 bool& tagged, std::string& error)
 {
     test::PcapReader pcap;
     std::vector<Seed> out;
@@ -188,17 +196,13 @@ std::vector<Seed> capture_scripts(const std::string& path, const std::string& ta
         error = path + ": " + pcap.error();
         return out;
     }
-    TrackSetup setup;
-    setup.preset = variant % 4;
-    setup.active = variant % 3 == 1;
-    setup.all_protocols = variant % 2 == 1; // every other capture also through the other protocols' rules
     ScriptWriter w(setup);
     test::PcapRecord rec;
     uint64_t last = 0;
     bool first = true;
     auto finish = [&] {
         if (w.size() > 1)
-            out.push_back({tag + "-script" + std::to_string(out.size()), w.bytes()});
+            out.push_back({name + "-script" + std::to_string(out.size()), w.bytes()});
         w = ScriptWriter(setup);
         first = true;
     };
@@ -213,6 +217,9 @@ std::vector<Seed> capture_scripts(const std::string& path, const std::string& ta
             w.advance(v);
             gap -= advance_ns(v);
         }
+        packet::Packet parsed;
+        packet::parse(rec.data.data(), uint32_t(rec.data.size()), parsed);
+        tagged = tagged || parsed.vlan_outer != 0;
         const size_t keep = significant_prefix(rec.data);
         if (w.size() + 4 + keep > kMaxScriptBytes)
             finish();
@@ -222,6 +229,27 @@ std::vector<Seed> capture_scripts(const std::string& path, const std::string& ta
         finish();
     if (!pcap.error().empty())
         error = path + ": " + pcap.error();
+    return out;
+}
+
+} // namespace
+
+std::vector<Seed> capture_scripts(const std::string& path, const std::string& tag, unsigned variant, std::string& error)
+{
+    TrackSetup setup;
+    setup.preset = variant % 4;
+    setup.active = variant % 3 == 1;
+    setup.all_protocols = variant % 2 == 1; // every other capture also through the other protocols' rules
+    bool tagged = false;
+    std::vector<Seed> out = replay_scripts(path, tag, setup, tagged, error);
+    // A tagged capture also under --vlan-key outer and none, the modes that merge what its tags split.
+    for (const packet::VlanKey mode : {packet::VlanKey::outer, packet::VlanKey::none}) {
+        if (!tagged || !error.empty())
+            break;
+        setup.vlan_key = mode;
+        for (Seed& s : replay_scripts(path, tag + "-vlan_" + packet::vlan_key_name(mode), setup, tagged, error))
+            out.push_back(std::move(s));
+    }
     return out;
 }
 

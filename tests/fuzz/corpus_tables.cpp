@@ -40,7 +40,7 @@ private:
 
 // Setup bytes (TableSetup::from_byte): capacity index, loose pickup (4), key mode << 3, active (0x20).
 constexpr uint8_t kCap16 = 0, kCap256 = 2, kCap1024 = 3, kLoose = 4, kCrowd = 0 << 3, kTwoBuckets = 1 << 3,
-                  kRandom = 2 << 3, kActive = 0x20;
+                  kRandom = 2 << 3, kTwins = 3 << 3, kActive = 0x20;
 
 } // namespace
 
@@ -113,6 +113,17 @@ std::vector<Seed> crafted_table_scripts()
             w.pkt(7, kPshAck, false, 7); // 0.35 s apart: past the active timeout (7 s)
         w.pkt(8, kSyn, false, 7).drain().destroy_all().handshake(5).cop(2);
         out.push_back({"kill_rst_arrival_shutdown", w.bytes()});
+    }
+    { // One tuple in zones 0, 1, 0x100 and VLAN 1 is four flows (keys 4t..4t+3): each twin gets its own
+        // handshake, close or RST, and a kill of one twin leaves the other three.
+        TableWriter w(kCap256 | kLoose | kTwins);
+        for (unsigned k = 0; k < 32; ++k)
+            w.handshake(k);
+        w.drain();
+        for (unsigned t = 0; t < 8; ++t)
+            w.pkt(4 * t, kFinAck).pkt(4 * t + 1, kRst, true).pkt(4 * t + 2, kPshAck, true);
+        w.drain().kill(3).kill(7).cop(0).cop(3);
+        out.push_back({"zone_and_vlan_twins", w.bytes()});
     }
     return out;
 }

@@ -62,9 +62,22 @@ std::vector<packet::FlowKey> build_keys(const TableSetup& setup)
             if (const packet::FlowKey k = make_key(n++); home(k) <= 1)
                 keys.push_back(k);
         break;
-    default:
+    case 2:
         while (keys.size() < kKeys)
             keys.push_back(make_key(n++));
+        break;
+    default: // twins: each tuple in zone 0, zone 1, zone 0x100 and (zone 0) VLAN 1, the same tuple four flows
+        while (keys.size() < kKeys) {
+            packet::FlowKey k = make_key(n++);
+            keys.push_back(k);
+            k.zone = 1;
+            keys.push_back(k);
+            k.zone = 0x100;
+            keys.push_back(k);
+            k.zone = 0;
+            k.vlan[1] = 0x10; // outer VLAN ID 1 (flow_key.h: outer << 12 | inner)
+            keys.push_back(k);
+        }
         break;
     }
     return keys;

@@ -37,7 +37,9 @@ inline constexpr uint64_t kTableStartNs = 1'700'000'000ull * kTableSecNs;
 
 // Byte 0: bits 0-1 the capacity (16, 64, 256 or 1024 flows), bit 2 loose pickup, bits 3-4 the key
 // space (0: 200 keys homed in bucket 0 and the rest at random, more than one probe window holds;
-// 1: every key homed in buckets 0 and 1; 2 and 3: random keys), bit 5 an active timeout (7 s).
+// 1: every key homed in buckets 0 and 1; 2: random keys; 3: 64 random tuples, each four times: in
+// zones 0, 1 and 0x100 and in VLAN 1, so a hash or compare that drops the zone or the VLAN IDs
+// merges flows the model keeps apart), bit 5 an active timeout (7 s).
 struct TableSetup {
     uint32_t capacity = 256;
     bool loose_pickup = true;

@@ -128,6 +128,28 @@ TEST_CASE("Every crafted tracking scenario holds every invariant and reaches the
     CHECK(got.at("fragment_flood_small_attributor").fragments_late == 1);
     CHECK(got.at("fragment_flood_small_attributor").fragments_tracked == 1);
     CHECK(expired(got.at("table_full_all_protocols"), Reason::evicted) > 0);
+
+    // The key: zones from the port, --vlan-key.
+    const conntrack::Counters& zones = got.at("zones_same_tuples_per_port");
+    CHECK(by(zones, Proto::udp) == std::make_tuple(3ul, 6ul, 0ul)); // zones 0, 7 (ports 1 and 2), 9
+    CHECK(zones.flows_created_by_proto[size_t(Proto::tcp)] == 2);   // zone 7's handshake, zone 0's pickup
+    CHECK(zones.icmp_related == 2);                                 // each in its own zone
+    CHECK(zones.icmp_related_unknown == 1);                         // zone 9 has no such TCP flow
+    CHECK(zones.fragments_tracked == 2);                            // one per zone, none across
+    CHECK(expired(zones, Reason::killed) == 1);
+    const conntrack::Counters& outer = got.at("vlan_key_outer_inner_tag_ignored");
+    CHECK(by(outer, Proto::udp) == std::make_tuple(2ul, 5ul, 0ul)); // outer 200 (any inner) and 201
+    CHECK(outer.flows_created_by_proto[size_t(Proto::tcp)] == 1);
+    CHECK(outer.fragments_tracked == 2); // across inner tags 300 and 302
+    const conntrack::Counters& none = got.at("vlan_key_none_one_sided_tags");
+    CHECK(by(none, Proto::udp) == std::make_tuple(1ul, 2ul, 0ul));
+    CHECK(by(none, Proto::icmp) == std::make_tuple(1ul, 2ul, 0ul));
+    CHECK(none.flows_created_by_proto[size_t(Proto::tcp)] == 1);
+    CHECK(none.icmp_related == 1);
+    CHECK(expired(none, Reason::killed) == 1);
+    const conntrack::Counters& tcp_zones = got.at("tcp_zones_vlan_key_none");
+    CHECK(tcp_zones.flows_created == 2);
+    CHECK(expired(tcp_zones, Reason::closed) == 1);
 }
 
 // Why: the parser target starts from one frame per rule; a missing verdict is a rule the
@@ -261,6 +283,58 @@ TEST_CASE("The oracle reports a UDP flow whose packets and state are not its pro
     p = &q;
     r.oracle->after_burst(&p, &r.now, 1);
     CHECK_THAT(r.oracle->failure(), Catch::Contains("udp flow differs from the model"));
+}
+
+TEST_CASE("The oracle reports a key whose VLAN IDs or zone the port and --vlan-key do not give", "[fuzz][oracle]")
+{
+    fuzz::TrackSetup s;
+    s.vlan_key = packet::VlanKey::outer;
+    Rig r{s};
+    const auto f = test::FrameBuilder().vlan(100, 0x88a8).vlan(200).ipv4().tcp({.sport = 1000, .flags = 0x02}).build();
+    packet::Packet p;
+    packet::parse(f.data(), uint32_t(f.size()), p);
+    const packet::Packet* pp = &p;
+    SECTION("an inner VLAN ID --vlan-key outer leaves out")
+    {
+        r.table->process_burst(&pp, 1, r.now); // keyed as parsed: both IDs
+        r.oracle->after_burst(&pp, &r.now, 1);
+        CHECK_THAT(r.oracle->failure(), Catch::Contains("key VLAN 100/200"));
+    }
+    SECTION("a zone that is not the port's")
+    {
+        packet::apply_vlan_key(p, s.vlan_key);
+        p.in_port = 3;
+        p.key.zone = fuzz::port_zone(1);
+        r.table->process_burst(&pp, 1, r.now);
+        r.oracle->after_burst(&pp, &r.now, 1);
+        CHECK_THAT(r.oracle->failure(), Catch::Contains("zone 7 on port 3"));
+    }
+}
+
+TEST_CASE("The oracle reports a later fragment given the ports of another zone's datagram", "[fuzz][oracle]")
+{
+    fuzz::TrackSetup s;
+    s.all_protocols = true;
+    Rig r{s};
+    const auto first = test::FrameBuilder()
+                           .ipv4({.id = 9, .frag_offset = 0, .more_fragments = true})
+                           .udp({.sport = 5353, .dport = 53, .length = 40})
+                           .payload(16)
+                           .build();
+    const auto later = test::FrameBuilder().ipv4({.id = 9, .frag_offset = 3}).next_protocol(17).payload(16).build();
+    packet::Packet a, b;
+    packet::parse(first.data(), uint32_t(first.size()), a);
+    packet::parse(later.data(), uint32_t(later.size()), b);
+    b.in_port = 3; // zone 9; its datagram's first fragment came on port 0
+    b.key.zone = fuzz::port_zone(3);
+    b.key.port_lo = a.key.port_lo; // as an attributor that ignored the zone would do
+    b.key.port_hi = a.key.port_hi;
+    b.extra.frag_flags |= packet::kFragAttributed;
+    const packet::Packet* pkts[2] = {&a, &b};
+    const uint64_t times[2] = {r.now, r.now};
+    r.table->process_burst(pkts, 2, times);
+    r.oracle->after_burst(pkts, times, 2);
+    CHECK_THAT(r.oracle->failure(), Catch::Contains("got ports no first fragment of its datagram had"));
 }
 
 TEST_CASE("The oracle reports a cop pass whose expiries it cannot account for", "[fuzz][oracle]")

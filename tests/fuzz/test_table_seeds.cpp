@@ -32,7 +32,7 @@ std::map<std::string, TableRunStats> run_seeds()
 TEST_CASE("Each crafted table seed holds and reaches its path", "[fuzz][table]")
 {
     const auto r = run_seeds();
-    REQUIRE(r.size() == 6);
+    REQUIRE(r.size() == 7);
     CHECK(r.at("handshake_close_reopen").fired >= 2);
     CHECK(r.at("pipeline_stale_candidates").created >= 40);
     CHECK(r.at("probe_window_full").probe_window_full > 0);
@@ -42,6 +42,22 @@ TEST_CASE("Each crafted table seed holds and reaches its path", "[fuzz][table]")
     CHECK(r.at("capacity_full_early_drop").refused > 0);
     CHECK(r.at("budgeted_cop_passes").budget_stops > 0);
     CHECK(r.at("kill_rst_arrival_shutdown").created >= 5);
+    CHECK(r.at("zone_and_vlan_twins").created == 32); // four flows per tuple, none merged
+}
+
+TEST_CASE("The twins key space is each tuple in three zones and a VLAN", "[fuzz][table]")
+{
+    const auto& keys = fuzz::key_space(fuzz::TableSetup::from_byte(3 << 3));
+    REQUIRE(keys.size() == fuzz::kKeys);
+    for (size_t t = 0; t + 3 < keys.size(); t += 4) {
+        packet::FlowKey plain = keys[t + 1];
+        plain.zone = 0;
+        CHECK(plain == keys[t]);
+        CHECK(keys[t + 1].zone == 1);
+        CHECK(keys[t + 2].zone == 0x100);
+        CHECK(packet::key_vlan_outer(keys[t + 3]) == 1);
+        CHECK(keys[t + 3].zone == 0);
+    }
 }
 
 TEST_CASE("Every byte string is a script, and odd ones run clean", "[fuzz][table]")

@@ -69,6 +69,7 @@ const char* op_name(OpKind k)
 {
     switch (k) {
     case OpKind::frame: return "frame";
+    case OpKind::next_port: return "next_port";
     case OpKind::advance_cop: return "advance+cop";
     case OpKind::budget_cop: return "advance+budget cop";
     case OpKind::kill: return "kill";
@@ -96,8 +97,9 @@ void trace_frame(std::FILE* t, const packet::Packet& p, uint64_t now)
         uint8_t src[16], dst[16];
         uint16_t sport, dport;
         packet::key_endpoints(p.key, p.src_is_lo, src, sport, dst, dport);
-        std::fprintf(t, " proto %u %s > %s flags 0x%02x vlan %u/%u", p.key.proto, endpoint(src, sport).c_str(),
-                     endpoint(dst, dport).c_str(), p.tcp_flags, p.vlan_outer, p.vlan_inner);
+        std::fprintf(t, " proto %u %s > %s flags 0x%02x vlan %u/%u port %u zone %u", p.key.proto,
+                     endpoint(src, sport).c_str(), endpoint(dst, dport).c_str(), p.tcp_flags, p.vlan_outer,
+                     p.vlan_inner, p.in_port, p.key.zone);
         if (p.extra.frag_flags)
             std::fprintf(t, " fragment id %u offset %u%s%s", p.extra.frag_id, p.extra.frag_offset,
                          (p.extra.frag_flags & packet::kFragMore) ? " more" : "",
@@ -117,12 +119,13 @@ void trace_flows(std::FILE* t, const conntrack::FlowTable& table, uint64_t now)
         uint8_t a[16], b[16];
         uint16_t pa, pb;
         packet::key_endpoints(f.key, f.orig_is_lo, a, pa, b, pb);
-        std::fprintf(t, "      %s %s > %s %s%s%s%s first %.3f last %.3f deadline %.3f pkts %lu/%lu\n",
+        std::fprintf(t,
+                     "      %s %s > %s vlan %u/%u zone %u %s%s%s%s first %.3f last %.3f deadline %.3f pkts %lu/%lu\n",
                      conntrack::proto_name(f.proto), endpoint(a, pa).c_str(), endpoint(b, pb).c_str(),
-                     conntrack::state_name(f), f.assured ? " assured" : "", f.reset ? " reset" : "",
-                     f.killed ? " killed" : "", double(f.first_seen_ns - kStartNs) / kSecNs,
-                     double(f.last_seen_ns - kStartNs) / kSecNs, (double(f.deadline_ns) - double(kStartNs)) / kSecNs,
-                     f.packets[0], f.packets[1]);
+                     packet::key_vlan_outer(f.key), packet::key_vlan_inner(f.key), f.key.zone, conntrack::state_name(f),
+                     f.assured ? " assured" : "", f.reset ? " reset" : "", f.killed ? " killed" : "",
+                     double(f.first_seen_ns - kStartNs) / kSecNs, double(f.last_seen_ns - kStartNs) / kSecNs,
+                     (double(f.deadline_ns) - double(kStartNs)) / kSecNs, f.packets[0], f.packets[1]);
     }
 }
 
@@ -147,6 +150,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     packet::FlowKey recent[kRecentKeys] = {};
     unsigned n_recent = 0;
     uint64_t now = kStartNs;
+    unsigned port = 0; // the port the next frame arrives on
 
     auto flush = [&] {
         if (b.n == 0)
@@ -190,7 +194,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     unsigned index = 0; // 1-based number of the op being run
     for (Op op = script.next(); op.kind != OpKind::end; op = script.next()) {
         ++index;
-        if (op.kind != OpKind::frame)
+        if (op.kind != OpKind::frame && op.kind != OpKind::next_port)
             flush();
         if (trace && op.kind != OpKind::frame)
             std::fprintf(trace, "op %u: %s (dt %.3f s, index %u)\n", index, op_name(op.kind), double(op.dt_ns) / kSecNs,
@@ -205,6 +209,10 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
             packet::Packet& p = b.pkts[b.n];
             packet::parse(f, op.header_len + op.pad_len, p);
             frames.clear();
+            // Keyed as the worker keys it (Worker::handle): its port, --vlan-key, then the port's zone.
+            p.in_port = uint16_t(port);
+            packet::apply_vlan_key(p, setup.vlan_key);
+            p.key.zone = port_zone(port);
             // Attributed in arrival order at its own time, before its burst is tracked, as the worker does.
             b.held[b.n] = fragments ? fragments->attributor.attribute(p, now) : fragattr::Held{};
             b.ptrs[b.n] = &p;
@@ -213,6 +221,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
                 recent[n_recent++ % kRecentKeys] = p.key;
             break;
         }
+        case OpKind::next_port: port = (port + 1) % kScriptPorts; break;
         case OpKind::advance_cop:
             now += op.dt_ns;
             cop(UINT64_MAX, UINT64_MAX);

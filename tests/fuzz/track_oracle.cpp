@@ -29,8 +29,9 @@ const FlowSnapshot* Oracle::Flows::find(const packet::FlowKey& k) const
 
 Oracle::Oracle(conntrack::FlowTable& table, const TrackSetup& setup, const fragattr::Counters* fragments)
     : _table(table), _capacity(setup.capacity), _timeouts(timeout_preset(setup.preset)),
-      _all_protocols(setup.all_protocols), _proto_timeouts(kProtoTimeouts), _fragments(fragments),
-      _active_ns(setup.active ? uint64_t(kActiveTimeoutS) * kSecNs : 0), _c(table.counters()), _buf(setup.capacity + 1)
+      _all_protocols(setup.all_protocols), _vlan_key(setup.vlan_key), _proto_timeouts(kProtoTimeouts),
+      _fragments(fragments), _active_ns(setup.active ? uint64_t(kActiveTimeoutS) * kSecNs : 0), _c(table.counters()),
+      _buf(setup.capacity + 1)
 {}
 
 void Oracle::fail(const std::string& what)
@@ -124,6 +125,7 @@ void Oracle::commit(Flows&& s1)
             _fragment_frames)
         fail("later fragments fed " + std::to_string(_fragment_frames) +
              " != tracked + no_flow + late + unattributed + pending");
+    check_flow_keys(s1);
     for (const FlowSnapshot& f : s1.v) {
         if (f.proto == conntrack::Proto::tcp) {
             if (f.state == tcpstate::State::none || f.state >= tcpstate::State::count)
@@ -170,6 +172,7 @@ void Oracle::after_burst(const packet::Packet* const* pkts, const uint64_t* time
                          const fragattr::Held* held)
 {
     _c1 = _table.counters();
+    check_frame_keys(pkts, n);
     std::map<packet::FlowKey, uint64_t, KeyLess> first; // key -> time of its first packet that steps a flow
     uint64_t verdicts[packet::kVerdictCount] = {};
     uint64_t t_min = UINT64_MAX, t_max = 0;

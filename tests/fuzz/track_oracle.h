@@ -47,6 +47,12 @@
 //   related and fragment counters; otherwise only their sums (each packet counted once) hold.
 //   After every call: later fragments fed == fragments tracked + no_flow + late + the attributor's
 //   unattributed + pending.
+// - the key (track_oracle_keys.cpp), from what was on the wire, not from the key the table got: a
+//   frame's VLAN IDs in its key are the ones --vlan-key keeps of its outer and inner tags (both,
+//   the outer only, none) and its zone is its port's (port_zone()); every flow's key obeys the same
+//   (no inner ID under outer, no ID under none, a zone of a port); a later fragment that the
+//   attributor gave ports got those of a first fragment seen before with the same addresses,
+//   protocol, VLAN IDs, zone, direction and IP id (so no datagram is joined across zones or VLANs).
 // Single-threaded, like the table's owner; allocates freely (test code).
 #pragma once
 
@@ -54,13 +60,17 @@
 
 #include <conntrack/flow_table.h>
 #include <fragattr/fragment_attributor.h>
+#include <packet/key_policy.h>
 #include <packet/packet.h>
 #include <tcpstate/segment.h>
 #include <tcpstate/window.h>
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace flowcop::fuzz {
@@ -146,11 +156,31 @@ private:
     // nothing, so each modelled flow and the counters must equal the model's.
     void check_other(const packet::Packet* const* pkts, const uint64_t* times, unsigned n, const fragattr::Held* held,
                      const Flows& s1, bool exact);
+    // The key rules (track_oracle_keys.cpp): each frame's key against its wire tags and port, in order
+    // (first fragments remembered, attributed later fragments checked); every flow's key.
+    void check_frame_keys(const packet::Packet* const* pkts, unsigned n);
+    void check_flow_keys(const Flows& s1);
+
+    // A datagram as the attributor must tell datagrams apart: its key without ports, IP id, direction.
+    struct Datagram {
+        packet::FlowKey key; // ports zeroed
+        uint32_t id;
+        bool src_is_lo;
+        bool operator<(const Datagram& o) const
+        {
+            if (key_less(key, o.key) || key_less(o.key, key))
+                return key_less(key, o.key);
+            return id != o.id ? id < o.id : src_is_lo < o.src_is_lo;
+        }
+    };
 
     conntrack::FlowTable& _table;
     uint32_t _capacity;
     tcpstate::Timeouts _timeouts;
     bool _all_protocols;
+    packet::VlanKey _vlan_key;
+    // The ports (port_lo, port_hi) of every first fragment seen, by datagram.
+    std::map<Datagram, std::set<std::pair<uint16_t, uint16_t>>> _first_fragments;
     protostate::Timeouts _proto_timeouts;
     const fragattr::Counters* _fragments;
     uint64_t _fragment_frames = 0;  // frames with verdict fragment fed (all_protocols)

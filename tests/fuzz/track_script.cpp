@@ -26,13 +26,18 @@ TrackSetup TrackSetup::from_byte(uint8_t b) noexcept
     s.active = (b & 0x08) != 0;
     s.capacity = (b & 0x10) ? 8 : 256;
     s.all_protocols = (b & 0x20) != 0;
+    const unsigned vlan_key = (b >> 6) & 3;
+    s.vlan_key = vlan_key == 1 ? packet::VlanKey::outer : vlan_key == 2 ? packet::VlanKey::none : packet::VlanKey::both;
     return s;
 }
 
 uint8_t TrackSetup::to_byte() const noexcept
 {
     return uint8_t((loose_pickup ? 0x01 : 0) | (preset & 3) << 1 | (active ? 0x08 : 0) | (capacity <= 8 ? 0x10 : 0) |
-                   (all_protocols ? 0x20 : 0));
+                   (all_protocols ? 0x20 : 0) |
+                   (vlan_key == packet::VlanKey::outer  ? 0x40
+                    : vlan_key == packet::VlanKey::none ? 0x80
+                                                        : 0));
 }
 
 conntrack::TableConfig TrackSetup::table_config() const
@@ -84,6 +89,8 @@ Op ScriptReader::next() noexcept
     } else if (c < 0xfc) {
         op.kind = OpKind::rebase;
         op.index = 1u << ((c & 3) * 3);
+    } else if (c == 0xfc) {
+        op.kind = OpKind::next_port;
     } else if (c == 0xfe) {
         op.kind = OpKind::destroy_all;
     } else {

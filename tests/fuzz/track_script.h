@@ -20,6 +20,10 @@
 //   0xe0-0xef kill the flow of the (c & 0x0f)-th most recent TCP packet (a miss is fine).
 //   0xf0-0xf7 set_timeouts(preset c & 3, active timeout on if c & 4).
 //   0xf8-0xfb rebase_step(1, 8, 64 or 512 records).
+//   0xfc      the frames after it arrive on the next port (0, 1, 2, 3, then 0 again; the first frame
+//             on port 0): not a control op, the burst goes on (a worker's handed-off bursts mix
+//             ports). Each frame is keyed as the worker keys it: --vlan-key (TrackSetup::vlan_key),
+//             then its port's zone (port_zone(): --port-zone 1:7 2:7 3:9).
 //   0xfe      destroy_all(now, shutdown) (the table is then reused).
 //   other     end the current burst.
 // Frames accumulate into a burst that ends at any control op, at kMaxBurst frames, or when its
@@ -27,6 +31,7 @@
 #pragma once
 
 #include <conntrack/flow_table.h>
+#include <packet/key_policy.h>
 #include <tcpstate/tcp_state.h>
 
 #include <cstddef>
@@ -61,18 +66,29 @@ inline constexpr protostate::Timeouts kProtoTimeouts{{3, 6, 2, 4}};
 inline constexpr uint32_t kFragmentSlots = 16;
 inline constexpr uint64_t kFragmentHoldNs = kSecNs;
 
+// The zones of the script's ports, as `--port-zone 1:7 --port-zone 2:7 --port-zone 3:9` sets them:
+// port 0 has none (zone 0), ports 1 and 2 share zone 7 (one flow whichever of them a packet comes
+// in on), port 3 is zone 9 (the same tuple there is another flow).
+inline constexpr unsigned kScriptPorts = 4;
+inline constexpr uint16_t kPortZones[kScriptPorts] = {0, 7, 7, 9};
+inline constexpr uint16_t port_zone(unsigned port) noexcept
+{
+    return kPortZones[port % kScriptPorts];
+}
+
 // The table every input starts with, from its first byte: bit 0 loose pickup, bits 1-2 the
 // timeout preset, bit 3 the active timeout, bit 4 the smallest table (8 flows, full at once)
 // instead of 256 flows (eviction and table-full paths without thousands of frames), bit 5 every
 // protocol tracked (UDP, ICMP/ICMPv6, other; kProtoTimeouts) with the frames' fragments through a
 // fragment attributor as the worker runs one (kFragmentSlots datagrams, kFragmentHoldNs), instead
-// of TCP only. Bits 6-7 are unused (ignored).
+// of TCP only. Bits 6-7 the --vlan-key mode: 0 both, 1 outer, 2 none, 3 both.
 struct TrackSetup {
     bool loose_pickup = true;
     unsigned preset = 0;
     bool active = false;
     uint32_t capacity = 256;
     bool all_protocols = false;
+    packet::VlanKey vlan_key = packet::VlanKey::both;
     static TrackSetup from_byte(uint8_t b) noexcept;
     uint8_t to_byte() const noexcept;
     conntrack::TableConfig table_config() const;
@@ -81,7 +97,7 @@ struct TrackSetup {
 inline constexpr uint32_t kWheelBuckets = 16;
 inline constexpr uint64_t kTickNs = kSecNs;
 
-enum class OpKind { frame, advance_cop, budget_cop, kill, set_timeouts, rebase, destroy_all, flush, end };
+enum class OpKind { frame, next_port, advance_cop, budget_cop, kill, set_timeouts, rebase, destroy_all, flush, end };
 
 struct Op {
     OpKind kind = OpKind::end;
@@ -125,6 +141,7 @@ public:
     }
     ScriptWriter& rebase(unsigned which) { return op(uint8_t(0xf8 | (which & 3))); }
     ScriptWriter& destroy_all() { return op(0xfe); }
+    ScriptWriter& next_port() { return op(0xfc); }
     ScriptWriter& flush() { return op(0xff); }
     const std::vector<uint8_t>& bytes() const { return _out; }
     size_t size() const { return _out.size(); }
