@@ -2,7 +2,8 @@
 // The tracking fuzz target's body: runs one script (track_script.h) against a fresh FlowTable,
 // frame by frame through packet::parse -> FlowTable::process_burst, with cop passes, kills,
 // timeout changes and shutdowns as the script says, and the Oracle (track_oracle.h) checking
-// every step. With every protocol tracked (TrackSetup::all_protocols) each frame first goes through
+// every step. Each frame is keyed as the worker keys it (its port, --vlan-key, its port's zone:
+// track_script.h). With every protocol tracked (TrackSetup::all_protocols) each frame first goes through
 // a fragment attributor, as in the worker: attributed in arrival order, and after each burst the
 // frames it held for a first fragment are counted on that flow (FlowTable::count_held_fragments);
 // it is swept before each cop pass. At the end it completes any rebase, runs one pass two hours
