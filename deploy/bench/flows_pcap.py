@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Writes a pcap of N established TCP flows for the packet-rate benchmark.
+"""Writes a pcap of N established TCP flows (or TCP and UDP) for the packet-rate benchmark.
 
 The capture is one loop of steady-state traffic, meant to be replayed with DPDK's pcap vdev and
 infinite_rx=1: every frame is a 60-byte PSH|ACK data segment (Ethernet + IPv4 + TCP, 6 bytes of
@@ -14,6 +14,13 @@ more than one round: a flow table hands out record positions in creation order, 
 had the creation order, records and keys would be read sequentially, which a hardware prefetcher
 hides; with 2 rounds, half the packets reach their flow in an order unrelated to where it is stored,
 as on a real link. Flow keys are distinct for up to 2^24 flows (a bijection onto 10.0.0.0/8).
+
+With --udp-share F, a share F of the flows (chosen by a hash of the flow's number, spread through the
+capture) are UDP request/response flows instead: every frame of one is a 60-byte datagram (18 bytes
+of payload) to or from a DNS, QUIC, NTP or syslog port, requests in even rounds and responses in odd
+ones, so from the second round on each is replied, and after 2 s (netfilter's rule, issue 15) a
+stream flow: the per-packet path of established UDP. Frame size and count are the TCP capture's, so
+the two captures cost a reader (testpmd rxonly) the same.
 """
 
 import argparse
@@ -26,6 +33,8 @@ PAYLOAD = b"flowcp"  # 14 + 20 + 20 + 6 = 60 bytes: the minimum Ethernet frame w
 CLIENT_MAC = bytes.fromhex("026667000001")
 SERVER_MAC = bytes.fromhex("026667000002")
 SERVER_PORTS = (443, 80, 8080, 22)
+UDP_PAYLOAD = b"flowcop-udp-reqres"  # 14 + 20 + 8 + 18 = 60 bytes, as the TCP frames
+UDP_SERVER_PORTS = (53, 443, 123, 514)
 
 
 def _fold(s):
@@ -49,6 +58,29 @@ def flow_endpoints(i):
     return client_ip, client_port, server_ip, server_port
 
 
+def is_udp(i, udp_share):
+    """Whether flow i is a UDP flow at this share: a multiplicative hash of i against the share, so
+    the UDP flows are spread evenly through the flow numbers (and the capture's random order)."""
+    return ((i * 2246822519) & 0xFFFFFFFF) < udp_share * 2**32
+
+
+def udp_flow_count(flows, udp_share):
+    return sum(1 for i in range(flows) if is_udp(i, udp_share)) if udp_share > 0 else 0
+
+
+def udp_frame(src_ip, sport, dst_ip, dport, to_server):
+    ip_total = 20 + 8 + len(UDP_PAYLOAD)
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, ip_total, 0, 0x4000, 64, 17, 0, src_ip, dst_ip)
+    ip_csum = 0xFFFF - _fold(_sum16(ip))
+    ip = ip[:10] + struct.pack("!H", ip_csum) + ip[12:]
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(UDP_PAYLOAD), 0) + UDP_PAYLOAD
+    pseudo = struct.pack("!IIBBH", src_ip, dst_ip, 0, 17, len(udp))
+    udp_csum = (0xFFFF - _fold(_sum16(pseudo) + _sum16(udp))) or 0xFFFF  # 0 means "no checksum" in UDP
+    udp = udp[:6] + struct.pack("!H", udp_csum) + udp[8:]
+    eth = (SERVER_MAC + CLIENT_MAC) if to_server else (CLIENT_MAC + SERVER_MAC)
+    return eth + b"\x08\x00" + ip + udp
+
+
 def frame(src_ip, sport, dst_ip, dport, seq, ack, to_server):
     ip_total = 20 + 20 + len(PAYLOAD)
     ip = struct.pack("!BBHHHBBHII", 0x45, 0, ip_total, 0, 0x4000, 64, 6, 0, src_ip, dst_ip)
@@ -62,7 +94,7 @@ def frame(src_ip, sport, dst_ip, dport, seq, ack, to_server):
     return eth + b"\x08\x00" + ip + tcp
 
 
-def write(path, flows, passes, seed):
+def write(path, flows, passes, seed, udp_share=0.0):
     rng = random.Random(seed)
     order = list(range(flows))
     rec = struct.Struct("<IIII")
@@ -74,6 +106,14 @@ def write(path, flows, passes, seed):
             to_server = p % 2 == 0
             for i in order:
                 cip, cport, sip, sport = flow_endpoints(i)
+                if udp_share > 0 and is_udp(i, udp_share):
+                    sport = UDP_SERVER_PORTS[i % len(UDP_SERVER_PORTS)]
+                    fr = (udp_frame(cip, cport, sip, sport, True) if to_server
+                          else udp_frame(sip, sport, cip, cport, False))
+                    f.write(rec.pack(1700000000 + n // 1000000, n % 1000000, FRAME_LEN, FRAME_LEN))
+                    f.write(fr)
+                    n += 1
+                    continue
                 cseq = (i * 7919 + 1) & 0xFFFFFFFF
                 sseq = (i * 104729 + 7) & 0xFFFFFFFF
                 if to_server:
@@ -91,14 +131,19 @@ def main(argv):
     ap.add_argument("--flows", type=int, required=True, help="concurrent flows, 1..16777216")
     ap.add_argument("--passes", type=int, default=2, help="rounds over all flows (default 2)")
     ap.add_argument("--seed", type=int, default=20240601, help="order seed (default 20240601)")
+    ap.add_argument("--udp-share", type=float, default=0.0,
+                    help="share of the flows that are UDP request/response flows, 0..1 (default 0: all TCP)")
     ap.add_argument("out", help="pcap file to write")
     a = ap.parse_args(argv)
     if not 1 <= a.flows <= 1 << 24:
         ap.error("--flows must be in 1..16777216 (client addresses are a bijection onto 24 bits)")
     if a.passes < 1:
         ap.error("--passes must be at least 1")
-    n = write(a.out, a.flows, a.passes, a.seed)
-    print("%s: %d frames, %d flows x %d passes" % (a.out, n, a.flows, a.passes))
+    if not 0.0 <= a.udp_share <= 1.0:
+        ap.error("--udp-share must be in 0..1")
+    n = write(a.out, a.flows, a.passes, a.seed, a.udp_share)
+    print("%s: %d frames, %d flows (%d UDP) x %d passes" % (a.out, n, a.flows, udp_flow_count(a.flows, a.udp_share),
+                                                            a.passes))
     return 0
 
 

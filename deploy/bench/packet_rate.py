@@ -8,6 +8,9 @@ lcore on the same CPU and the same mbuf geometry:
   flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
   baseline    the same from another build (--baseline-build: the commit before, built in its own
               worktree), with the same options: the same-run "before" of a change to the packet path;
+  mixed       the same flowcop on a mixed capture (--udp-share F: that share of the N flows are UDP
+              request/response flows, flows_pcap.py; same frame count and 60-byte size), so its rate
+              is read against the TCP-only capture's in the same run;
   rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
   io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue);
   ovs         Open vSwitch's userspace conntrack with DPDK, one PMD thread on CPU, every IP packet
@@ -20,7 +23,8 @@ the polling thread's CPU time twice, --window seconds apart, through the DPDK te
 /proc. The programs run one at a time, in an order rotated per repeat. Mpps = packets / wall
 seconds between the two reads; "CPU share" = the polling thread's CPU time / wall time in the same
 window (1.0 = it had the core to itself).
-flowcop's flow table is then checked (all N flows active, nothing invalid or refused) before SIGINT.
+flowcop's flow table is then checked (all N flows active, nothing invalid or refused; on the mixed
+capture, exactly its UDP flows active as UDP and every UDP packet tracked) before SIGINT.
 
 infinite_rx must hold the whole capture in the program's mbuf pool, and flowcop's default pool
 (8191 mbufs for one port on one lcore) cannot: flowcop is given --mbufs (its default pool plus the
@@ -52,8 +56,8 @@ import ovs_peer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TOOLS = ("flowcop", "baseline", "rxonly", "io", "ovs")
-FLOWCOPS = ("flowcop", "baseline")  # both flowcop binaries: the same options, checks and scrape
+TOOLS = ("flowcop", "baseline", "mixed", "rxonly", "io", "ovs")
+FLOWCOPS = ("flowcop", "baseline", "mixed")  # the flowcop runs: the same options, checks and scrape
 FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
 TABLE_BYTES_PER_FLOW = 190   # flow_table.h: 173 per flow of capacity (the rte_hash baseline: 128-137); margin
 
@@ -115,7 +119,7 @@ def command(tool, a, pcap, packets, flows, prefix, metrics_port):
     pages = ["--huge-dir", huge_dir, "--huge-unlink"] if huge_dir else ["--no-huge"]
     eal = pages + ["-m", str(mem), "--no-pci", "--file-prefix=" + prefix, vdev]
     if tool in FLOWCOPS:
-        build = a.build if tool == "flowcop" else a.baseline_build
+        build = a.baseline_build if tool == "baseline" else a.build
         return [os.path.join(build, "app", "flowcop")] + eal + ["-l", str(a.cpu), "--",
                 "--mode", "monitor", "--flows-per-lcore", str(flows_capacity(flows)),
                 "--mbufs", str(FLOWCOP_POOL + packets + 8192), "--mbuf-data-room", str(a.data_room),
@@ -150,18 +154,29 @@ def scrape(port):
     return values
 
 
-def check_flowcop(metrics, flows):
-    """Problems with flowcop's table after the window (empty list: every flow tracked, none refused)."""
+def check_flowcop(metrics, flows, udp_flows=0):
+    """Problems with flowcop's table after the window (empty list: every flow tracked, none refused).
+    udp_flows: how many of the flows are UDP (the mixed capture); their packets count as `udp`."""
     problems = []
     active = sum(v for k, v in metrics.items() if k.startswith("flowcop_flows_active"))
     if active != flows:
         problems.append("flows_active %d != %d" % (active, flows))
+    by_proto = {p: sum(v for k, v in metrics.items()
+                       if k.startswith("flowcop_proto_flows_active") and 'proto="%s"' % p in k) for p in ("tcp", "udp")}
+    if by_proto != {"tcp": flows - udp_flows, "udp": udp_flows}:
+        problems.append("proto_flows_active %s, expected tcp %d udp %d" % (by_proto, flows - udp_flows, udp_flows))
     for k, v in metrics.items():
         # Every packet must be tracked: no other result (invalid, no flow, table full, parse verdicts),
-        # and no flow may have ended (expired, evicted, reopened) during the run.
-        if v and ((k.startswith("flowcop_packets_total") and 'result="tracked"' not in k)
+        # and no flow may have ended (expired, evicted, reopened) during the run. A UDP packet's
+        # class is `udp`; what tracking did with it is flowcop_proto_packets_total's result.
+        counted = 'result="tracked"' in k or (udp_flows and 'result="udp"' in k)
+        if v and ((k.startswith("flowcop_packets_total") and not counted)
+                  or (k.startswith("flowcop_proto_packets_total") and 'result="tracked"' not in k)
                   or k.startswith("flowcop_flows_expired_total")):
             problems.append("%s = %d" % (k, v))
+    if udp_flows and not any(v for k, v in metrics.items()
+                             if k.startswith("flowcop_proto_packets_total") and 'proto="udp"' in k):
+        problems.append("no UDP packet tracked")
     return problems
 
 
@@ -171,7 +186,7 @@ def own_session():
     os.setsid()
 
 
-def run_one(tool, a, pcap, packets, flows, rep, workdir):
+def run_one(tool, a, pcap, packets, flows, rep, workdir, udp_flows=0):
     prefix = "prb_%s_%d_%d_%d" % (tool, flows, rep, os.getpid())
     metrics_port = 19700 + (os.getpid() % 200)
     cmd = command(tool, a, pcap, packets, flows, prefix, metrics_port)
@@ -183,7 +198,7 @@ def run_one(tool, a, pcap, packets, flows, rep, workdir):
                             preexec_fn=own_session)
     result = {"tool": tool, "flows": flows, "rep": rep, "log": log_path, "cmd": " ".join(cmd)}
     try:
-        measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result)
+        measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result, udp_flows)
     except (OSError, RuntimeError, ValueError) as e:  # the program died or misbehaved: keep going, say so
         result["error"] = "%s: %s" % (type(e).__name__, e)
     finally:
@@ -200,7 +215,7 @@ def run_one(tool, a, pcap, packets, flows, rep, workdir):
     return result
 
 
-def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result):
+def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, result, udp_flows=0):
     """Warm-up, then the measured window; fills `result`."""
     tel = None
     try:
@@ -239,7 +254,7 @@ def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, resul
                       mpps_per_cpu=pk / ((c1 - c0) / 1e9) / 1e6 if c1 > c0 else 0.0,
                       steal=(st1 - st0) / max(1, tt1 - tt0), load1=load0[0], rx_at_start=s0[0])
         if tool in FLOWCOPS:
-            result["problems"] = check_flowcop(scrape(metrics_port), flows)
+            result["problems"] = check_flowcop(scrape(metrics_port), flows, udp_flows)
     finally:
         if tel is not None:
             tel.close()
@@ -276,6 +291,13 @@ def summarise(runs, flows_list):
             f["mpps"] / b["mpps"] for rep in sorted({r["rep"] for r in runs if r["flows"] == n})
             for f in runs if f["flows"] == n and f["rep"] == rep and f["tool"] == "flowcop" and "mpps" in f
             for b in runs if b["flows"] == n and b["rep"] == rep and b["tool"] == "baseline" and "mpps" in b]
+        # The mixed capture against the TCP-only one and rxonly, same repeat (back-to-back runs).
+        for t in ("flowcop", "rxonly"):
+            row["mixed_ratio_" + t] = row["mixed"]["mpps"] / row[t]["mpps"] if row[t]["mpps"] else float("nan")
+            row["mixed_paired_ratio_" + t] = [
+                m["mpps"] / o["mpps"] for rep in sorted({r["rep"] for r in runs if r["flows"] == n})
+                for m in runs if m["flows"] == n and m["rep"] == rep and m["tool"] == "mixed" and "mpps" in m
+                for o in runs if o["flows"] == n and o["rep"] == rep and o["tool"] == t and "mpps" in o]
         row["ovs_cycles_per_packet"] = median([r["ovs"]["cycles_per_packet"] for r in runs
                                                if r["flows"] == n and r["tool"] == "ovs" and "mpps" in r])
         if row["flowcop"]["n"]:
@@ -308,11 +330,35 @@ def table(rows):
     return "\n".join(out)
 
 
+def mixed_table(rows, udp_share):
+    out = ["| flows | UDP flows | mixed Mpps | TCP-only Mpps | rxonly Mpps | mixed / TCP-only (paired min-max) |"
+           " mixed / rxonly (paired min-max) | TCP-only / rxonly | CPU share m/t/r |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if not r["mixed"]["n"]:
+            continue
+        pt, pr = r["mixed_paired_ratio_flowcop"], r["mixed_paired_ratio_rxonly"]
+        out.append("| %s | %.0f%% | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%s) | %.0f%% (%s) |"
+                   " %.0f%% | %.2f/%.2f/%.2f |" % (
+                       "{:,}".format(r["flows"]), 100 * udp_share,
+                       r["mixed"]["mpps"], r["mixed"]["min"], r["mixed"]["max"],
+                       r["flowcop"]["mpps"], r["flowcop"]["min"], r["flowcop"]["max"],
+                       r["rxonly"]["mpps"], r["rxonly"]["min"], r["rxonly"]["max"],
+                       r["mixed_ratio_flowcop"], ("%.2f-%.2f" % (min(pt), max(pt))) if pt else "-",
+                       100 * r["mixed_ratio_rxonly"], ("%.0f-%.0f%%" % (100 * min(pr), 100 * max(pr))) if pr else "-",
+                       100 * r["ratio_rxonly"],
+                       r["mixed"]["cpu_share"], r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"]))
+    return "\n".join(out)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build-rel"), help="meson build dir with app/flowcop")
     ap.add_argument("--flows", default="10000,100000,1000000,10000000", help="comma-separated flow counts")
     ap.add_argument("--passes", type=int, default=2, help="rounds over all flows per capture loop (default 2)")
+    ap.add_argument("--udp-share", type=float, default=0.0,
+                    help="also run flowcop ('mixed') on a capture where this share of the flows is UDP "
+                         "(flows_pcap.py --udp-share); default 0: no mixed capture")
     ap.add_argument("--repeats", type=int, default=5, help="runs per program and flow count (default 5)")
     ap.add_argument("--window", type=float, default=4.0, help="measured seconds per run (default 4)")
     ap.add_argument("--warm", type=float, default=1.0, help="seconds after the first loop before measuring")
@@ -342,9 +388,14 @@ def main(argv):
     flows_list = [int(x) for x in a.flows.split(",")]
     if a.baseline_build:
         a.baseline_build = os.path.abspath(a.baseline_build)
-    tools = [t for t in (a.tools or ",".join(t for t in TOOLS if t != "baseline" or a.baseline_build)).split(",") if t]
+    default_tools = [t for t in TOOLS if (t != "baseline" or a.baseline_build) and (t != "mixed" or a.udp_share > 0)]
+    tools = [t for t in (a.tools or ",".join(default_tools)).split(",") if t]
     if "baseline" in tools and not a.baseline_build:
         ap.error("--tools baseline needs --baseline-build")
+    if not 0.0 <= a.udp_share <= 1.0:
+        ap.error("--udp-share must be in 0..1")
+    if "mixed" in tools and a.udp_share <= 0:
+        ap.error("--tools mixed needs --udp-share")
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
         ap.error("unknown --tools %s (known: %s)" % (",".join(unknown), ",".join(TOOLS)))
@@ -367,7 +418,7 @@ def main(argv):
         print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
     done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
     settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice",
-                                           "huge_dir", "ovs_forward", "ovs_config", "baseline_build")}
+                                           "huge_dir", "ovs_forward", "ovs_config", "baseline_build", "udp_share")}
     if a.baseline_build:  # what the baseline is: its commit, as provenance() gives the build's own
         settings["baseline_commit"] = sh(["git", "-C", a.baseline_build, "rev-parse", "HEAD"])
     for n in flows_list:
@@ -383,6 +434,13 @@ def main(argv):
         if not os.path.exists(pcap):
             flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
             os.rename(pcap + ".tmp", pcap)
+        pcap_mixed, udp_flows = None, 0
+        if "mixed" in tools and not short["mixed"]:
+            pcap_mixed = os.path.join(workdir, "flows-%d-passes-%d-udp-%g.pcap" % (n, a.passes, a.udp_share))
+            if not os.path.exists(pcap_mixed):
+                flows_pcap.write(pcap_mixed + ".tmp", n, a.passes, 20240601, a.udp_share)
+                os.rename(pcap_mixed + ".tmp", pcap_mixed)
+            udp_flows = flows_pcap.udp_flow_count(n, a.udp_share)
         for rep in range(a.repeats):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]  # rotate: no tool always runs first
             for t in order:
@@ -390,6 +448,8 @@ def main(argv):
                     continue
                 if t == "ovs":
                     r = ovs_peer.run_one(a, pcap, packets, n, rep, workdir, ovs_peer.build_shim(workdir))
+                elif t == "mixed":
+                    r = run_one(t, a, pcap_mixed, packets, n, rep, workdir, udp_flows)
                 else:
                     r = run_one(t, a, pcap, packets, n, rep, workdir)
                 runs.append(r)
@@ -411,6 +471,9 @@ def main(argv):
     with open(results_path, "w") as f:
         json.dump(res, f, indent=1)
     md = table(rows)
+    if "mixed" in tools:
+        md += "\n\nMixed capture (%.0f%% of the flows UDP request/response):\n\n" % (100 * a.udp_share) + \
+            mixed_table(rows, a.udp_share)
     with open(os.path.join(workdir, "results.md"), "w") as f:
         f.write(md + "\n")
     print(md)
