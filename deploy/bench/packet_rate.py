@@ -11,6 +11,9 @@ lcore on the same CPU and the same mbuf geometry:
   mixed       the same flowcop on a mixed capture (--udp-share F: that share of the N flows are UDP
               request/response flows, flows_pcap.py; same frame count and 60-byte size), so its rate
               is read against the TCP-only capture's in the same run;
+  udp         the same flowcop on a capture of only UDP request/response flows (flows_pcap.py
+              --udp-share 1), with --udp-share: UDP's own rate, to tell its per-packet cost from
+              the cost of mixing the two;
   rxonly      dpdk-testpmd -l OTHER,CPU --forward-mode=rxonly (rx burst 32 -> free): the I/O ceiling;
   io          dpdk-testpmd --forward-mode=io (rx burst 32 -> tx to the pcap port's drop queue);
   ovs         Open vSwitch's userspace conntrack with DPDK, one PMD thread on CPU, every IP packet
@@ -56,8 +59,8 @@ import ovs_peer  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-TOOLS = ("flowcop", "baseline", "mixed", "rxonly", "io", "ovs")
-FLOWCOPS = ("flowcop", "baseline", "mixed")  # the flowcop runs: the same options, checks and scrape
+TOOLS = ("flowcop", "baseline", "mixed", "udp", "rxonly", "io", "ovs")
+FLOWCOPS = ("flowcop", "baseline", "mixed", "udp")  # the flowcop runs: the same options, checks and scrape
 FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
 TABLE_BYTES_PER_FLOW = 190   # flow_table.h: 173 per flow of capacity (the rte_hash baseline: 128-137); margin
 
@@ -292,12 +295,14 @@ def summarise(runs, flows_list):
             for f in runs if f["flows"] == n and f["rep"] == rep and f["tool"] == "flowcop" and "mpps" in f
             for b in runs if b["flows"] == n and b["rep"] == rep and b["tool"] == "baseline" and "mpps" in b]
         # The mixed capture against the TCP-only one and rxonly, same repeat (back-to-back runs).
-        for t in ("flowcop", "rxonly"):
-            row["mixed_ratio_" + t] = row["mixed"]["mpps"] / row[t]["mpps"] if row[t]["mpps"] else float("nan")
-            row["mixed_paired_ratio_" + t] = [
-                m["mpps"] / o["mpps"] for rep in sorted({r["rep"] for r in runs if r["flows"] == n})
-                for m in runs if m["flows"] == n and m["rep"] == rep and m["tool"] == "mixed" and "mpps" in m
-                for o in runs if o["flows"] == n and o["rep"] == rep and o["tool"] == t and "mpps" in o]
+        for m_tool in ("mixed", "udp"):
+            for t in ("flowcop", "rxonly"):
+                row[m_tool + "_ratio_" + t] = (row[m_tool]["mpps"] / row[t]["mpps"]
+                                               if row[t]["mpps"] else float("nan"))
+                row[m_tool + "_paired_ratio_" + t] = [
+                    m["mpps"] / o["mpps"] for rep in sorted({r["rep"] for r in runs if r["flows"] == n})
+                    for m in runs if m["flows"] == n and m["rep"] == rep and m["tool"] == m_tool and "mpps" in m
+                    for o in runs if o["flows"] == n and o["rep"] == rep and o["tool"] == t and "mpps" in o]
         row["ovs_cycles_per_packet"] = median([r["ovs"]["cycles_per_packet"] for r in runs
                                                if r["flows"] == n and r["tool"] == "ovs" and "mpps" in r])
         if row["flowcop"]["n"]:
@@ -332,14 +337,15 @@ def table(rows):
 
 def mixed_table(rows, udp_share):
     out = ["| flows | UDP flows | mixed Mpps | TCP-only Mpps | rxonly Mpps | mixed / TCP-only (paired min-max) |"
-           " mixed / rxonly (paired min-max) | TCP-only / rxonly | CPU share m/t/r |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           " mixed / rxonly (paired min-max) | TCP-only / rxonly | CPU share m/t/r | UDP-only Mpps |"
+           " UDP-only / TCP-only (paired min-max) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if not r["mixed"]["n"]:
             continue
-        pt, pr = r["mixed_paired_ratio_flowcop"], r["mixed_paired_ratio_rxonly"]
+        pt, pr, pu = r["mixed_paired_ratio_flowcop"], r["mixed_paired_ratio_rxonly"], r["udp_paired_ratio_flowcop"]
         out.append("| %s | %.0f%% | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %.2f (%s) | %.0f%% (%s) |"
-                   " %.0f%% | %.2f/%.2f/%.2f |" % (
+                   " %.0f%% | %.2f/%.2f/%.2f | %.2f (%.2f-%.2f) | %.2f (%s) |" % (
                        "{:,}".format(r["flows"]), 100 * udp_share,
                        r["mixed"]["mpps"], r["mixed"]["min"], r["mixed"]["max"],
                        r["flowcop"]["mpps"], r["flowcop"]["min"], r["flowcop"]["max"],
@@ -347,7 +353,9 @@ def mixed_table(rows, udp_share):
                        r["mixed_ratio_flowcop"], ("%.2f-%.2f" % (min(pt), max(pt))) if pt else "-",
                        100 * r["mixed_ratio_rxonly"], ("%.0f-%.0f%%" % (100 * min(pr), 100 * max(pr))) if pr else "-",
                        100 * r["ratio_rxonly"],
-                       r["mixed"]["cpu_share"], r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"]))
+                       r["mixed"]["cpu_share"], r["flowcop"]["cpu_share"], r["rxonly"]["cpu_share"],
+                       r["udp"]["mpps"], r["udp"]["min"], r["udp"]["max"],
+                       r["udp_ratio_flowcop"], ("%.2f-%.2f" % (min(pu), max(pu))) if pu else "-"))
     return "\n".join(out)
 
 
@@ -394,8 +402,8 @@ def main(argv):
         ap.error("--tools baseline needs --baseline-build")
     if not 0.0 <= a.udp_share <= 1.0:
         ap.error("--udp-share must be in 0..1")
-    if "mixed" in tools and a.udp_share <= 0:
-        ap.error("--tools mixed needs --udp-share")
+    if ("mixed" in tools or "udp" in tools) and a.udp_share <= 0:
+        ap.error("--tools mixed and udp need --udp-share")
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
         ap.error("unknown --tools %s (known: %s)" % (",".join(unknown), ",".join(TOOLS)))
@@ -441,6 +449,12 @@ def main(argv):
                 flows_pcap.write(pcap_mixed + ".tmp", n, a.passes, 20240601, a.udp_share)
                 os.rename(pcap_mixed + ".tmp", pcap_mixed)
             udp_flows = flows_pcap.udp_flow_count(n, a.udp_share)
+        pcap_udp = None
+        if "udp" in tools and not short["udp"]:
+            pcap_udp = os.path.join(workdir, "flows-%d-passes-%d-udp-1.pcap" % (n, a.passes))
+            if not os.path.exists(pcap_udp):
+                flows_pcap.write(pcap_udp + ".tmp", n, a.passes, 20240601, 1.0)
+                os.rename(pcap_udp + ".tmp", pcap_udp)
         for rep in range(a.repeats):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]  # rotate: no tool always runs first
             for t in order:
@@ -450,6 +464,8 @@ def main(argv):
                     r = ovs_peer.run_one(a, pcap, packets, n, rep, workdir, ovs_peer.build_shim(workdir))
                 elif t == "mixed":
                     r = run_one(t, a, pcap_mixed, packets, n, rep, workdir, udp_flows)
+                elif t == "udp":
+                    r = run_one(t, a, pcap_udp, packets, n, rep, workdir, n)
                 else:
                     r = run_one(t, a, pcap, packets, n, rep, workdir)
                 runs.append(r)
@@ -471,7 +487,7 @@ def main(argv):
     with open(results_path, "w") as f:
         json.dump(res, f, indent=1)
     md = table(rows)
-    if "mixed" in tools:
+    if "mixed" in tools or "udp" in tools:
         md += "\n\nMixed capture (%.0f%% of the flows UDP request/response):\n\n" % (100 * a.udp_share) + \
             mixed_table(rows, a.udp_share)
     with open(os.path.join(workdir, "results.md"), "w") as f:

@@ -14,6 +14,8 @@ the same pcap vdev with infinite_rx=1 as in packet_rate.py:
   baseline with --baseline-build, the flowcop of that build (the commit before), profiled as flowcop;
            with --baseline-args alone, this build's flowcop with other options (e.g. --track tcp
            against every protocol tracked), so one run compares a configuration with another.
+--udp-share F profiles the mixed capture instead (packet_rate.py's `mixed`: that share of the flows UDP
+request/response flows), every program on it, so the UDP path's rows show beside TCP's.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
 then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
 dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
@@ -53,6 +55,9 @@ FLOWCOP_ROWS = [
     ("    FlowTable::prepare (verdicts, hash, bucket prefetch)", r":flowcop::conntrack::FlowTable::prepare\("),
     ("    FlowTable::probe (bucket scan, record prefetch)", r":flowcop::conntrack::FlowTable::probe\("),
     ("    FlowTable::finish (verify the key, track)", r":flowcop::conntrack::FlowTable::finish\("),
+    ("    FlowTable::finish_other (UDP, ICMP, other: verify, track)", r":flowcop::conntrack::FlowTable::finish_other\("),
+    ("      FlowTable::track_other (record + state)", r":flowcop::conntrack::FlowTable::track_other\("),
+    ("        protostate::step", r":flowcop::protostate::step\("),
     ("    rte_hash_lookup_with_hash_bulk (baseline)", r":rte_hash_lookup_with_hash_bulk "),
     ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
     ("      tcpstate::step", r":flowcop::tcpstate::step\("),
@@ -134,6 +139,8 @@ def run(tool, a, pcap, packets, flows, workdir):
         cmd[cmd.index("--metrics-addr") + 1] = "none"
         cmd += (a.flowcop_args if tool == "flowcop" else a.baseline_args).split()
     vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
+    if a.branch_sim:
+        vg.append("--branch-sim=yes")
     if tool in packet_rate.FLOWCOPS:
         # One toggle only (a nested second one would switch collection off inside the first): run()
         # holds the whole loop, poll() and its per-packet path included, whether or not it is inlined.
@@ -190,9 +197,11 @@ def per_packet(row, n):
 
 
 def fmt(label, v):
+    branches = "Bcm" in EVENTS
     if v is None:
-        return "| %s | - | - | - |" % label
-    return "| %s | %.0f | %.2f | %.2f |" % (label, v["Ir"], v["D1mr"] + v["D1mw"], v["DLmr"] + v["DLmw"])
+        return "| %s | - | - | - |%s" % (label, " - |" if branches else "")
+    return "| %s | %.0f | %.2f | %.2f |%s" % (label, v["Ir"], v["D1mr"] + v["D1mw"], v["DLmr"] + v["DLmw"],
+                                             (" %.2f |" % (v["Bcm"] + v["Bim"])) if branches else "")
 
 
 def main(argv):
@@ -208,10 +217,18 @@ def main(argv):
     ap.add_argument("--baseline-build", default=None,
                     help="also profile the flowcop of this build (packet_rate.py's baseline: the commit before)")
     ap.add_argument("--flowcop-args", default="", help="more flowcop options for --build's flowcop")
+    ap.add_argument("--udp-share", type=float, default=0.0,
+                    help="profile the capture with this share of UDP flows (flows_pcap.py --udp-share; default 0)")
     ap.add_argument("--baseline-args", default="",
                     help="more flowcop options for the baseline; without --baseline-build, also profile "
                          "--build's flowcop with these options as the baseline")
+    ap.add_argument("--branch-sim", action="store_true",
+                    help="also count mispredicted branches (valgrind --branch-sim: conditional and indirect, "
+                         "a simple 2-bit predictor, so a pointer to where, not the hardware's count)")
     a = ap.parse_args(argv)
+    if a.branch_sim:
+        global EVENTS
+        EVENTS = EVENTS + ("Bcm", "Bim")
     need_valgrind()
     a.build = os.path.abspath(a.build)
     if a.baseline_build:
@@ -227,9 +244,10 @@ def main(argv):
         packet_rate.sh(["valgrind", "--version"])), flush=True)
     for n in [int(x) for x in a.flows.split(",")]:
         packets = n * a.passes
-        pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))
+        pcap = os.path.join(workdir, "flows-%d-passes-%d%s.pcap" % (
+            n, a.passes, ("-udp-%g" % a.udp_share) if a.udp_share > 0 else ""))
         if not os.path.exists(pcap):
-            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
+            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601, a.udp_share)
             os.rename(pcap + ".tmp", pcap)
         fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
         base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
@@ -244,8 +262,9 @@ def main(argv):
                  rn, rcount["telemetry"][0], rcount["telemetry"][1]))
         if not (fn and rn):
             raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")
-        print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |")
-        print("|---|---|---|---|")
+        print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |%s" % (
+            " mispredicted branches (sim.) |" if a.branch_sim else ""))
+        print("|---|---|---|---|%s" % ("---|" if a.branch_sim else ""))
         profiles = [("flowcop ", fc, fn)]
         if base:
             bn = base[1]["parsed"] or base[1]["from_bursts"]
