@@ -396,7 +396,8 @@ def main(argv):
     flows_list = [int(x) for x in a.flows.split(",")]
     if a.baseline_build:
         a.baseline_build = os.path.abspath(a.baseline_build)
-    default_tools = [t for t in TOOLS if (t != "baseline" or a.baseline_build) and (t != "mixed" or a.udp_share > 0)]
+    default_tools = [t for t in TOOLS
+                     if (t != "baseline" or a.baseline_build) and (t not in ("mixed", "udp") or a.udp_share > 0)]
     tools = [t for t in (a.tools or ",".join(default_tools)).split(",") if t]
     if "baseline" in tools and not a.baseline_build:
         ap.error("--tools baseline needs --baseline-build")
