@@ -100,6 +100,36 @@ class Flowcop:
         if self.tel is None:
             self.stop()
             sys.exit("flowcop did not start: %s\n%s" % (" ".join(self.cmd), self.proc.stderr.read()[-2000:]))
+        if paced and a.generator_fifo:
+            self.generator_realtime(a.generator_fifo)
+
+    def generator_realtime(self, priority):
+        """SCHED_FIFO for the paced generator thread (comm "flowgen"): a NIC delivers frames at the wire's
+        pace whatever the host runs, but a generator preempted on the shared control CPU (telemetry, this
+        script, builds) catches up in one burst larger than the ring, a loss that is the generator's, not
+        flowcop's. Paced, it sleeps between bursts, so the priority takes little from the control CPU."""
+        deadline = time.monotonic() + 30  # the port starts after telemetry answers
+        while True:
+            tids = []
+            for tid in os.listdir("/proc/%d/task" % self.proc.pid):
+                try:
+                    with open("/proc/%d/task/%s/comm" % (self.proc.pid, tid)) as f:
+                        if f.read().strip() == "flowgen":
+                            tids.append(int(tid))
+                except OSError:
+                    pass
+            if tids or time.monotonic() > deadline or self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        if len(tids) != 1:
+            self.stop()
+            sys.exit("--generator-fifo: expected one thread named flowgen in flowcop, found %d" % len(tids))
+        try:
+            os.sched_setscheduler(tids[0], os.SCHED_FIFO, os.sched_param(priority))
+        except OSError as e:
+            self.stop()
+            sys.exit("--generator-fifo %d: cannot make the generator thread SCHED_FIFO (%s); run as root or with "
+                     "--generator-fifo 0" % (priority, e))
 
     def stats(self):
         """(rx, missed, flows active, flows rebased, flows moved, monotonic time after the reply)."""
@@ -259,6 +289,9 @@ def main(argv):
                     help="windows where the lcore had its core less than this share of the time are left out")
     ap.add_argument("--baseline-build", default="", help="also run this build's flowcop after each run")
     ap.add_argument("--overload", type=float, default=0, help="also a run paced at this multiple of capacity")
+    ap.add_argument("--generator-fifo", type=int, default=10, metavar="PRIO",
+                    help="paced runs: the generator thread's SCHED_FIFO priority (0: leave it at flowcop's nice), so "
+                         "that its catch-up bursts after a preemption do not count as flowcop's loss")
     ap.add_argument("--lcore-cpu", type=int, default=1)
     ap.add_argument("--nice", type=int, default=-20,
                     help="flowcop's niceness (all its threads): the machine is shared, and builds run at nice 5")

@@ -53,7 +53,8 @@ public:
     uint16_t port_id() const noexcept { return _port_id; }
     const std::string& name() const noexcept { return _name; }
 
-    // Starts the generator thread; no-op if running. After stop(), start() resumes the same stream.
+    // Starts the generator thread, named "flowgen"; no-op if running. After stop(), start() resumes the
+    // same stream.
     void start();
     // Joins the thread; idempotent. Call before the ethdev is closed (~Port does).
     void stop();
