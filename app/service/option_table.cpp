@@ -2,6 +2,7 @@
 // Every flowcop option: name, meaning, allowed values, and how it is stored and shown.
 #include "option_table.h"
 
+#include <conntrack/event_budget.h>
 #include <events/event.h> // header-only: sizeof(Event) for --events-ring's help
 #include <tcpstate/window.h>
 
@@ -475,11 +476,17 @@ std::vector<Spec> build_specs()
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));
     t.push_back(text("--events-filter", "KINDS[:PROTOS]",
                      "The events --events writes, comma-separated: new, update (a state\n"
-                     "change, the first reply, assured), destroy; after ':' only these\n"
-                     "IP protocols. Applied at the source: a filtered-out event takes no\n"
-                     "ring slot. Example: new,update,destroy:tcp,udp",
+                     "change, the first reply, assured, a refused TCP segment), destroy;\n"
+                     "after ':' only these IP protocols. Applied at the source: a\n"
+                     "filtered-out event takes no ring slot. Example: new,update,destroy:tcp,udp",
                      "kinds new, update, destroy; protocols tcp, udp, icmp, icmpv6, ... or 0..255", set_events_filter,
                      show_events_filter_option));
+    t.push_back(number("--events-invalid-rate", "N",
+                       "Update events for refused TCP segments (invalid for the flow's state,\n"
+                       "or out of its window), at most N a second per lcore after a burst of N;\n"
+                       "the rest are counted (events_invalid_suppressed). 0 = none.",
+                       0, conntrack::kMaxInvalidEventRate, set_number<&O::events_invalid_rate>,
+                       show_number<&O::events_invalid_rate>));
     t.push_back(number("--events-ring", "N",
                        "Slots of each lcore's event ring, for --events and for --ipfix each:\n"
                        "it holds N - 1 events, beyond which events are dropped and counted;\n"

@@ -6,6 +6,7 @@
 #include "option_table.h"
 #include "option_values.h"
 
+#include <conntrack/event_budget.h>
 #include <ipfix/defaults.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
@@ -70,6 +71,7 @@ Options default_options()
     o.metrics_port = 9781;
     o.events_ring = 65536;
     o.events_filter = EventsFilter{}; // new,destroy, every protocol (events_filter.h)
+    o.events_invalid_rate = conntrack::kDefaultInvalidEventRate;
     o.stop_when_idle_ms = 0;
     o.loose_pickup = true;
     o.tcp_be_liberal = tcpstate::WindowPolicy{}.be_liberal;

@@ -71,6 +71,7 @@ enum class ClockSource : uint8_t {
 //   that hits the budget resumes 1 ms later, so the budget delays expiries, never loses them.
 // - flows_per_lcore 2^20 and events_ring 2^16: round starting points, not measured; both are
 //   allocated up front, so a larger value costs memory, not per-packet time.
+// - events_invalid_rate 100 (conntrack::kDefaultInvalidEventRate): lib/conntrack/event_budget.h says why.
 // - mbufs auto and mbuf_data_room 2176 (RTE_MBUF_DEFAULT_BUF_SIZE): the pool flowcop made before
 //   the options existed, sized for the ports' rings and the lcores' bursts (mbuf_pool.h), each
 //   mbuf holding a 1518-byte frame whole. Replays with pcap's infinite_rx need a larger pool.
@@ -149,6 +150,9 @@ struct Options {
     EventsFilter events_filter;               // the kinds and protocols --events carries (events_filter.h)
     uint32_t
         events_ring; // events buffered per lcore and per consumer (JSON, IPFIX) before dropping; power of two in [64, 2^22]
+    // Update events for invalid TCP segments per second per lcore, [0, conntrack::kMaxInvalidEventRate];
+    // 0 = none. Default conntrack::kDefaultInvalidEventRate (event_budget.h says why).
+    uint32_t events_invalid_rate;
     uint32_t stop_when_idle_ms; // 0 = never; else stop after no port received a packet for this long
     bool loose_pickup;          // netfilter's nf_conntrack_tcp_loose: track flows first seen mid-stream
     // TCP window tracking (lib/tcpstate/window.h), netfilter's nf_conntrack_tcp_* of the same names;

@@ -376,6 +376,7 @@ StartError Service::start()
         tc.window = window_policy_from(_opt);
         tc.proto_timeouts = proto_timeouts_from(_opt);
         tc.track = _opt.track;
+        tc.invalid_event_rate = _opt.events_invalid_rate;
         auto table = conntrack::FlowTable::create(tc, error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};

@@ -24,7 +24,7 @@ using Ctl = Family<CtlView>;
 // flowcop_packets_total's result label: the five outcomes of tracking a TCP packet, then every
 // other parser verdict (tcp itself is the sum of the five).
 constexpr unsigned kTcpResults = 5;
-constexpr const char* kTcpResultNames[kTcpResults] = {"tracked", "tcp_invalid_for_state", "tcp_no_flow",
+constexpr const char* kTcpResultNames[kTcpResults] = {"tracked", conntrack::kInvalidForStateName, "tcp_no_flow",
                                                       "tcp_table_full", "tcp_out_of_window"};
 constexpr unsigned kResultCount = kTcpResults + packet::kVerdictCount - 1;
 
@@ -225,6 +225,11 @@ const Lcore kLcoreRows[] = {
      .telemetry = "events_write_errors",
      .help = "Failed writes of the event log",
      .read = [](const LcoreView& v, Index) noexcept { return v.event_stats().write_errors; }},
+    {.prometheus = "flowcop_events_invalid_suppressed_total",
+     .telemetry = "events_invalid_suppressed",
+     .help = "Update events for invalid TCP segments not made: over --events-invalid-rate while some consumer took "
+             "updates",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->events_invalid_suppressed); }},
     {.prometheus = "flowcop_ipfix_records_total",
      .telemetry = "ipfix_records",
      .help = "Records encoded into IPFIX messages for --ipfix: ended flows and interim reports",

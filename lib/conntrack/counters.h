@@ -24,6 +24,11 @@
 
 namespace flowcop::conntrack {
 
+// The word for a TCP segment not valid for its flow's state (tcp_invalid below): the result label of
+// flowcop_packets_total and the "invalid" of its update event, as tcpstate::window_reason_name() is for
+// the out-of-window ones.
+inline constexpr char kInvalidForStateName[] = "tcp_invalid_for_state";
+
 // The single-writer vocabulary is lib/stats'; the table's sources use it unqualified.
 using stats::bump;
 using stats::Histogram;
@@ -44,6 +49,9 @@ struct alignas(64) Counters {
     // Belonged to a flow but was outside its TCP window, by tcpstate::WindowReason ([none] stays 0):
     // counted in the flow's packets, state and deadline unchanged (an out-of-window RST ends nothing).
     std::array<uint64_t, tcpstate::kWindowReasonCount> tcp_out_of_window{};
+    // Update events for invalid segments (the two above) that the lcore's EventBudget withheld
+    // (--events-invalid-rate) while some subscriber took update events; none are counted otherwise.
+    uint64_t events_invalid_suppressed = 0;
 
     uint64_t flows_created = 0;
     std::array<uint64_t, kReasonCount> flows_expired{};

@@ -100,6 +100,7 @@ std::unique_ptr<FlowTable> FlowTable::create(const TableConfig& config, std::str
     t->_loose_pickup = config.loose_pickup;
     t->_window_policy = config.window;
     t->_rng = config.seed;
+    t->_invalid_budget = EventBudget(std::min(config.invalid_event_rate, kMaxInvalidEventRate));
     t->_track = config.track & kTrackAll;
     for (unsigned v = 0; v < packet::kVerdictCount; ++v) {
         const Proto p = proto_of_verdict(static_cast<packet::Verdict>(v));
@@ -197,11 +198,13 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         // neither extends the deadline nor changes state, so garbage cannot keep a
         // flow alive.
         bump(_counters.tcp_invalid);
+        report_invalid(pos, tcpstate::WindowReason::none, now_ns);
         return;
     }
     if (outcome == tcpstate::Outcome::out_of_window) [[unlikely]] {
         // Outside the window (a forged or stale segment): the same, counted by why.
         bump(_counters.tcp_out_of_window[static_cast<unsigned>(result.reason) % tcpstate::kWindowReasonCount]);
+        report_invalid(pos, result.reason, now_ns);
         return;
     }
     bump(_counters.tcp_tracked);
@@ -411,10 +414,36 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     // No subscriber wants this kind now (a live follower's subscription while nobody follows): build nothing.
     if (_events == nullptr || !_events->wants(kind))
         return;
+    events::Event e{};
+    fill_event(pos, kind, now_ns, e);
+    if (kind == events::Kind::destroyed) {
+        e.reason_code = static_cast<uint8_t>(reason);
+        e.reason = reason_name(reason);
+    }
+    _events->emit(e);
+}
+
+void FlowTable::report_invalid(uint32_t pos, tcpstate::WindowReason why, uint64_t now_ns) noexcept
+{
+    // Checked before the budget, so tokens and suppressions count only events someone would take.
+    if (_events == nullptr || !_events->wants(events::Kind::updated, kIpProtoTcp))
+        return;
+    if (!_invalid_budget.take(now_ns)) {
+        bump(_counters.events_invalid_suppressed);
+        return;
+    }
+    events::Event e{};
+    fill_event(pos, events::Kind::updated, now_ns, e);
+    e.present |= events::kHasInvalid;
+    e.reason_code = static_cast<uint8_t>(why);
+    e.reason = why == tcpstate::WindowReason::none ? kInvalidForStateName : tcpstate::window_reason_name(why);
+    _events->emit(e);
+}
+
+void FlowTable::fill_event(uint32_t pos, events::Kind kind, uint64_t now_ns, events::Event& e) const noexcept
+{
     const FlowRecord& r = _records[pos];
     const FlowCold& c = _cold[pos];
-    const bool ended = kind == events::Kind::destroyed;
-    events::Event e{};
     e.time_ns = now_ns;
     e.first_seen_ns = c.first_seen_ns;
     e.flow_id = make_flow_id(c.generation, pos); // as snapshot() reports it
@@ -440,14 +469,11 @@ void FlowTable::emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t no
     const bool tcp = r.key.proto == kIpProtoTcp;
     // TCP: tcpstate::State's value; the other protocols: protostate::Tracker's bits (family, replied, assured).
     e.state_code = tcp ? static_cast<uint8_t>(r.l4.tcp.state) : r.l4.other.bits;
-    e.reason_code = ended ? static_cast<uint8_t>(reason) : 0;
     e.state = tcp ? tcpstate::state_name(r.l4.tcp.state) : protostate::state_name(r.l4.other.tracker());
-    e.reason = ended ? reason_name(reason) : nullptr;
     e.timeout_cap = static_cast<uint8_t>(cap_of(r.flags)); // with the state, what the flow's timeout was
     static_assert(uint8_t(tcpstate::Cap::max_retrans) == 1 && uint8_t(tcpstate::Cap::unacknowledged) == 2 &&
                       uint8_t(tcpstate::Cap::close) == 3,
                   "events::timeout_cap_name() numbers the caps as tcpstate::Cap does");
-    _events->emit(e);
 }
 
 } // namespace flowcop::conntrack

@@ -114,6 +114,7 @@
 
 #include <conntrack/counters.h>
 #include <conntrack/deadline.h>
+#include <conntrack/event_budget.h>
 #include <conntrack/flow_hash.h>
 #include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
@@ -135,6 +136,7 @@
 
 namespace flowcop::events {
 class Producer;
+struct Event;
 enum class Kind : uint8_t;
 } // namespace flowcop::events
 
@@ -170,7 +172,9 @@ struct TableConfig {
     tcpstate::WindowPolicy window; // TCP window tracking: liberal, invalid RSTs, retransmissions
     protostate::Timeouts proto_timeouts = protostate::Timeouts::netfilter_defaults(); // UDP, ICMP, other
     TrackMask track = kTrackAll; // the families tracked (--track); packets of the others are only counted
-    uint64_t seed = 0x5eed;      // early drop's sampling (deterministic per seed)
+    // Update events for invalid TCP segments, per second (EventBudget; --events-invalid-rate); 0 = none.
+    uint32_t invalid_event_rate = kDefaultInvalidEventRate;
+    uint64_t seed = 0x5eed; // early drop's sampling (deterministic per seed)
 };
 
 // A copy of one flow, taken under its shard lock.
@@ -409,6 +413,12 @@ private:
     uint32_t allocate() noexcept;
     // `reason` is read for Kind::destroyed only.
     void emit(uint32_t pos, events::Kind kind, Reason reason, uint64_t now_ns) noexcept;
+    // A TCP segment of the flow at pos was refused (invalid for its state: WindowReason::none; else out of
+    // its window, and why): an update event saying so, if some subscriber takes TCP updates and the
+    // lcore's EventBudget allows; withheld by the budget, counted in events_invalid_suppressed. Cold.
+    void report_invalid(uint32_t pos, tcpstate::WindowReason why, uint64_t now_ns) noexcept;
+    // The Event emit() and report_invalid() send: the flow's identity, state, status and counts.
+    void fill_event(uint32_t pos, events::Kind kind, uint64_t now_ns, events::Event& e) const noexcept;
     // What a conntrack UPDATE event reports besides a state change: the first reply, assured.
     static bool status_changed(tcpstate::Tracker before, tcpstate::Tracker after) noexcept
     {
@@ -495,6 +505,7 @@ private:
     TrackMask _track = kTrackAll;
     uint8_t _admit[packet::kVerdictCount] = {}; // admit_class() by verdict
     uint64_t _rng = 0;                          // early drop's sampling state (SplitMix64)
+    EventBudget _invalid_budget;                // update events for invalid segments (report_invalid)
     size_t _memory_bytes = 0;
     // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
     // [_finished, _probed) have their candidates.

@@ -17,13 +17,17 @@
 //
 // Line shape (keys in this order; `flow_id` only with kHasFlowId, `in_port` only with kHasInPort, `vlan`
 // only when tagged, `reason` only for destroy, `timeout_cap` only for a destroy whose flow had one,
-// `flags` only for update (with kHasStatus); "event" is "new", "update", "destroy" or "interim"):
+// `flags` only for update (with kHasStatus), `invalid` only for an update with kHasInvalid; "event" is
+// "new", "update", "destroy" or "interim"):
 //   {"event":"new","time":1.000001,"flow_id":4294967296,"lcore":0,"in_port":0,"proto":"tcp",
 //    "src":"10.0.0.1","sport":1,"dst":"10.0.0.2","dport":2,"vlan":[10,20],"state":"SYN_SENT",
-//    "reason":"closed","timeout_cap":"close","flags":["SEEN_REPLY","ASSURED"],
+//    "reason":"closed","timeout_cap":"close","flags":["SEEN_REPLY","ASSURED"],"invalid":"seq_above_window",
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
 // `flags` are conntrack's status words: SEEN_REPLY or UNREPLIED, then ASSURED when assured.
+// `invalid` says the update reports a TCP segment the flow refused, which changed neither its state nor
+// its deadline: the counter's word for why (tcpstate::window_reason_name(), "seq_above_window", ...,
+// or "tcp_invalid_for_state"); state and flags are the flow's unchanged ones.
 // (an ICMP/ICMPv6 query flow, "proto":"icmp"/"icmpv6", adds "icmp_id" and "icmp_type" after
 // "dport": its key's ports; UDP, ICMP and other protocols' state is "UNREPLIED" or "REPLIED")
 // `timeout_cap` names the cap TCP window tracking had put on the flow's timeout (timeout_cap_name()), so
@@ -40,7 +44,8 @@ namespace flowcop::events {
 // created: a flow's first packet. destroyed: it ended (reason_code says why). interim: a long flow's
 // periodic report that does not end it (--ipfix-active-timeout): counts and times so far, reason 0.
 // updated: the flow changed state or status (conntrack's UPDATE: a TCP state change, the first reply,
-// assured), made on the packet that changed it, never on a steady packet.
+// assured), made on the packet that changed it, never on a steady packet; or, with kHasInvalid, a TCP
+// segment the flow refused (invalid for its state, or out of its window), a bounded number a second.
 enum class Kind : uint8_t { created, destroyed, interim, updated };
 
 // A set of kinds, as a subscriber asks for them (bit 1 << kind).
@@ -57,6 +62,7 @@ inline constexpr uint8_t kHasTcpFlags = 0x01; // tcp_flags[] were accumulated fo
 inline constexpr uint8_t kHasInPort = 0x02;   // in_port is the port the flow's first packet arrived on
 inline constexpr uint8_t kHasFlowId = 0x04;   // flow_id is set
 inline constexpr uint8_t kHasStatus = 0x08;   // status holds the flow's kStatus* bits
+inline constexpr uint8_t kHasInvalid = 0x10;  // an update for a refused segment: reason_code and reason say why
 
 // Bits of Event::status: conntrack's status words for the flow.
 inline constexpr uint8_t kStatusSeenReply = 0x01; // a reply was accepted (else UNREPLIED)
@@ -81,13 +87,15 @@ struct Event {
     Kind kind;            //
     uint8_t tcp_flags[2]; // OR of the TCP flags seen, [0] originator, [1] reply (kHasTcpFlags)
     uint8_t state_code;   // TCP: tcpstate::State's value; others: protostate::Tracker bits
-    uint8_t reason_code;  // destroyed: conntrack::Reason's value; else 0
-    uint8_t present;      // kHas* bits
-    uint8_t timeout_cap;  // TCP: tcpstate::Cap's value (0 none) of the flow's timeout cap when the event was made
-    uint16_t interims;    // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
-    uint8_t status;       // kStatus* bits (kHasStatus)
-    const char* state;    // static string, e.g. "ESTABLISHED"
-    const char* reason;   // static string; nullptr for created
+    // destroyed: conntrack::Reason's value; updated with kHasInvalid: tcpstate::WindowReason's value of an
+    // out-of-window segment, 0 for one invalid for the state; else 0.
+    uint8_t reason_code;
+    uint8_t present;     // kHas* bits
+    uint8_t timeout_cap; // TCP: tcpstate::Cap's value (0 none) of the flow's timeout cap when the event was made
+    uint16_t interims;   // report boundaries the flow has passed, reported or skipped as idle (kHasFlowId only)
+    uint8_t status;      // kStatus* bits (kHasStatus)
+    const char* state;   // static string, e.g. "ESTABLISHED"
+    const char* reason;  // static string: destroyed, why it ended; updated with kHasInvalid, why refused; else nullptr
 };
 static_assert(std::is_trivially_copyable_v<Event>);
 static_assert(sizeof(Event) % 8 == 0);
@@ -102,8 +110,8 @@ const char* timeout_cap_name(uint8_t cap) noexcept;
 // each that need no escaping (a quote or backslash prints as two): everything else in a line takes at
 // most 562 bytes (all numbers at their maximum, the flow id, two 39-character IPv6 addresses, in_port,
 // two VLAN tags, the ICMP fields, the longest timeout cap name: the formatter prints any of them it is
-// given; an update's flags are shorter than a destroy's reason and cap), so such a line is at most
-// 1074 bytes; the shortest line is 224 bytes.
+// given), so a destroy line is at most 1074 bytes; an update's flags and `invalid` key take 2 bytes more
+// than a destroy's reason key and cap, 1076; the shortest line is 224 bytes.
 inline constexpr size_t kTypicalMaxLine = 1152;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.

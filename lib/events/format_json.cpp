@@ -196,6 +196,10 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
             o.lit(R"(,"ASSURED")");
         o.ch(']');
     }
+    if (e.kind == Kind::updated && (e.present & kHasInvalid)) {
+        o.lit(R"(,"invalid":)");
+        o.str(e.reason);
+    }
     o.lit(R"(,"packets_orig":)");
     o.u64(e.packets[0]);
     o.lit(R"(,"packets_reply":)");

@@ -56,6 +56,14 @@ public:
                 return true;
         return false;
     }
+    // The same for an event of this IP protocol: some subscriber would take it into its ring.
+    bool wants(Kind k, uint8_t proto) const noexcept
+    {
+        for (unsigned i = 0; i < _n_slots; ++i)
+            if ((stats::load_relaxed(_slots[i].kinds) & kind_bit(k)) && _slots[i].protos.has(proto))
+                return true;
+        return false;
+    }
 
 private:
     friend class Stream;

@@ -41,6 +41,7 @@ std::vector<Range> numeric_options()
         {"--ipfix-domain-base", 0, 4294966271, false},
         {"--ipfix-active-timeout", 0, 86400, false},
         {"--events-ring", 64, 4194304, true},
+        {"--events-invalid-rate", 0, 1000000, false},
         {"--stop-when-idle-ms", 0, 86400000, false},
         {"--tcp-max-retrans", 1, 127, false},
         {"--tcp-timeout-max-retrans", 0, 31536000, false},

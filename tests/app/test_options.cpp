@@ -40,6 +40,7 @@ TEST_CASE("default_options holds the documented defaults", "[app][options]")
     CHECK(o.metrics_port == 9781);
     CHECK(o.events_path.empty());
     CHECK(o.events_ring == 65536);
+    CHECK(o.events_invalid_rate == 100);
     CHECK(o.stop_when_idle_ms == 0);
     CHECK(o.loose_pickup);
     CHECK_FALSE(o.tcp_be_liberal); // netfilter's defaults: window tracking as strict as Linux's
@@ -130,6 +131,7 @@ std::vector<Case> one_case_per_option()
         {"--ipfix-active-timeout", "60", [](const Options& o) { return o.ipfix_active_timeout_s == 60; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
+        {"--events-invalid-rate", "0", [](const Options& o) { return o.events_invalid_rate == 0; }},
         {"--events-filter", "update:udp",
          [](const Options& o) {
              return o.events_filter.kinds == flowcop::events::kind_bit(flowcop::events::Kind::updated) &&

@@ -140,6 +140,30 @@ TEST_CASE("An update line carries the flow id and conntrack's flags; flags only 
     }
 }
 
+// An invalid segment's update (kHasInvalid) says why after the flags, in the counters' word; only an update
+// prints `invalid`, so a destroy's reason is never mistaken for it.
+TEST_CASE("An invalid segment's update line names the refusal after the flags; only updates do", "[events][format]")
+{
+    Event e = ipv4_created();
+    e.kind = Kind::updated;
+    e.state = "ESTABLISHED";
+    e.status = flowcop::events::kStatusSeenReply | flowcop::events::kStatusAssured;
+    e.present = flowcop::events::kHasStatus | flowcop::events::kHasInvalid;
+    e.reason_code = 1;
+    e.reason = "seq_above_window";
+    const std::string line = format(e);
+    CHECK(line.find(R"("state":"ESTABLISHED","flags":["SEEN_REPLY","ASSURED"],"invalid":"seq_above_window",)"
+                    R"("packets_orig":1,)") != std::string::npos);
+    CHECK(JsonCheck::object_keys(line));
+    for (Kind k : {Kind::created, Kind::destroyed, Kind::interim}) {
+        e.kind = k;
+        CHECK(format(e).find("invalid") == std::string::npos);
+    }
+    e.kind = Kind::updated;
+    e.present = flowcop::events::kHasStatus; // a state change's update: no key even with a reason set
+    CHECK(format(e).find("invalid") == std::string::npos);
+}
+
 // The timeout cap follows the reason on a destroy line, named as its --tcp-timeout-<name> option; no cap
 // (0), an unknown value and every other kind of line print no key.
 TEST_CASE("A destroy line names the flow's timeout cap after the reason", "[events][format]")
@@ -299,11 +323,18 @@ TEST_CASE("The longest numbers and addresses with 256-byte strings fit typical_m
     e.state = e.reason = s256.c_str();
     const std::string line = format(e);
     REQUIRE(!line.empty());
-    // An update's flags (the longest, both words) are shorter than a destroy's reason and cap.
+    // An update's flags (the longest, both words) are shorter than a destroy's reason and cap; with an
+    // invalid segment's reason (as long as the destroy's) it is 2 bytes longer: the longest line.
     Event update = e;
     update.kind = Kind::updated;
     update.status = flowcop::events::kStatusSeenReply | flowcop::events::kStatusAssured;
     CHECK(format(update).size() < line.size());
+    update.present |= flowcop::events::kHasInvalid;
+    const std::string invalid = format(update);
+    CHECK(invalid.size() == 562 + 2 * 256 + 2); // the figure event.h quotes
+    CHECK(invalid.size() <= flowcop::events::kTypicalMaxLine);
+    CHECK(JsonCheck::object_keys(invalid));
+    CHECK(invalid.find(R"("flags":["SEEN_REPLY","ASSURED"],"invalid":"sss)") != std::string::npos);
     CHECK(line.size() == 562 + 2 * 256); // the figure event.h quotes
     CHECK(line.size() <= flowcop::events::kTypicalMaxLine);
     CHECK(JsonCheck::object_keys(line));
