@@ -12,6 +12,10 @@ Usage: test_events_update.py FLOWCOP_EXE TMPDIR
   2. the default filter (new,destroy): the same flows, no update line.
   3. --events-filter destroy:udp: exactly the first run's UDP destroys, filtered at the source
      (written == offered: nothing dropped, no other line).
+  4. a crafted capture (a handshake, then a segment 200000 bytes past the window and a SYN+FIN) with
+     --events-filter update: each refused segment makes one update saying why ("invalid":
+     "seq_above_window", then "tcp_invalid_for_state"), with the flow's id and its unchanged
+     ESTABLISHED state and flags; with --events-invalid-rate 1 only the first of the two (1 ms apart).
 (A bad filter's exit 2 and one line: test_bad_flags.py.)
 """
 
@@ -22,7 +26,7 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
-from flowcoptest import harness  # noqa: E402
+from flowcoptest import harness, pcaplib  # noqa: E402
 from flowcoptest.process import DEMO_PCAP  # noqa: E402
 
 CLOCK = ["--clock", "packet"]
@@ -30,6 +34,26 @@ CLOCK = ["--clock", "packet"]
 
 def replay(exe, tmp, opts):
     return harness.run(exe, ["net_pcap0,rx_pcap=" + DEMO_PCAP], CLOCK + opts, tmpdir=tmp, timeout=60)
+
+
+def refused_segments_pcap(tmp):
+    """A TCP handshake, then two segments the flow refuses: data 200000 bytes past the server's 65535-byte
+    window (seq_above_window) and a SYN+FIN (not valid in any state), 1 ms apart."""
+    def to_server(flags, **kw):
+        return pcaplib.tcp_frame("10.9.0.1", "10.9.0.2", 40000, 80, flags, **kw)
+
+    def to_client(flags, **kw):
+        return pcaplib.tcp_frame("10.9.0.2", "10.9.0.1", 80, 40000, flags, **kw)
+
+    t0 = 1_700_000_000_000_000
+    frames = [to_server(pcaplib.SYN, seq=1000),
+              to_client(pcaplib.SYN | pcaplib.ACK, seq=5000, ack=1001),
+              to_server(pcaplib.ACK, seq=1001, ack=5001),
+              to_server(pcaplib.ACK | pcaplib.PSH, seq=1001 + 200000, ack=5001, payload=b"x" * 10),
+              to_server(pcaplib.SYN | pcaplib.FIN, seq=1001)]
+    path = os.path.join(tmp, "refused_segments.pcap")
+    pcaplib.write_pcap(path, [(t0 + 1000 * i, f) for i, f in enumerate(frames)])
+    return path
 
 
 def by_flow(events):
@@ -98,6 +122,30 @@ def main():
     so = only.summary or {}
     tap.eq((so.get("events_written"), so.get("events_dropped")), (len(only.events), 0),
            "filtered at the source: every event offered to the log was written")
+
+    crafted = refused_segments_pcap(tmp)
+
+    def replay_crafted(opts):
+        return harness.run(exe, ["net_pcap0,rx_pcap=" + crafted], CLOCK + opts, tmpdir=tmp, timeout=60)
+
+    inv = replay_crafted(["--events-filter", "update"])
+    tap.eq(inv.rc, 0, "refused segments, --events-filter update: flowcop exits 0")
+    s = inv.summary or {}
+    tap.eq((s.get("tcp_invalid"), s.get("tcp_out_of_window")), (1, 1),
+           "the capture has one segment invalid for the state and one out of window")
+    tap.ok(inv.events and all(e["event"] == "update" for e in inv.events), "update events only")
+    refused = [e for e in inv.events if "invalid" in e]
+    tap.eq([e["invalid"] for e in refused], ["seq_above_window", "tcp_invalid_for_state"],
+           "each refused segment makes one update saying why, in its counter's word")
+    tap.ok(all(e["state"] == "ESTABLISHED" and e["flags"] == ["SEEN_REPLY", "ASSURED"] for e in refused),
+           "... with the flow's unchanged state and flags", refused)
+    tap.eq(len({e["flow_id"] for e in inv.events}), 1, "... and the flow's id, as its other updates")
+    tap.note("an invalid segment's update: " + str(refused[:1]))
+
+    bounded = replay_crafted(["--events-filter", "update", "--events-invalid-rate", "1"])
+    tap.eq(bounded.rc, 0, "--events-invalid-rate 1: flowcop exits 0")
+    tap.eq([e["invalid"] for e in bounded.events if "invalid" in e], ["seq_above_window"],
+           "--events-invalid-rate 1: only the first of the two refused segments makes an update")
     tap.done()
 
 
