@@ -5,65 +5,25 @@
 
 #include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
+#include <text/appender.h>
 
-#include <algorithm>
-#include <charconv>
-#include <cstring>
 #include <string_view>
 
 namespace flowcop::app {
 namespace {
 
-// A bounded appender on a stack buffer: one flow line is at most ~600 bytes (two IPv6 addresses, every
-// number at its widest), so kLineBytes always fits; a listing formats 10^6 of them.
+// One flow line is at most ~600 bytes (two IPv6 addresses, every number at its widest), so a stack buffer
+// of kLineBytes always holds it; a listing formats 10^6 of them.
 constexpr size_t kLineBytes = 1024;
 
-class Line {
-public:
-    void lit(std::string_view s) noexcept
-    {
-        const size_t n = std::min(s.size(), kLineBytes - _n);
-        std::memcpy(_buf + _n, s.data(), n);
-        _n += n;
-    }
-    void u64(uint64_t v) noexcept
-    {
-        const auto r = std::to_chars(_buf + _n, _buf + kLineBytes, v);
-        if (r.ec == std::errc())
-            _n = size_t(r.ptr - _buf);
-    }
-    void field(std::string_view key, uint64_t v) noexcept
-    {
-        lit(",\"");
-        lit(key);
-        lit("\":");
-        u64(v);
-    }
-    // Unix seconds with 6 decimals, truncated, as the event stream prints them.
-    void seconds(uint64_t ns) noexcept
-    {
-        u64(ns / 1'000'000'000u);
-        char frac[7];
-        uint64_t us = ns % 1'000'000'000u / 1000u;
-        frac[0] = '.';
-        for (int i = 6; i >= 1; --i, us /= 10)
-            frac[i] = char('0' + us % 10);
-        lit(std::string_view(frac, sizeof frac));
-    }
-    void addr(const uint8_t a[16]) noexcept
-    {
-        char text[packet::kAddrStrLen];
-        const size_t n = packet::format_addr(a, text, sizeof text);
-        lit("\"");
-        lit(std::string_view(text, n));
-        lit("\"");
-    }
-    std::string_view view() const noexcept { return {_buf, _n}; }
-
-private:
-    char _buf[kLineBytes];
-    size_t _n = 0;
-};
+void addr(text::Appender& l, const uint8_t a[16]) noexcept
+{
+    char printed[packet::kAddrStrLen];
+    const size_t n = packet::format_addr(a, printed, sizeof printed);
+    l.ch('"');
+    l.lit(std::string_view(printed, n));
+    l.ch('"');
+}
 
 } // namespace
 
@@ -90,7 +50,8 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     uint8_t src[16], dst[16];
     uint16_t sport = 0, dport = 0;
     packet::key_endpoints(f.key, f.orig_is_lo, src, sport, dst, dport);
-    Line l;
+    char buf[kLineBytes];
+    text::Appender l(buf, sizeof buf);
     l.lit("{\"flow_id\":");
     l.u64(f.flow_id);
     l.field("lcore", lcore);
@@ -101,10 +62,10 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     else
         l.u64(f.key.proto);
     l.lit("\",\"src\":");
-    l.addr(src);
+    addr(l, src);
     l.field("sport", sport);
     l.lit(",\"dst\":");
-    l.addr(dst);
+    addr(l, dst);
     l.field("dport", dport);
     if (const uint16_t outer = packet::key_vlan_outer(f.key), inner = packet::key_vlan_inner(f.key); outer || inner) {
         l.lit(",\"vlan\":[");

@@ -1,108 +1,30 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // JSON-lines rendering of an Event, without iostreams or allocation.
 #include <events/event.h>
+#include <text/appender.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <string_view>
 
 namespace flowcop::events {
 namespace {
 
-// Bounded appender: once anything fails to fit, every later call is a no-op and ok() stays false,
-// so the caller checks once at the end instead of after every field.
-class Out {
-public:
-    Out(char* buf, size_t len) noexcept : _p(buf), _begin(buf), _end(buf + len) {}
-    bool ok() const noexcept { return _ok; }
-    size_t size() const noexcept { return static_cast<size_t>(_p - _begin); }
-
-    void lit(std::string_view s) noexcept
-    {
-        if (!room(s.size()))
-            return;
-        std::memcpy(_p, s.data(), s.size());
-        _p += s.size();
-    }
-    void ch(char c) noexcept
-    {
-        if (room(1))
-            *_p++ = c;
-    }
-    void u64(uint64_t v) noexcept
-    {
-        if (!_ok)
-            return;
-        auto [ptr, ec] = std::to_chars(_p, _end, v);
-        if (ec != std::errc())
-            return fail();
-        _p = ptr;
-    }
-    // Seconds with 6 decimals; truncates so the printed time is never later than the clock reading.
-    void seconds(uint64_t ns) noexcept
-    {
-        u64(ns / 1000000000u);
-        uint64_t us = ns % 1000000000u / 1000u;
-        if (!room(7))
-            return;
-        _p[0] = '.';
-        for (int i = 6; i >= 1; --i, us /= 10)
-            _p[i] = static_cast<char>('0' + us % 10);
-        _p += 7;
-    }
-    // A JSON string. The inputs come from static tables and need no escaping, but the formatter must
-    // stay valid JSON whatever a caller passes: escape quote, backslash and control characters.
-    void str(const char* s) noexcept
-    {
-        if (s == nullptr)
-            return lit("null");
-        ch('"');
-        for (; *s != '\0' && _ok; ++s) {
-            const auto c = static_cast<unsigned char>(*s);
-            if (c == '"' || c == '\\') {
-                ch('\\');
-                ch(static_cast<char>(c));
-            } else if (c < 0x20) {
-                static constexpr char kHex[] = "0123456789abcdef";
-                const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-                lit(std::string_view(esc, sizeof esc));
-            } else {
-                ch(static_cast<char>(c));
-            }
-        }
-        ch('"');
-    }
-    void addr(const uint8_t a[16]) noexcept
-    {
-        static constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-        char text[INET6_ADDRSTRLEN];
-        const bool v4 = std::memcmp(a, kV4Mapped, sizeof kV4Mapped) == 0;
-        if (inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, text, sizeof text) == nullptr)
-            return fail();
-        ch('"');
-        lit(text);
-        ch('"');
-    }
-
-private:
-    bool room(size_t n) noexcept
-    {
-        if (_ok && static_cast<size_t>(_end - _p) >= n)
-            return true;
-        fail();
-        return false;
-    }
-    void fail() noexcept { _ok = false; }
-
-    char* _p;
-    char* _begin;
-    char* _end;
-    bool _ok = true;
-};
+// The address as a JSON string: IPv4-mapped addresses dotted, others as IPv6 text.
+void addr(text::Appender& o, const uint8_t a[16]) noexcept
+{
+    static constexpr uint8_t kV4Mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    char printed[INET6_ADDRSTRLEN];
+    const bool v4 = std::memcmp(a, kV4Mapped, sizeof kV4Mapped) == 0;
+    if (inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? a + 12 : a, printed, sizeof printed) == nullptr)
+        return o.fail();
+    o.ch('"');
+    o.lit(printed);
+    o.ch('"');
+}
 
 } // namespace
 
@@ -126,7 +48,7 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     case Kind::updated: event = R"({"event":"update")"; break;
     default: return 0;
     }
-    Out o(buf, buflen);
+    text::Appender o(buf, buflen);
     o.lit(event);
     o.lit(R"(,"time":)");
     o.seconds(e.time_ns);
@@ -155,11 +77,11 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     else
         o.u64(e.proto);
     o.lit(R"(,"src":)");
-    o.addr(e.src);
+    addr(o, e.src);
     o.lit(R"(,"sport":)");
     o.u64(e.sport);
     o.lit(R"(,"dst":)");
-    o.addr(e.dst);
+    addr(o, e.dst);
     o.lit(R"(,"dport":)");
     o.u64(e.dport);
     if (icmp) {
