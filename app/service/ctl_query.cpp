@@ -247,53 +247,52 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     return "";
 }
 
-bool ctl_matches(const CtlFilter& f, unsigned lcore, const conntrack::FlowSnapshot& s)
+CtlCandidate CtlCandidate::of(unsigned lcore, const conntrack::FlowSnapshot& f) noexcept
 {
-    if (f.has_lcore && lcore != f.lcore)
-        return false;
-    if (f.has_proto && s.key.proto != f.proto)
-        return false;
-    if (f.has_zone && s.key.zone != f.zone)
-        return false;
-    if (f.has_vlan) {
-        if (packet::key_vlan_outer(s.key) != f.vlan_outer)
-            return false;
-        if ((f.has_vlan_inner || f.vlan_outer == 0) && packet::key_vlan_inner(s.key) != f.vlan_inner)
-            return false;
-    }
-    if (f.has_state && f.state != conntrack::state_name(s))
-        return false;
-    if (f.has_src || f.has_dst || f.has_sport || f.has_dport) {
-        uint8_t src[16], dst[16];
-        uint16_t sport = 0, dport = 0;
-        packet::key_endpoints(s.key, s.orig_is_lo, src, sport, dst, dport);
-        if ((f.has_sport && sport != f.sport) || (f.has_dport && dport != f.dport))
-            return false;
-        if ((f.has_src && !prefix_matches(f.src, src)) || (f.has_dst && !prefix_matches(f.dst, dst)))
-            return false;
-    }
-    return true;
+    CtlCandidate c;
+    c.lcore = lcore;
+    c.proto = f.key.proto;
+    c.zone = f.key.zone;
+    c.vlan_outer = packet::key_vlan_outer(f.key);
+    c.vlan_inner = packet::key_vlan_inner(f.key);
+    c.state = conntrack::state_name(f);
+    packet::key_endpoints(f.key, f.orig_is_lo, c.src, c.sport, c.dst, c.dport);
+    return c;
 }
 
-} // namespace flowcop::app
-
-namespace flowcop::app {
-
-bool ctl_matches(const CtlFilter& f, const events::Event& e)
+CtlCandidate CtlCandidate::of(const events::Event& e) noexcept
 {
-    if (f.has_lcore && e.lcore != f.lcore)
+    CtlCandidate c;
+    c.lcore = e.lcore;
+    c.proto = e.proto;
+    c.vlan_outer = e.vlan_outer;
+    c.vlan_inner = e.vlan_inner;
+    std::memcpy(c.src, e.src, sizeof c.src);
+    std::memcpy(c.dst, e.dst, sizeof c.dst);
+    c.sport = e.sport;
+    c.dport = e.dport;
+    return c;
+}
+
+bool ctl_matches(const CtlFilter& f, const CtlCandidate& c) noexcept
+{
+    if (f.has_lcore && c.lcore != f.lcore)
         return false;
-    if (f.has_proto && e.proto != f.proto)
+    if (f.has_proto && c.proto != f.proto)
+        return false;
+    if (f.has_zone && c.zone != f.zone)
         return false;
     if (f.has_vlan) {
-        if (e.vlan_outer != f.vlan_outer)
+        if (c.vlan_outer != f.vlan_outer)
             return false;
-        if ((f.has_vlan_inner || f.vlan_outer == 0) && e.vlan_inner != f.vlan_inner)
+        if ((f.has_vlan_inner || f.vlan_outer == 0) && c.vlan_inner != f.vlan_inner)
             return false;
     }
-    if ((f.has_sport && e.sport != f.sport) || (f.has_dport && e.dport != f.dport))
+    if (f.has_state && (c.state == nullptr || f.state != c.state))
         return false;
-    if ((f.has_src && !prefix_matches(f.src, e.src)) || (f.has_dst && !prefix_matches(f.dst, e.dst)))
+    if ((f.has_sport && c.sport != f.sport) || (f.has_dport && c.dport != f.dport))
+        return false;
+    if ((f.has_src && !prefix_matches(f.src, c.src)) || (f.has_dst && !prefix_matches(f.dst, c.dst)))
         return false;
     return true;
 }

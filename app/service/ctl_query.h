@@ -68,9 +68,22 @@ struct CtlRequest {
 // Parses one request line (without its newline). Returns "" or one sentence.
 std::string parse_ctl_request(const std::string& line, CtlRequest& out);
 
-// True when flow `f` of lcore `lcore` passes every filter that is set.
-bool ctl_matches(const CtlFilter& filter, unsigned lcore, const conntrack::FlowSnapshot& f);
-// The same for an event (its kind is checked against CtlRequest::kinds by the caller).
-bool ctl_matches(const CtlFilter& filter, const events::Event& e);
+// What a filter reads of a listed flow or a followed event, in the originator's direction.
+struct CtlCandidate {
+    unsigned lcore = 0;
+    uint8_t proto = 0;
+    uint16_t zone = 0; // events carry none: 0 (an events request refuses zone=)
+    uint16_t vlan_outer = 0, vlan_inner = 0;
+    const char* state = nullptr; // conntrack -L's spelling; nullptr unknown (an events request refuses state=)
+    uint8_t src[16] = {}, dst[16] = {};
+    uint16_t sport = 0, dport = 0;
+
+    static CtlCandidate of(unsigned lcore, const conntrack::FlowSnapshot& f) noexcept;
+    // An event's kind is checked against CtlRequest::kinds by the caller.
+    static CtlCandidate of(const events::Event& e) noexcept;
+};
+
+// True when `c` passes every filter that is set; a state filter never passes an unknown state.
+bool ctl_matches(const CtlFilter& filter, const CtlCandidate& c) noexcept;
 
 } // namespace flowcop::app

@@ -417,7 +417,7 @@ void CtlServer::work(Client& c)
         const uint64_t now = lcore_now(c.worker);
         unsigned n_ids = 0;
         for (size_t i = 0; i < n; ++i) {
-            if (verb != CtlVerb::flush && !ctl_matches(c.req.filter, lcore, slice[i]))
+            if (verb != CtlVerb::flush && !ctl_matches(c.req.filter, CtlCandidate::of(lcore, slice[i])))
                 continue;
             ++c.matched;
             if (verb == CtlVerb::list)
@@ -470,11 +470,12 @@ void CtlServer::fan_out()
             const unsigned n = _follow->take(p, batch.data(), kTake, left);
             for (unsigned i = 0; i < n; ++i) {
                 const events::Event& e = batch[i];
+                const CtlCandidate candidate = CtlCandidate::of(e);
                 size_t len = 0;
                 for (unsigned k = 0; k < kMaxClients; ++k) {
                     Client& c = _clients[k];
                     if (c.phase != Client::Phase::following || !(c.req.kinds & events::kind_bit(e.kind)) ||
-                        !ctl_matches(c.req.filter, e))
+                        !ctl_matches(c.req.filter, candidate))
                         continue;
                     if (c.pending() >= kOutputHighBytes) {
                         ++c.lost;

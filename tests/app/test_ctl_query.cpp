@@ -139,7 +139,7 @@ TEST_CASE("Filters select flows by the originator's side, prefixes, state, VLAN,
     conntrack::FlowSnapshot f =
         flow_of(syn, tcpstate::State::established, tcpstate::detail::kSeenReply | tcpstate::detail::kAssured);
     auto match = [&](const std::string& filters, unsigned lcore = 2) {
-        return ctl_matches(request("list " + filters).filter, lcore, f);
+        return ctl_matches(request("list " + filters).filter, CtlCandidate::of(lcore, f));
     };
     CHECK(match(""));
     CHECK(match("proto=tcp src=192.0.2.0/24 dst=10.0.0.5 sport=40000 dport=443"));
@@ -242,7 +242,9 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     e.vlan_inner = 20;
     const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 77};
     std::memcpy(e.src, v4, 16);
-    auto match = [&](const std::string& filters) { return ctl_matches(request("events " + filters).filter, e); };
+    auto match = [&](const std::string& filters) {
+        return ctl_matches(request("events " + filters).filter, CtlCandidate::of(e));
+    };
     CHECK(match(""));
     CHECK(match("proto=tcp src=192.0.2.0/24 sport=40000 dport=443 vlan=10 lcore=1"));
     CHECK(match("vlan=10,20"));
