@@ -118,12 +118,7 @@ void FlowTable::delete_deferred() noexcept
 bool FlowTable::kill(const packet::FlowKey& key) noexcept
 {
     const int32_t pos = find(key);
-    if (pos < 0)
-        return false;
-    FlowRecord& r = _records[pos];
-    store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kKilled));
-    rearm(uint32_t(pos));
-    return true;
+    return pos >= 0 && kill_id(make_flow_id(_cold[pos].generation, uint32_t(pos)));
 }
 
 bool FlowTable::kill_id(uint64_t flow_id) noexcept
