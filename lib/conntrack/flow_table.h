@@ -325,8 +325,6 @@ public:
     // lives through a whole walk (start 0 until kNoPosition) is copied exactly once: a flow keeps its
     // position for life. Flows created or ended during the walk may or may not be.
     uint32_t read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const;
-    // Positions [0, used) have ever held a flow (a walk's end).
-    uint32_t used_positions() const noexcept { return load_relaxed(_fresh); }
     // Bytes this table allocated at create(): its block and the wheel's bucket heads.
     size_t memory_bytes() const noexcept { return _memory_bytes; }
 
