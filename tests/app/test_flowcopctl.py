@@ -38,8 +38,9 @@ FLOWS = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
 # of a flow's packets within 0.1 s at 10 Mpps) a loaded machine (load 10-15) stalled the second lcore long
 # enough to lose whole flows (68% tracked). Paced, a stall loses a few packets of many flows, and loose
 # pickup tracks each from its next one.
+FLOW_PACKETS = FLOWS * 16
 FLOWGEN = (f"flows={FLOWS},new_flow_rate={FLOWS * 4 // 10},pps={FLOWS * 4},realtime=1,lifetime=1000000,"
-           f"idle_pct=0,rst_pct=0,ipv6_pct=20,packets={FLOWS * 16},seed=17")
+           f"idle_pct=0,rst_pct=0,ipv6_pct=20,packets={FLOW_PACKETS},seed=17")
 
 
 def ctl(fc, *args, check_rc=0, timeout=300):
@@ -74,12 +75,17 @@ def raw_request(fc, line, timeout=30):
     return [json.loads(x) for x in buf.splitlines() if x]
 
 
-def stable_active(fc, what):
-    """Waits until the table stops changing (the port has stopped); returns flows_active."""
+def stable_active(fc, what, rx_packets=0):
+    """Waits until the port has received rx_packets (flowgen's packets=: then no flow can still start) and the
+    table stops changing; returns flows_active. A paced port may hold its flow count for a second and then start
+    one more flow (flowgen replaces some), so a steady count alone is not the end."""
     seen = []
 
     def settled():
-        seen.append(active(fc))
+        scrape = Scrape(fc.url)
+        if int(scrape.total("flowcop_port_rx_packets_total")) < rx_packets:
+            return None
+        seen.append(int(scrape.total("flowcop_flows_active")))
         return len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3] and seen[-1] > 0 and seen[-1]
     return wait_until(settled, 120, what, interval=0.5)
 
@@ -227,7 +233,7 @@ def test_synthetic_table():
             "--metrics-addr", "127.0.0.1:0", "--tcp-timeout-unacknowledged", "0", "--tcp-timeout-syn-sent", "86400",
             "--tcp-timeout-syn-recv", "86400"]
     with Flowcop(EXE, None, opts, "ctlgen", lcores="0-1" if os.cpu_count() > 1 else "0") as fc:
-        n = stable_active(fc, f"{FLOWS} flowgen flows to be tracked")
+        n = stable_active(fc, f"{FLOWS} flowgen flows to be tracked", FLOW_PACKETS)
         check(n >= FLOWS * 9 // 10, f"only {n} of {FLOWS} flows tracked")
         t0 = time.monotonic()
         flows = listing(fc)
