@@ -228,11 +228,16 @@ def pick_prefix(flows):
 
 def test_synthetic_table():
     # Every flow stays open however slow the test runs: no cap for unacknowledged data, and a day for the
-    # handshake states (on two lcores a handoff ring may overflow at full speed and lose a handshake's ACK).
+    # handshake states (on two lcores a handoff ring may overflow at full speed and lose a handshake's ACK) and
+    # for the closing ones (flowgen replaces some flows; at 10^6 flows a listing outlasted TIME_WAIT's 120 s).
     opts = ["--flowgen", FLOWGEN, "--clock", "tsc", "--flows-per-lcore", str(FLOWS * 2), "--stop-when-idle-ms", "0",
             "--metrics-addr", "127.0.0.1:0", "--tcp-timeout-unacknowledged", "0", "--tcp-timeout-syn-sent", "86400",
-            "--tcp-timeout-syn-recv", "86400"]
-    with Flowcop(EXE, None, opts, "ctlgen", lcores="0-1" if os.cpu_count() > 1 else "0") as fc:
+            "--tcp-timeout-syn-recv", "86400", "--tcp-timeout-fin-wait", "86400", "--tcp-timeout-close-wait", "86400",
+            "--tcp-timeout-last-ack", "86400", "--tcp-timeout-time-wait", "86400", "--tcp-timeout-close", "86400"]
+    # EAL memory: 512 MiB holds the 10^5-flow run; the table takes ~175 B per slot of --flows-per-lcore on each
+    # lcore, so 10^6 flows (2 x 2 x 10^6 slots) need about 0.7 GiB more.
+    memory_mb = max(512, 256 + FLOWS * 4 * 512 // (1 << 20))
+    with Flowcop(EXE, None, opts, "ctlgen", lcores="0-1" if os.cpu_count() > 1 else "0", memory_mb=memory_mb) as fc:
         n = stable_active(fc, f"{FLOWS} flowgen flows to be tracked", FLOW_PACKETS)
         check(n >= FLOWS * 9 // 10, f"only {n} of {FLOWS} flows tracked")
         t0 = time.monotonic()

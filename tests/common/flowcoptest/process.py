@@ -56,12 +56,12 @@ def free_port():
 
 class Flowcop:
     """One flowcop process. args: flowcop options after '--' (the vdev comes from pcap; pcap=None for
-    none, e.g. with --flowgen in args)."""
+    none, e.g. with --flowgen in args). memory_mb: EAL's -m (no hugepages), enough for 10^5 flows per lcore."""
 
-    def __init__(self, exe, pcap, args, name, lcores="0", wait_metrics=True):
+    def __init__(self, exe, pcap, args, name, lcores="0", wait_metrics=True, memory_mb=512):
         self.prefix = f"fct-{name}-{os.getpid()}"
         _runtime_dirs.append(f"/var/run/dpdk/{self.prefix}")
-        self.cmd = [exe, "--no-huge", "-m", "512", "--no-pci", "-l", lcores, f"--file-prefix={self.prefix}",
+        self.cmd = [exe, "--no-huge", "-m", str(memory_mb), "--no-pci", "-l", lcores, f"--file-prefix={self.prefix}",
                     "--log-level=lib.eal:error", "--log-level=lib.telemetry:error"] + \
                    ([f"--vdev=net_pcap0,rx_pcap={pcap}"] if pcap else []) + ["--"] + list(args)
         self.stderr = ""
