@@ -29,8 +29,6 @@ class EventBudget {
 public:
     explicit EventBudget(uint32_t rate = kDefaultInvalidEventRate) noexcept : _rate(rate), _credit(full()) {}
 
-    uint32_t rate() const noexcept { return _rate; }
-
     bool take(uint64_t now_ns) noexcept
     {
         if (now_ns > _last_ns) {
