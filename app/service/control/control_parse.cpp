@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "control_parse.h"
 
-#include "ctl_query.h"
+#include <service/options/proto_names.h>
 
 #include <arpa/inet.h>
 
