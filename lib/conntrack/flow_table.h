@@ -118,6 +118,7 @@
 #include <conntrack/flow_hash.h>
 #include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
+#include <conntrack/flow_snapshot.h>
 #include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <conntrack/table_memory.h>
@@ -175,49 +176,6 @@ struct TableConfig {
     // Update events for invalid TCP segments, per second (EventBudget; --events-invalid-rate); 0 = none.
     uint32_t invalid_event_rate = kDefaultInvalidEventRate;
     uint64_t seed = 0x5eed; // early drop's sampling (deterministic per seed)
-};
-
-// A copy of one flow, taken under its shard lock.
-struct FlowSnapshot {
-    packet::FlowKey key;
-    bool orig_is_lo;
-    bool assured;
-    bool reset;
-    bool killed;
-    tcpstate::State state;     // TCP flows only (proto == Proto::tcp)
-    tcpstate::Tracker tcp;     // the whole tracker (state and its flag bits: seen_reply(), ...); TCP only
-    Proto proto;               // the flow's family
-    protostate::Tracker other; // every other family's state (UNREPLIED/REPLIED, assured)
-    uint32_t related;          // ICMP errors that quoted this flow
-    uint8_t tcp_flags_seen[2]; // [orig, reply]
-    uint32_t position;
-    uint16_t in_port; // the DPDK port of the flow's first packet (IPFIX ingressInterface)
-    uint64_t flow_id; // make_flow_id(generation, position) (flow_id.h): the same from creation to destroy
-    uint64_t first_seen_ns, last_seen_ns;
-    uint64_t packets[2], bytes[2];
-    uint64_t deadline_ns; // the true current deadline (deadline.h): kDueNow when RST- or kill-marked
-    tcpstate::Cap cap;    // the timeout cap window tracking chose (none for other protocols)
-    WindowSpan window;    // TCP window tracking's state (each word loaded relaxed: may be mid-update)
-};
-
-// The flow's state as conntrack -L prints it: TCP's state name, or UNREPLIED/REPLIED for the others.
-inline const char* state_name(const FlowSnapshot& f) noexcept
-{
-    return f.proto == Proto::tcp ? tcpstate::state_name(f.state) : protostate::state_name(f.other);
-}
-// Whether a packet from the reply side was accepted (conntrack's SEEN_REPLY), whatever the protocol.
-inline bool seen_reply(const FlowSnapshot& f) noexcept
-{
-    return f.proto == Proto::tcp ? f.tcp.seen_reply() : f.other.seen_reply();
-}
-
-struct SnapshotFilter {
-    bool match_addr = false;
-    uint8_t addr[16] = {}; // IPv4-mapped for IPv4; matches either endpoint
-    bool match_port = false;
-    uint16_t port = 0; // matches either endpoint
-    bool match_proto = false;
-    Proto proto = Proto::tcp;
 };
 
 struct CopResult {
