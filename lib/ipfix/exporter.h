@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The IPFIX export thread: drains its subscription to the event stream (destroyed flows and interim
 // reports of long ones), encodes one message stream per lcore (its own observation domain, encoder.h)
 // and sends every message to every collector over UDP (collector.h). A flow reported more than once
@@ -21,6 +20,8 @@
 //   stats(i).records + stats(i).dropped_full + stats(i).dropped_untracked == stats(i).offered.
 // Messages are the same for every collector, so each collector sees one sequence per domain; a
 // message that fails to one collector is counted in that collector's send_errors only.
+#pragma once
+
 #include <ipfix/collector.h>
 #include <ipfix/deltas.h>
 #include <ipfix/encoder.h>
