@@ -310,10 +310,10 @@ TEST_CASE("expire_ahead fires only the cursor bucket's past deadlines and leaves
     Recorder r{p};
     pass(w, r, kT0); // the cursor is now kT0's tick + 1
     const uint64_t next_tick = (kT0 / kSec + 1) * kSec;
-    arm(w, p, 0, 1);                     // "now": a time in every caller's past -> the cursor's bucket
+    arm(w, p, 0, 1); // "now": a time in every caller's past -> the cursor's bucket
     arm(w, p, 1, 1);
-    arm(w, p, 2, next_tick);             // due at the cursor's tick itself: not yet
-    arm(w, p, 3, next_tick + 5 * kSec);  // a later bucket
+    arm(w, p, 2, next_tick);            // due at the cursor's tick itself: not yet
+    arm(w, p, 3, next_tick + 5 * kSec); // a later bucket
     arm(w, p, 4, 1);
     r.clear();
     ExpireResult x = w.expire_ahead(1, kUnlimited, kUnlimited, r);

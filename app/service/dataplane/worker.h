@@ -194,7 +194,7 @@ private:
     const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
     bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked
     bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn
-    unsigned _rebase_deferrals = 0; // turns a pending rebase step has waited for RX slack
+    unsigned _rebase_deferrals = 0;           // turns a pending rebase step has waited for RX slack
 };
 
 } // namespace flowcop::app
