@@ -275,7 +275,7 @@ def run_replay(tap, exe, tmp, name):
     seen = {}
     for layout in layouts.selected():
         label = "%s [%s]" % (name, layout.name)
-        res = harness.run(exe, ["net_pcap0,rx_pcap=" + path], spec["opts"], lcores=layout.lcores, tmpdir=tmp,
+        res = harness.run(exe, layout.vdevs(path), spec["opts"], lcores=layout.lcores, tmpdir=tmp,
                           scrape_when_rx=n if spec.get("scrape") else None, timeout=120, memory_mb=1024)
         tap.note("%s: %d frames, flowcop took %.1f s" % (label, n, res.elapsed))
         harness.check_invariants(tap, res, label)

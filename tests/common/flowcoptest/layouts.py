@@ -21,6 +21,11 @@ class Layout:
     def __init__(self, name, lcores, plan):
         self.name, self.lcores, self.plan = name, lcores, plan
 
+    def vdevs(self, pcap):
+        """The --vdev arguments that replay the capture at `pcap` on this layout (a layout whose plan
+        needs another port, such as a forced-RSS dispatch port, returns its own)."""
+        return ["net_pcap0,rx_pcap=" + pcap]
+
     def __repr__(self):
         return "%s (-l %s)" % (self.name, self.lcores)
 
