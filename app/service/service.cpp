@@ -420,6 +420,21 @@ WorkerSettings worker_settings(const Options& opt)
     ws.visit_budget_factor = opt.visit_budget_factor;
     ws.vlan_key = opt.vlan_key;
     ws.port_zones = opt.port_zones;
+    if (opt.clock == ClockSource::packet) {
+        // A port that reads a file can wait for a full handoff ring (handoff.h) and loses nothing by it;
+        // a NIC (or the flowgen port's generator) cannot, and drops.
+        uint16_t port = 0;
+        RTE_ETH_FOREACH_DEV(port)
+        {
+            rte_eth_dev_info info{};
+            if (rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != nullptr &&
+                std::string_view(info.driver_name) == "net_pcap") {
+                if (ws.wait_ports.size() <= port)
+                    ws.wait_ports.resize(size_t(port) + 1, 0);
+                ws.wait_ports[port] = 1;
+            }
+        }
+    }
     return ws;
 }
 
@@ -430,6 +445,9 @@ StartError Service::create_workers(const TimestampField& ts)
     std::string error;
     const WorkerSettings ws = worker_settings(_opt);
     const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
+    // One replay time for every lcore (clock.h), under --clock packet only.
+    if (_opt.clock == ClockSource::packet)
+        _replay = std::make_unique<ReplayTime>(unsigned(_plan.workers.size()));
     for (unsigned w = 0; w < _plan.workers.size(); ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         auto table = conntrack::FlowTable::create(table_config(_opt, lcore), error);
@@ -441,6 +459,7 @@ StartError Service::create_workers(const TimestampField& ts)
         place.peer = _plan.peer;
         place.handoff = _handoff.get();
         place.owner_seed = owner_seed;
+        place.replay = _replay.get();
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};
