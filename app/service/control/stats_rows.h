@@ -6,7 +6,7 @@
 // exporter serves every row with a Prometheus name, in row order; /flowcop/stats every row with a
 // telemetry key; the status line and the exit summary sum rows they look up by key. Adding a
 // counter is adding a row here (see lib/stats/stats.md) and its line in app/operations.md;
-// tests/app/test_stats_rows.cpp fails when either is missing.
+// tests/app/control/test_stats_rows.cpp fails when either is missing.
 #pragma once
 
 #include "stats_view.h"

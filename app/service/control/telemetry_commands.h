@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The /flowcop/* telemetry commands as plain functions over the stats view and the control
-// interface: what telemetry.cpp registers with DPDK, and what tests/app/test_telemetry_handlers.cpp
+// interface: what telemetry.cpp registers with DPDK, and what tests/app/control/test_telemetry_handlers.cpp
 // calls directly on rte_tel_data objects (no EAL, no socket, no service).
 //
 // Each takes the raw parameter text DPDK hands over (nullptr = none), fills `d` and returns 0:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The control plane's parameter parsers (app/service/control_parse.h): what the
+// The control plane's parameter parsers (app/service/control/control_parse.h): what the
 // telemetry commands accept, what they refuse, and the text they answer with.
 #include <service/control/control_parse.h>
 

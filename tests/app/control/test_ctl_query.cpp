@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The control socket's requests and flow lines (app/service/ctl_query.h, ctl_format.h): what flowcopctl
+// The control socket's requests and flow lines (app/service/control/ctl_query.h, ctl_format.h): what flowcopctl
 // may ask, what is refused, which flows a filter selects, and how a flow is shown.
 #include <service/control/ctl_format.h>
 #include <service/control/ctl_query.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// flowcop's stats rows (app/service/stats_rows.cpp) are sound and documented: a row without help
+// flowcop's stats rows (app/service/control/stats_rows.cpp) are sound and documented: a row without help
 // text, with a wrong suffix, or without its line in app/operations.md fails here, so adding a
 // counter is one row plus one docs line.
 #include <service/control/stats_rows.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// --events-filter's parser (app/service/events_filter.h): kinds and protocols, what is refused, and the
+// --events-filter's parser (app/service/options/events_filter.h): kinds and protocols, what is refused, and the
 // spelling --help and /flowcop/config show, which parses back to the same filter.
 #include <service/options/events_filter.h>
 #include <service/options/options.h>

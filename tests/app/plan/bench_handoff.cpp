@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// What the handoff plan (app/service/port_plan.h) costs a packet, against the direct path, in the same
+// What the handoff plan (app/service/plan/port_plan.h) costs a packet, against the direct path, in the same
 // run (tests/benchmarks.md, "Handoff"). Hidden [!benchmark] cases, outside the default run:
 //   meson test -C BUILD --benchmark --suite bench -v 'app handoff'
 //

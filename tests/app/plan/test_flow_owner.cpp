@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The handoff plan's owner of a flow (app/service/flow_owner.h): both directions agree, flows spread
+// The handoff plan's owner of a flow (app/service/plan/flow_owner.h): both directions agree, flows spread
 // evenly, and a worker's share does not crowd its flow table's buckets. No EAL.
 #include <service/plan/flow_owner.h>
 

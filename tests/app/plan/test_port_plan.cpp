@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The ownership plan (app/service/port_plan.h): capabilities in, plan out. Every flow has exactly one
+// The ownership plan (app/service/plan/port_plan.h): capabilities in, plan out. Every flow has exactly one
 // owner lcore and every queue a device delivers packets to is polled, whatever the ports can do. No EAL.
 #include <service/plan/port_plan.h>
 

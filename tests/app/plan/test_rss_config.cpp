@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The RSS read-back check (app/service/rss_config.h): what a port reports after start decides whether
+// The RSS read-back check (app/service/plan/rss_config.h): what a port reports after start decides whether
 // the rss plan stands. No EAL: read-backs of ports that keep the plan and of ports that ignore it.
 #include <service/plan/rss_config.h>
 
