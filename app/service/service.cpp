@@ -49,6 +49,7 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
     c.path_mtu = opt.ipfix_mtu;
     c.template_refresh_ns = uint64_t(opt.ipfix_template_refresh_s) * 1'000'000'000;
     c.template_refresh_messages = opt.ipfix_template_refresh_messages;
+    c.max_rate = opt.ipfix_max_rate;
     c.ring_events = opt.events_ring - 1;       // N slots hold N - 1 events (see the --events writer below)
     c.max_tracked_flows = opt.flows_per_lcore; // at most one long flow per table slot
     for (const WorkerPlan& w : plan.workers)
