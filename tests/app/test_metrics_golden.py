@@ -25,7 +25,6 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import fetch, parse  # noqa: E402
 from flowcoptest.process import Flowcop, REPO  # noqa: E402

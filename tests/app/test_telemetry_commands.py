@@ -17,7 +17,6 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from flowcoptest import pcapgen  # noqa: E402
 from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import Scrape  # noqa: E402

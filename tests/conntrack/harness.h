@@ -4,6 +4,7 @@
 #pragma once
 
 #include <conntrack/flow_table.h>
+#include <conntrack/table_inspector.h>
 #include <packet/packet.h>
 
 #include "frame_builder.h"
@@ -125,7 +126,7 @@ public:
         packet::Packet p;
         const auto f = tcp_frame(a, b, kAck);
         packet::parse(f.data(), uint32_t(f.size()), p);
-        return table->find(p.key) >= 0;
+        return conntrack::TableInspector::find(*table, p.key) >= 0;
     }
     packet::FlowKey key(Ep a, Ep b, uint16_t vlan = 0) const
     {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The inactivity cop: budgets, bursts of expiries, and the shard lock it respects.
 #include "harness.h"
+#include <conntrack/table_inspector.h>
 
 #include <catch2/catch.hpp>
 
@@ -58,7 +59,7 @@ TEST_CASE("A held shard makes the cop count a lock failure and retry, never fire
 {
     Harness h;
     h.send(client, server, kSyn);
-    const int32_t pos = h.table->find(h.key(client, server));
+    const int32_t pos = conntrack::TableInspector::find(*h.table, h.key(client, server));
     REQUIRE(pos >= 0);
     const uint32_t shard = conntrack::FlowTable::shard_of(uint32_t(pos));
 
@@ -66,11 +67,11 @@ TEST_CASE("A held shard makes the cop count a lock failure and retry, never fire
     // A control-plane thread holds the flow's shard across its deadline.
     std::atomic<bool> held{false}, release{false};
     std::thread reader([&] {
-        h.table->hold_shard(shard);
+        conntrack::TableInspector::hold_shard(*h.table, shard);
         held = true;
         while (!release)
             std::this_thread::yield();
-        h.table->release_shard(shard);
+        conntrack::TableInspector::release_shard(*h.table, shard);
     });
     while (!held)
         std::this_thread::yield();
@@ -96,17 +97,17 @@ TEST_CASE("With ticks shorter than the check interval, a held shard costs one vi
     cfg.wheel.tick_ns = kSec / 1000; // 1 ms ticks, the cop once a second: each pass drains 1000 ticks
     Harness h(cfg);
     h.send(client, server, kSyn);
-    const int32_t pos = h.table->find(h.key(client, server));
+    const int32_t pos = conntrack::TableInspector::find(*h.table, h.key(client, server));
     REQUIRE(pos >= 0);
     h.run_for(119);
     const uint64_t visited_before = h.c().cop_visited;
-    h.table->hold_shard(conntrack::FlowTable::shard_of(uint32_t(pos)));
+    conntrack::TableInspector::hold_shard(*h.table, conntrack::FlowTable::shard_of(uint32_t(pos)));
     h.run_for(3); // SYN_SENT's 120 s run out during the first of these passes
     CHECK(h.c().cop_lock_failures == 3);
     CHECK(h.c().cop_visited - visited_before == 3);
     CHECK(h.c().cop_budget_exhausted == 0);
     CHECK(h.c().active() == 1);
-    h.table->release_shard(conntrack::FlowTable::shard_of(uint32_t(pos)));
+    conntrack::TableInspector::release_shard(*h.table, conntrack::FlowTable::shard_of(uint32_t(pos)));
     h.run_for(1);
     CHECK(h.c().active() == 0);
     CHECK(h.c().cop_lock_failures == 3);

@@ -2,6 +2,7 @@
 // FlowTable deadlines on a virtual clock: per-state timeouts, lazy extension,
 // re-arming on shortening, RST and kill, active and default timeouts.
 #include "harness.h"
+#include <conntrack/table_inspector.h>
 
 #include <catch2/catch.hpp>
 
@@ -394,7 +395,7 @@ TEST_CASE("A listing shows the deadline the table works to, RST- and kill-marked
     REQUIRE(n == 4);
     for (size_t i = 0; i < n; ++i) {
         CAPTURE(i, s[i].reset, s[i].killed, int(s[i].state));
-        CHECK(s[i].deadline_ns == h.table->deadline(s[i].position));
+        CHECK(s[i].deadline_ns == conntrack::TableInspector::deadline(*h.table, s[i].position));
         if (s[i].reset || s[i].killed)
             CHECK(s[i].deadline_ns <= h.now); // due: reaped on the next tick
         else

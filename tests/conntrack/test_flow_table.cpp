@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // FlowTable: keys, directions, counters, table-full behaviour, snapshots.
 #include "harness.h"
+#include <conntrack/table_inspector.h>
 
 #include <catch2/catch.hpp>
 
@@ -263,7 +264,7 @@ TEST_CASE("Keys crafted to collide fill their probe window: the home bucket's un
     for (uint32_t i = 0; pairs.size() < window + 3 && i < 2'000'000; ++i) {
         const Ep a{"10.7.0.1", uint16_t(1 + i % 60000)};
         const Ep b{"10.8.0.1", uint16_t(1 + i / 60000)};
-        if (h.table->index().probe(conntrack::flow_hash(h.key(a, b))).bucket == 0)
+        if (conntrack::TableInspector::index(*h.table).probe(conntrack::flow_hash(h.key(a, b))).bucket == 0)
             pairs.push_back({a, b});
     }
     REQUIRE(pairs.size() == window + 3);
@@ -276,7 +277,8 @@ TEST_CASE("Keys crafted to collide fill their probe window: the home bucket's un
     CHECK(h.c().probe_window_full == 1);
     CHECK(h.c().tcp_table_full == 1);
     CHECK(h.c().active() == window);
-    CHECK(h.table->index().check([&](uint32_t p) { return h.table->home_bucket(p); }) == std::string());
+    CHECK(conntrack::TableInspector::index(*h.table).check(
+              [&](uint32_t p) { return conntrack::TableInspector::home_bucket(*h.table, p); }) == std::string());
     // A half-open flow in the home bucket can be evicted for the next one (netfilter's early drop on
     // the chain): kill an assured one, reap it, open a SYN-only flow in its place, then collide again.
     REQUIRE(h.table->kill(h.key(pairs[0].first, pairs[0].second)));
@@ -289,7 +291,8 @@ TEST_CASE("Keys crafted to collide fill their probe window: the home bucket's un
     CHECK(h.expired(Reason::evicted) == 1);
     CHECK_FALSE(h.has(pairs[window + 1].first, pairs[window + 1].second));
     CHECK(h.has(pairs[window + 2].first, pairs[window + 2].second));
-    CHECK(h.table->index().check([&](uint32_t p) { return h.table->home_bucket(p); }) == std::string());
+    CHECK(conntrack::TableInspector::index(*h.table).check(
+              [&](uint32_t p) { return conntrack::TableInspector::home_bucket(*h.table, p); }) == std::string());
     CHECK(h.accounting_holds());
 }
 

@@ -4,6 +4,7 @@
 // assured flow: the exact sequence); the timeout caps (retransmissions, unacknowledged data, a
 // one-sided pickup) and the live policy (be liberal).
 #include "harness.h"
+#include <conntrack/table_inspector.h>
 
 #include <catch2/catch.hpp>
 
@@ -21,7 +22,7 @@ uint64_t out_of_window(const Harness& h, WindowReason r)
 
 conntrack::FlowSnapshot flow_of(const Harness& h, Ep a, Ep b)
 {
-    const int32_t pos = h.table->find(h.key(a, b));
+    const int32_t pos = conntrack::TableInspector::find(*h.table, h.key(a, b));
     REQUIRE(pos >= 0);
     std::vector<conntrack::FlowSnapshot> all(h.table->capacity() + 1);
     all.resize(h.table->snapshot(conntrack::SnapshotFilter{}, all.data(), all.size()));

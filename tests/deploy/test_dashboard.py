@@ -34,10 +34,8 @@ import yaml
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 # meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop and Prometheus.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Skip, check, run  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from flowcoptest.exposition import fetch  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])

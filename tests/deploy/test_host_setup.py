@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fakehost import FakeHost  # noqa: E402
 from tap import Skip, check, run  # noqa: E402
 

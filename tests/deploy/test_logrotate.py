@@ -21,7 +21,6 @@ import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Skip, check, run  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])

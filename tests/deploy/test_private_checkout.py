@@ -23,7 +23,6 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Skip, check, run  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])

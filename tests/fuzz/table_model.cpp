@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // TableModel (see table_model.h).
 #include "table_model.h"
+#include <conntrack/table_inspector.h>
 
 #include <cstring>
 
@@ -192,7 +193,8 @@ std::string TableModel::weak_check(const conntrack::FlowTable& table) const
 {
     if (table.pending())
         return "the table has packets pending after drain()";
-    const std::string index = table.index().check([&](uint32_t pos) { return table.home_bucket(pos); });
+    const std::string index = conntrack::TableInspector::index(table).check(
+        [&](uint32_t pos) { return conntrack::TableInspector::home_bucket(table, pos); });
     if (!index.empty())
         return "index: " + index;
     const conntrack::Counters& c = table.counters();
@@ -210,13 +212,13 @@ std::string TableModel::weak_check(const conntrack::FlowTable& table) const
         if (pos_of[size_t(k)] >= 0)
             return "two flows with key " + n2s(unsigned(k));
         pos_of[size_t(k)] = int(f.position);
-        if (f.deadline_ns != table.deadline(f.position))
+        if (f.deadline_ns != conntrack::TableInspector::deadline(table, f.position))
             return "key " + n2s(unsigned(k)) + ": the listing's deadline is not the table's";
     }
     for (size_t k = 0; k < _keys.size(); ++k)
-        if (table.find(_keys[k]) != pos_of[k])
-            return "find(key " + n2s(k) + ") = " + std::to_string(table.find(_keys[k])) + ", the listing says " +
-                   std::to_string(pos_of[k]);
+        if (conntrack::TableInspector::find(table, _keys[k]) != pos_of[k])
+            return "find(key " + n2s(k) + ") = " + std::to_string(conntrack::TableInspector::find(table, _keys[k])) +
+                   ", the listing says " + std::to_string(pos_of[k]);
     return "";
 }
 

@@ -13,13 +13,10 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from urllib.parse import urlsplit
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))
 
 from flowcoptest import harness  # noqa: E402,F401
 

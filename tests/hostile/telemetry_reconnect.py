@@ -19,14 +19,11 @@ Printed per mode: how many tries succeeded and the time each took.
 """
 
 import argparse
-import os
 import socket
 import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 sys.dont_write_bytecode = True
 
 import hostile  # noqa: E402

@@ -27,10 +27,7 @@ import random
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 # The crafted-replay test's scenarios are reused here.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402

@@ -22,14 +22,11 @@ every phase and RSS grows by less than 1 MiB from the warm-up's end through the 
 Needs root and iproute2 (skips otherwise).
 """
 
-import ipaddress
 import os
 import struct
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import hostile  # noqa: E402
 from hostile import harness  # noqa: E402

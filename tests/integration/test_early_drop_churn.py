@@ -24,8 +24,6 @@ client, 3 from the server), leaving it assured in TIME_WAIT. The table holds 102
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402

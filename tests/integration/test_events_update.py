@@ -23,8 +23,6 @@ import os
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness, pcaplib  # noqa: E402
 from flowcoptest.process import DEMO_PCAP  # noqa: E402

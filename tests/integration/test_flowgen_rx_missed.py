@@ -23,7 +23,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
 from flowcoptest.checks import wait_until  # noqa: E402

@@ -30,8 +30,6 @@ them).
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import collectors  # noqa: E402
 import realcaps  # noqa: E402

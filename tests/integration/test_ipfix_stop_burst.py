@@ -19,8 +19,6 @@ endpoints and counts, and saw no sequence error.
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 import collectors  # noqa: E402
 from flowcoptest import harness, pcaplib  # noqa: E402

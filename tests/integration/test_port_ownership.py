@@ -17,8 +17,6 @@ several queues; its rule is covered by the unit test tests/app/plan/test_port_pl
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402

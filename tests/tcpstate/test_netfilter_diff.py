@@ -280,7 +280,6 @@ def main():
             print("1..0 # SKIP %s is not installed (deploy/install-deps.sh installs it)" % tool)
             return 0
     os.makedirs(WORK, exist_ok=True)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import crafted_window
     crafted = os.path.join(WORK, "crafted_window_rules.pcap")
     crafted_window.write(crafted)

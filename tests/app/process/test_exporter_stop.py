@@ -8,15 +8,12 @@ Measured from outside without touching the exporter (a connection would wake civ
 delay): from the summary's first line on stderr to the moment the listening socket is gone from
 /proc/net/tcp, polled every millisecond. Three runs; the median must be under 200 ms.
 """
-import os
 import signal
 import statistics
 import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "common"))
 from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import scrape  # noqa: E402
 from flowcoptest.process import DEMO_PCAP, Flowcop  # noqa: E402

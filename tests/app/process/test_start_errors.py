@@ -5,14 +5,11 @@ line, after EAL's usage text, and --help states both exit codes.
 
 usage: test_start_errors.py build/app/flowcop
 """
-import os
 import re
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "common"))
 from flowcoptest.checks import check, run_tests  # noqa: E402
 from flowcoptest.process import DEMO_PCAP, Flowcop  # noqa: E402
 

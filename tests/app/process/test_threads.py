@@ -15,8 +15,6 @@ import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "common"))
 from flowcoptest.checks import check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import scrape  # noqa: E402
 from flowcoptest.process import DEMO_PCAP, Flowcop, temp_dir  # noqa: E402

@@ -13,8 +13,6 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "common"))
 from flowcoptest.checks import check, run_tests  # noqa: E402
 from flowcoptest.exposition import Scrape  # noqa: E402
 from flowcoptest.process import DEMO_PCAP, REPO, Flowcop  # noqa: E402

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """flowcop's Python test helpers, one package for every suite that runs the real binary
-(stdlib only, Debian's /usr/bin/python3). A test adds tests/common to sys.path and imports the
+(stdlib only, Debian's /usr/bin/python3). meson puts tests/common on PYTHONPATH (tests/meson.build) and a test imports the
 modules it needs:
 
   checks       Fail, check(), wait_until(), run_tests(): assertions and bounded waits
