@@ -20,8 +20,8 @@
 // holds, and overlapping consecutive bursts measured no faster (tests/benchmarks.md, issue 19).
 //
 // Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
-// kill(), kill_id(), get(), set_flow_timeout(), set_timeouts(), rebase_step(), destroy_all() and find().
-// Any other thread may call counters(), snapshot(), read_slice(), hold_shard()/release_shard() and the
+// kill(), kill_id(), get(), set_flow_timeout(), set_timeouts(), rebase_step() and destroy_all().
+// Any other thread may call counters(), snapshot(), read_slice() and the
 // const accessors at any time. The synchronisation
 // between them is one spinlock per shard of kShardSize positions:
 //   - updating a live flow (the per-packet path) takes no lock: the fields readers look at are
@@ -266,14 +266,6 @@ public:
     bool rebase_pending() const noexcept { return _rebase_cursor < _capacity; }
     // drain(), then ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
-    // The record position of a key, or -1.
-    int32_t find(const packet::FlowKey& key) const noexcept;
-    // The deadline the table works to for the flow at `pos` (deadline.h); pos must hold a flow.
-    uint64_t deadline(uint32_t pos) const noexcept { return deadline_of(pos); }
-    // The index, for its invariant checks (tests, fuzzing).
-    const FlowIndex& index() const noexcept { return _index; }
-    uint32_t home_bucket(uint32_t pos) const noexcept;
-
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }
     uint64_t active() const noexcept { return _counters.active(); }
@@ -282,10 +274,6 @@ public:
     TrackMask tracked() const noexcept { return _track; }
     uint32_t shards() const noexcept { return _n_shards; }
     static uint32_t shard_of(uint32_t position) noexcept { return position >> kShardShift; }
-    // Blocks until the shard is held. Hold it briefly: the owner's cop defers every
-    // due flow of a held shard, and lifetime changes on the data path wait for it.
-    void hold_shard(uint32_t shard) const noexcept;
-    void release_shard(uint32_t shard) const noexcept;
     // Copies up to `max` flows matching `filter`, most recently seen first. Takes one
     // shard lock at a time; never blocks the owner's per-packet path.
     size_t snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size_t max) const;
@@ -300,6 +288,15 @@ public:
     size_t memory_bytes() const noexcept { return _memory_bytes; }
 
 private:
+    // Tests and fuzzing look inside through TableInspector (table_inspector.h): lookups by key,
+    // true deadlines, the index's invariants and holding a shard as a reader would.
+    friend class TableInspector;
+    int32_t find(const packet::FlowKey& key) const noexcept; // a key's record position, or -1
+    uint32_t home_bucket(uint32_t pos) const noexcept;
+    // Blocks until the shard is held (readers hold one while they copy it; the owner's cop defers every
+    // due flow of a held shard, and lifetime changes on the data path wait for it).
+    void hold_shard(uint32_t shard) const noexcept;
+    void release_shard(uint32_t shard) const noexcept;
     struct HookOf {
         FlowCold* cold;
         timerwheel::Hook& operator()(uint32_t i) const noexcept { return cold[i].hook; }
