@@ -50,12 +50,15 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# A tool run by hand (not by meson): it finds the tests' package (tests/common) itself.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests",
+                                "common"))
 import dpdk_probe  # noqa: E402
 import flows_pcap  # noqa: E402
 import ovs_peer  # noqa: E402
+from flowcoptest import exposition  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -148,13 +151,8 @@ def memory_shortfall(tool, a, packets, flows):
 
 
 def scrape(port):
-    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
-    values = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, v = line.rpartition(" ")
-            values[name] = float(v)
-    return values
+    """flowcop's /metrics as {series text: value}, through the tests' one parser (flowcoptest.exposition)."""
+    return exposition.by_series(exposition.scrape("http://127.0.0.1:%d/metrics" % port, timeout=10))
 
 
 def check_flowcop(metrics, flows, udp_flows=0):

@@ -23,20 +23,17 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+# A tool run by hand (not by meson): it finds the tests' package (tests/common) itself.
+sys.path.insert(0, os.path.join(REPO, "tests", "common"))
+from flowcoptest import exposition  # noqa: E402
 
 
 def scrape(port):
-    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
-    values = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, _, v = line.rpartition(" ")
-            values[name] = float(v)
-    return values
+    """flowcop's /metrics as {series text: value}, through the tests' one parser (flowcoptest.exposition)."""
+    return exposition.by_series(exposition.scrape("http://127.0.0.1:%d/metrics" % port, timeout=10))
 
 
 def total(m, prefix):

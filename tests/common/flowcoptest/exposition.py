@@ -4,7 +4,7 @@
 fetch() returns the text (HTTP 200 or Fail); parse() splits it into TYPE and HELP lines and
 samples, failing on any line a Prometheus server would reject; scrape() is fetch + parse, samples
 only. A sample is (name, {label: value}, float). metric() and histogram() sum samples over the
-series whose labels include the ones given.
+series whose labels include the ones given; by_series() keys them by their series text.
 """
 import math
 import re
@@ -59,6 +59,16 @@ def parse(text):
 def scrape(url, timeout=5):
     """The samples of one scrape, [(name, labels, value)]."""
     return parse(fetch(url, timeout))[2]
+
+
+def by_series(samples):
+    """{'name{label="value",...}': value} of one scrape's samples (labels in the order served), for
+    readers that select series by name prefix and label text (deploy/bench)."""
+    def key(name, labels):
+        if not labels:
+            return name
+        return name + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+    return {key(n, l): v for n, l, v in samples}
 
 
 def metric(samples, name, **labels):
