@@ -9,17 +9,16 @@
 // is two dependent memory rounds: the bucket, then the record. Positions are handed out from a free
 // list (most recently freed first) and then from the never-used tail.
 //
-// The packet path is pipelined across bursts (submit()): burst k's keys are hashed and its buckets
-// prefetched, burst k-1's buckets are scanned and its candidate records prefetched, and burst k-2 is
-// tracked, so the misses of three bursts overlap instead of stalling each burst twice. A candidate
-// found two calls earlier may have gone stale (a flow ended or was created since, in this burst or an
-// earlier one): tracking uses it only if the record is still in use and holds the packet's key, and
-// otherwise looks the key up again (its bucket is in cache by then). process_burst() is the same
-// pipeline run to completion, for callers that need every packet tracked on return; the worker uses
-// it: with bursts of 32 the prefetches of one burst already keep more misses in flight than the core
-// holds, and overlapping consecutive bursts measured no faster (tests/benchmarks.md, issue 19).
+// The packet path, process_burst(), is a three-stage pipeline over one burst: the keys are hashed and
+// their buckets prefetched, the buckets are scanned and the candidate records prefetched, then each
+// candidate is verified and tracked, so a burst's misses overlap instead of stalling each packet twice.
+// Every packet is tracked on return. The same stages can also overlap consecutive bursts (submit():
+// burst k hashed while k-1 is scanned and k-2 tracked; a candidate found two calls earlier is used only
+// if its record still holds the packet's key, else the key is looked up again). With bursts of 32 that
+// measured no faster (tests/benchmarks.md, issue 19), so the cross-burst form is not the table's API:
+// the fuzz target and the lookup benchmark drive it through TableInspector (table_inspector.h).
 //
-// Threading. One lcore owns a table: it alone calls submit(), drain(), process_burst(), run_cop(),
+// Threading. One lcore owns a table: it alone calls process_burst(), run_cop(),
 // kill(), kill_id(), get(), set_flow_timeout(), set_timeouts(), rebase_step() and destroy_all().
 // Any other thread may call counters(), snapshot(), read_slice() and the
 // const accessors at any time. The synchronisation
@@ -204,27 +203,20 @@ public:
 
     // --- owner lcore only ---
     void set_events(events::Producer* producer) noexcept { _events = producer; }
-    // The pipelined packet path: counts every packet by verdict, starts the lookups of the packets of
-    // tracked families and tracks those of the submit() two calls earlier. n <= kMaxBurst. The Packets (not the
-    // pointer array) are read until the (kPipelineDepth - 1)-th submit() after this one, or drain(),
-    // returns: keep them unchanged until then.
-    void submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
-    void submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
-    // Tracks every packet submitted so far. Cheap when nothing is pending.
-    void drain() noexcept;
-    bool pending() const noexcept { return _finished != _prepared; }
-    // submit() then drain(): every packet is tracked on return. n <= kMaxBurst.
+    // The packet path: counts every packet by verdict and tracks the packets of tracked families; every
+    // packet is tracked on return. n <= kMaxBurst.
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
     // Later fragments that came before their first fragment (what lib/fragattr held and returned for
-    // `first`): once `first` was tracked (process_burst() returned, or drain()), counts `packets`
+    // `first`): once `first` was tracked (process_burst() returned), counts `packets`
     // frames and `bytes` frame bytes on its flow in its direction (fragments_late), with no state step
     // and last seen unchanged (the first fragment moved it); with no flow (its first fragment was
     // refused, or the flow ended) counts them fragments_no_flow. A family not tracked counts nothing,
     // as its attributed fragments do not. Rare (out-of-order fragments): one lookup, never per packet.
     void count_held_fragments(const packet::Packet& first, uint32_t packets, uint64_t bytes) noexcept;
-    // drain(), then one inactivity-cop pass over the wheel buckets due at now_ns.
+    // One inactivity-cop pass over the wheel buckets due at now_ns (after tracking any packet a test
+    // left pending through TableInspector::submit()).
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
     void observe_pass_ns(uint64_t ns) noexcept { _counters.cop_pass_ns.observe(ns); }
@@ -232,8 +224,7 @@ public:
     // timer wheel's expire_ahead over the bucket they wait in): for an owner whose clock may stand still
     // (a replay whose capture ended). Nothing else ends. Budgets as run_cop(); budget_exhausted: call again.
     CopResult reap_killed(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
-    // Marks the flow due on the next tick (reason killed). False if it is not here. Call drain() first
-    // if packets may be pending (a flow they would create is not here yet).
+    // Marks the flow due on the next tick (reason killed). False if it is not here.
     bool kill(const packet::FlowKey& key) noexcept;
     // The same for the flow with this id (FlowSnapshot::flow_id), O(1): false if that flow has ended
     // (its position is free or holds a later flow) or the id names no position of this table.
@@ -244,7 +235,7 @@ public:
     // accepted packet (Deadlines, 6), and `out` its copy (deadline_ns that deadline, or earlier if the
     // active timeout comes first). An RST- or kill-marked flow still ends on the next tick. `full` when
     // kMaxTimeoutUpdates other flows of this table hold an update that no packet or end has cleared yet.
-    // Call drain() first, as for kill(). O(1), or O(kMaxTimeoutUpdates) when no slot is free.
+    // O(1), or O(kMaxTimeoutUpdates) when no slot is free.
     enum class TimeoutUpdate : uint8_t { set, absent, full };
     static constexpr unsigned kMaxTimeoutUpdates = 255; // slots, numbered 1..255 by l4_aux
     TimeoutUpdate set_flow_timeout(const packet::FlowKey& key, uint32_t seconds, uint64_t now_ns,
@@ -291,6 +282,14 @@ private:
     // Tests and fuzzing look inside through TableInspector (table_inspector.h): lookups by key,
     // true deadlines, the index's invariants and holding a shard as a reader would.
     friend class TableInspector;
+    // The cross-burst pipeline (see Structure): counts every packet by verdict, starts the lookups of the
+    // packets of tracked families and tracks those of the submit() two calls earlier. n <= kMaxBurst. The
+    // Packets (not the pointer array) are read until the (kPipelineDepth - 1)-th submit() after this one,
+    // or drain(), returns. process_burst() is submit() then drain().
+    void submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
+    void submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
+    void drain() noexcept; // tracks every packet submitted so far; cheap when nothing is pending
+    bool pending() const noexcept { return _finished != _prepared; }
     int32_t find(const packet::FlowKey& key) const noexcept; // a key's record position, or -1
     uint32_t home_bucket(uint32_t pos) const noexcept;
     // Blocks until the shard is held (readers hold one while they copy it; the owner's cop defers every

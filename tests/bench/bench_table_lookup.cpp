@@ -11,6 +11,7 @@
 #include "rte_hash_table.h"
 #include "table_util.h"
 
+#include <conntrack/table_inspector.h>
 #include <conntrack/table_memory.h>
 
 #include <catch2/catch.hpp>
@@ -100,9 +101,10 @@ void measure(uint32_t n)
     const uint64_t tracked0 = table->counters().tcp_tracked;
     for (int r = 0; r < kRepeats; ++r) {
         ns_new.push_back(timed([&] {
-                             run_packets(
-                                 pkts, [&](const packet::Packet* const* p, unsigned k) { table->submit(p, k, t + 1); });
-                             table->drain();
+                             run_packets(pkts, [&](const packet::Packet* const* p, unsigned k) {
+                                 conntrack::TableInspector::submit(*table, p, k, t + 1);
+                             });
+                             conntrack::TableInspector::drain(*table);
                          }).cpu_ns /
                          double(kPackets));
         ns_old.push_back(

@@ -8,6 +8,7 @@
 
 #include <conntrack/flow_hash.h>
 #include <conntrack/flow_index.h>
+#include <conntrack/table_inspector.h>
 
 #include <cstring>
 #include <map>
@@ -177,13 +178,13 @@ std::string run_table(const uint8_t* data, size_t size, TableRunStats* stats)
             return;
         for (unsigned i = 0; i < n; ++i)
             ptrs[i] = &ring[slot][i];
-        table->submit(ptrs, n, times);
+        conntrack::TableInspector::submit(*table, ptrs, n, times);
         slot = (slot + 1) % conntrack::kPipelineDepth;
         n = 0;
     };
     auto drain_check = [&]() -> std::string {
         submit();
-        table->drain();
+        conntrack::TableInspector::drain(*table);
         return model.check(*table);
     };
     auto next_second = [&](unsigned extra) { return (now / kTableSecNs + 1 + extra) * kTableSecNs; };

@@ -191,7 +191,7 @@ std::vector<FlowSnapshot> TableModel::flows_of(const conntrack::FlowTable& table
 // What holds whatever the model could not predict.
 std::string TableModel::weak_check(const conntrack::FlowTable& table) const
 {
-    if (table.pending())
+    if (conntrack::TableInspector::pending(table))
         return "the table has packets pending after drain()";
     const std::string index = conntrack::TableInspector::index(table).check(
         [&](uint32_t pos) { return conntrack::TableInspector::home_bucket(table, pos); });

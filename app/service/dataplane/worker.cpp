@@ -335,12 +335,10 @@ void Worker::execute(Command& cmd) noexcept
         break;
     case Command::Type::get:
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
-        _table.drain();
         cmd.result = _table.get(cmd.key, cmd.flow) ? 1 : 0;
         break;
     case Command::Type::set_timeout: {
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
-        _table.drain();
         // The owner's clock (the packet clock under --clock packet): the one its deadlines follow.
         using Update = conntrack::FlowTable::TimeoutUpdate;
         const Update u = _table.set_flow_timeout(cmd.key, cmd.flow_timeout_s, now_ns(), cmd.flow);
