@@ -47,7 +47,7 @@ std::string parse_prefix(const std::string& key, const std::string& v, bool allo
     uint64_t len = max_len;
     if (slash != std::string::npos) {
         if (!allow_len)
-            return key + ": " + quoted(v) + ": get and update take an exact address, not a prefix";
+            return key + ": " + quoted(v) + ": get takes an exact address, not a prefix";
         if (!text::parse_decimal_in(v.substr(slash + 1), 0, max_len, len))
             return key + ": " + quoted(v) + " has a prefix length outside 0.." + std::to_string(max_len);
     }
@@ -189,7 +189,7 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
         f.lcore = unsigned(n);
     } else {
         return "unknown key " + quoted(k) +
-               (exact ? " for get and update (keys: proto, src, dst, sport, dport, vlan, zone; update: timeout)"
+               (exact ? " for get (keys: proto, src, dst, sport, dport, vlan, zone)"
                       : " (keys: proto, src, dst, sport, dport, state, vlan, zone, lcore, family)");
     }
     return "";
@@ -226,7 +226,8 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     out.verb = known->verb;
     if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
-    const bool exact = out.verb == CtlVerb::get || out.verb == CtlVerb::update;
+    // update takes list's filters too (conntrack -U): the whole tuple names one flow, as get's does.
+    const bool exact = out.verb == CtlVerb::get;
     CtlFilter& f = out.filter;
     bool has_kinds = false, has_timeout = false;
     for (size_t i = 1; i < words.size(); ++i) {
@@ -260,12 +261,23 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     }
     if (std::string e = check_families(f); !e.empty())
         return verb + ": " + e;
-    if (!exact)
-        return "";
-    if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport)
-        return verb + " needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
     if (out.verb == CtlVerb::update && !has_timeout)
         return "update needs timeout=SECONDS (1.." + std::to_string(kMaxTimeoutS) + ")";
+    if (out.verb == CtlVerb::update) {
+        const bool whole = f.has_src && f.has_dst && f.has_sport && f.has_dport && f.src.bits == 128 &&
+                           f.dst.bits == 128 && !f.has_state && !f.has_lcore && !f.has_family;
+        out.walk = !whole;
+        if (out.walk)
+            return "";
+        for (const AddrPrefix* a : {&f.src, &f.dst})
+            if (!a->ipv4 && packet::is_ipv4_mapped(a->addr))
+                return "update: an IPv4-mapped IPv6 address names no IPv6 flow (write the IPv4 address for the IPv4 "
+                       "flow)";
+    } else if (!exact) {
+        return "";
+    } else if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport) {
+        return verb + " needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+    }
     out.key = packet::make_flow_key(f.src.addr, f.sport, f.dst.addr, f.dport, f.has_proto ? f.proto : 6, f.vlan_outer,
                                     f.vlan_inner, f.zone);
     return "";

@@ -16,8 +16,9 @@
 // as IPv4-mapped IPv6 (::ffff:a.b.c.d) is refused where a whole address names a flow (get, update): the
 // only flows keyed so are IPv4 ones, which is not what an IPv6 address asks for. `get` takes an exact tuple: src= and dst= as
 // plain addresses and sport=, dport= required, proto= (default tcp), vlan=, zone=; it names one flow in
-// either direction. `update` (conntrack -U) takes get's tuple and timeout=S (required, 1..kMaxTimeoutS
-// seconds): the flow's deadline becomes now + S until its next packet. flush and stats take no keys.
+// either direction. `update` (conntrack -U) takes timeout=S (required, 1..kMaxTimeoutS seconds) and either
+// get's whole tuple (one flow, either direction, one lookup per lcore) or list's filters (a walk: every
+// matching flow): each one's deadline becomes now + S until its next packet. flush and stats take no keys.
 // `events` follows the event stream live: kinds=new,update,destroy (any of them; default all three)
 // and the filters above except zone and state, which events do not carry.
 //
@@ -75,6 +76,7 @@ struct CtlRequest {
     events::KindMask kinds = kFollowKinds; // events: the kinds to follow
     packet::FlowKey key{};                 // get, update: the canonical key of the tuple
     uint32_t timeout_s = 0;                // update: the flow's new timeout
+    bool walk = false;                     // update: by filters (a walk), not by the whole tuple (`key`)
 };
 
 // Parses one request line (without its newline). Returns "" or one sentence.

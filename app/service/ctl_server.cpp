@@ -24,7 +24,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace flowcop::app {
@@ -43,8 +45,9 @@ struct CtlServer::Client {
     CtlRequest req;
     size_t worker = 0;
     uint32_t cursor = 0;
-    uint64_t matched = 0, killed = 0;
-    bool failed = false;              // some worker did not answer a kill_ids
+    uint64_t matched = 0, killed = 0, updated = 0;
+    bool failed = false;              // some worker did not answer a kill_ids, or an update by filters stopped
+    std::string fail_why;             // update by filters: why it stopped
     uint64_t lost = 0, lost_told = 0; // following: events lost because `out` was full, and told so
     Clock::time_point since;          // accepted, or the last byte the client took
     size_t pending() const noexcept { return out.size() - out_off; }
@@ -339,7 +342,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
         return;
     }
     const CtlRequest& r = c.req;
-    if (r.verb == CtlVerb::get || r.verb == CtlVerb::update) {
+    if (r.verb == CtlVerb::get || (r.verb == CtlVerb::update && !r.walk)) {
         conntrack::FlowSnapshot snap{};
         size_t worker = 0;
         const int found = r.verb == CtlVerb::get ? _control.get(r.key, snap, worker)
@@ -389,7 +392,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
         c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
     }
-    c.phase = Client::Phase::walking; // list, count, delete, flush: sliced walks (work())
+    c.phase = Client::Phase::walking; // list, count, delete, flush, update by filters: sliced walks (work())
     c.worker = 0;
     c.cursor = 0;
     c.since = Clock::now();
@@ -400,6 +403,8 @@ void CtlServer::work(Client& c)
     static thread_local std::vector<conntrack::FlowSnapshot> slice(kSliceRecords);
     static_assert(kSliceRecords <= Command::kMaxIds, "one slice's matches are one kill_ids command");
     uint64_t ids[kSliceRecords];
+    uint32_t at[kSliceRecords]; // the slice index of ids[i]
+    uint8_t killed[kSliceRecords];
     const CtlVerb verb = c.req.verb;
     const bool kill = verb == CtlVerb::remove || verb == CtlVerb::flush;
     for (unsigned k = 0; k < kSlicesPerTurn && c.pending() < kOutputHighBytes; ++k) {
@@ -420,19 +425,28 @@ void CtlServer::work(Client& c)
             if (verb != CtlVerb::flush && !ctl_matches(c.req.filter, CtlCandidate::of(lcore, slice[i])))
                 continue;
             ++c.matched;
-            if (verb == CtlVerb::list)
+            if (verb == CtlVerb::list) {
                 append_flow_json(c.out, lcore, slice[i], now);
-            else if (kill)
+            } else if (kill) {
+                at[n_ids] = uint32_t(i);
                 ids[n_ids++] = slice[i].flow_id;
+            } else if (verb == CtlVerb::update && !update_one(c, slice[i])) {
+                finish(c);
+                return;
+            }
         }
         if (n_ids > 0) {
-            const int killed = _control.kill_ids(c.worker, ids, n_ids);
-            if (killed < 0) { // each further ask would hold this thread (every client) for its timeout
+            const int n_killed = _control.kill_ids(c.worker, ids, n_ids, killed);
+            if (n_killed < 0) { // each further ask would hold this thread (every client) for its timeout
                 c.failed = true;
                 finish(c);
                 return;
             }
-            c.killed += uint64_t(killed);
+            c.killed += uint64_t(n_killed);
+            // conntrack -D prints each entry it deleted (-F does not): the flow as read, before its kill.
+            for (unsigned j = 0; verb == CtlVerb::remove && j < n_ids; ++j)
+                if (killed[j] != 0)
+                    append_flow_json(c.out, lcore, slice[at[j]], now);
         }
         if (next == conntrack::kNoPosition) {
             ++c.worker;
@@ -443,10 +457,35 @@ void CtlServer::work(Client& c)
     }
 }
 
+bool CtlServer::update_one(Client& c, const conntrack::FlowSnapshot& f)
+{
+    conntrack::FlowSnapshot after{};
+    size_t worker = 0;
+    const int found = _control.set_timeout(f.key, c.req.timeout_s, after, worker);
+    if (found == 1) {
+        ++c.updated;
+        append_flow_json(c.out, _view.lcores[worker].lcore, after, lcore_now(worker));
+        return true;
+    }
+    if (found == 0) // it ended since the slice was read
+        return true;
+    c.failed = true;
+    c.fail_why = found == -2 ? "lcore " + std::to_string(_view.lcores[worker].lcore) + " holds " +
+                                   std::to_string(conntrack::FlowTable::kMaxTimeoutUpdates) +
+                                   " flows whose timeout was set and has not been cleared by a packet or their end"
+                             : std::string("a worker lcore did not answer");
+    return false;
+}
+
 void CtlServer::finish(Client& c)
 {
     c.phase = Client::Phase::draining;
     const CtlVerb verb = c.req.verb;
+    if (c.failed && verb == CtlVerb::update) {
+        c.out += error_line(c.fail_why + ": " + std::to_string(c.updated) + " of the matching flows were updated; " +
+                            "the walk stopped there");
+        return;
+    }
     if (c.failed) {
         c.out += error_line("a worker lcore did not answer: " + std::to_string(c.killed) + " of " +
                             std::to_string(c.matched) + " matching flows seen were killed; the walk stopped there");
@@ -455,15 +494,30 @@ void CtlServer::finish(Client& c)
     c.out += std::string("{\"done\":\"") + verb_name(verb) + "\"";
     if (verb == CtlVerb::remove || verb == CtlVerb::flush)
         c.out += ",\"matched\":" + std::to_string(c.matched) + ",\"killed\":" + std::to_string(c.killed) + "}\n";
+    else if (verb == CtlVerb::update)
+        c.out += ",\"flows\":" + std::to_string(c.updated) + "}\n";
     else
         c.out += ",\"flows\":" + std::to_string(c.matched) + "}\n";
+}
+
+size_t CtlServer::format_follow_line(const events::Event& e, std::optional<Options>& opt, char* line, size_t size)
+{
+    const size_t len = events::format_json_line(e, line, size - 32);
+    if (len < 2 || e.kind != events::Kind::created)
+        return len;
+    // conntrack -E's NEW line shows the timeout the flow starts with: "timeout" before the closing brace.
+    if (!opt)
+        opt = _control.current_options();
+    const int n = std::snprintf(line + len - 2, 32, ",\"timeout\":%u}\n", created_timeout_s(*opt, e));
+    return n > 0 && n < 32 ? len - 2 + size_t(n) : 0;
 }
 
 void CtlServer::fan_out()
 {
     constexpr unsigned kTake = 512;
     static thread_local std::vector<events::Event> batch(kTake);
-    char line[events::kTypicalMaxLine];
+    char line[events::kTypicalMaxLine + 32];
+    std::optional<Options> opt; // the timeouts in force, read once per turn that has a new event
     for (unsigned p = 0; p < _follow->producers(); ++p) {
         for (unsigned round = 0; round < 64; ++round) { // a bounded share per turn: other clients wait
             unsigned left = 0;
@@ -482,7 +536,7 @@ void CtlServer::fan_out()
                         bump(_stats.events_lost);
                         continue;
                     }
-                    if (len == 0 && (len = events::format_json_line(e, line, sizeof line)) == 0)
+                    if (len == 0 && (len = format_follow_line(e, opt, line, sizeof line)) == 0)
                         break; // unformattable (cannot happen for the table's events): nobody gets it
                     c.out.append(line, len);
                     bump(_stats.events_sent);

@@ -9,7 +9,8 @@
 // refuses a second live primary with one prefix). Removed when the server stops.
 //
 // Protocol: the client sends one request line (ctl_query.h); the server answers with JSON lines and
-// closes: one line per flow (ctl_format.h) for list, get and update (the flow after the change), one line per lcore for stats (every
+// closes: one line per flow (ctl_format.h) for list, get, update (the flow after the change) and delete (each
+// flow it killed, as read before the kill, as conntrack -D prints them), one line per lcore for stats (every
 // lcore row of stats_rows.h under its /flowcop/stats key), then a last line {"done":VERB,...} with
 // the totals, or {"error":"<one sentence>"} instead.
 //
@@ -20,7 +21,9 @@
 // flows. A walk lists every flow that lives through it exactly once (not an atomic snapshot, as conntrack
 // -L is not). Clients are served in turns of kSlicesPerTurn slices each, so one big listing does not
 // starve another client. Changes (delete, flush, update) and get go to the owner lcore's mailbox
-// (commands.h): get and update are one O(1) lookup per lcore; delete/flush send each slice's matching flow ids (at most
+// (commands.h): get and update by tuple are one O(1) lookup per lcore; update by filters walks as list does
+// and sets each matching flow through its owner (a round trip per flow, bounded by the table's
+// kMaxTimeoutUpdates per lcore: past it the walk stops with an error); delete/flush send each slice's matching flow ids (at most
 // kSliceRecords) as one kill_ids command, which the owner marks in O(1) each; the cop reaps them as its
 // budget allows, like any kill (reason "killed"). A flow that ended and whose position was reused between
 // the read and the kill is not touched: ids carry the position's generation.
@@ -29,7 +32,8 @@
 // (stream.h), paused (set_kinds(0): the lcores build no event for it) while nobody follows, and taking
 // only the kinds some follower asked for (the union of theirs) while some do. With followers it
 // takes every lcore's ring every kFollowPollMs and hands each event, formatted once as the --events line
-// (events/event.h), to every follower whose kinds and filters match. A follower whose output is full loses
+// (events/event.h; a new event also gets "timeout", the seconds it starts with, as conntrack -E's NEW line
+// shows them), to every follower whose kinds and filters match. A follower whose output is full loses
 // the event: counted per follower (a {"lost":N} line tells it, once it has read what waited) and in
 // events_lost; an lcore whose ring was full lost it for every follower (the subscription's dropped_full).
 // Both are flowcop_ctl_events_lost_total{reason} in /metrics (stats_rows.h). Neither ever slows an lcore. A follower is never dropped for reading
@@ -51,6 +55,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -92,6 +97,8 @@ private:
     void on_readable(Client& c) noexcept;
     void start_request(Client& c, const std::string& line);
     void work(Client& c);
+    // update by filters: sets one listed flow's timeout and writes it; false (c.failed) when the walk must stop.
+    bool update_one(Client& c, const conntrack::FlowSnapshot& f);
     void finish(Client& c);
     void flush_output(Client& c) noexcept;
     void close(Client& c) noexcept;
@@ -99,6 +106,9 @@ private:
     void follow_kinds() noexcept;
     // Takes every lcore's follow ring and hands the events to the followers.
     void fan_out();
+    // The --events line of `e` for followers, and a new event's starting timeout (ctl_format.h); 0 if it
+    // does not fit `size` (at least events::kTypicalMaxLine + 32).
+    size_t format_follow_line(const events::Event& e, std::optional<Options>& opt, char* line, size_t size);
     uint64_t lcore_now(size_t worker) const noexcept;
 
     const StatsView& _view;

@@ -195,7 +195,7 @@ int Service::set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack
     return result == 2 ? -2 : result;
 }
 
-int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)
+int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n, uint8_t* killed)
 {
     auto* c = new Command();
     c->type = Command::Type::kill_ids;
@@ -207,9 +207,11 @@ int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)
             delete c;
         return -1;
     }
-    const int killed = c->result;
+    if (killed != nullptr)
+        std::copy(c->killed, c->killed + c->n_ids, killed);
+    const int result = c->result;
     delete c;
-    return killed;
+    return result;
 }
 
 void Service::build_stats_view()

@@ -281,7 +281,7 @@ void Worker::execute(Command& cmd) noexcept
     case Command::Type::kill_ids:
         cmd.result = 0;
         for (unsigned i = 0; i < cmd.n_ids && i < Command::kMaxIds; ++i)
-            cmd.result += _table.kill_id(cmd.ids[i]) ? 1 : 0;
+            cmd.result += (cmd.killed[i] = _table.kill_id(cmd.ids[i]) ? 1 : 0);
         break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <vector>
 
 using namespace flowcop;
 using namespace flowcop::app;
@@ -90,10 +91,19 @@ TEST_CASE("update takes get's tuple and a timeout of 1 s to the longest flowcop 
     CHECK(error_of(tuple + " timeout=1.5").find("timeout") != std::string::npos);
     CHECK(error_of(tuple + " timeout=").find("timeout") != std::string::npos);
     CHECK(error_of(tuple + " timeout=5 timeout=6").find("twice") != std::string::npos);
-    CHECK(error_of("update src=10.0.0.1 dst=10.0.0.2 sport=1 timeout=5").find("update needs the whole tuple") !=
+    // Without the whole tuple, or with a prefix or a key get does not take, update is a walk by list's filters
+    // (conntrack -U with filters).
+    CHECK_FALSE(r.walk);
+    CHECK(request("update src=10.0.0.1 dst=10.0.0.2 sport=1 timeout=5").walk);
+    CHECK(request("update src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2 timeout=5").walk);
+    CHECK(request(tuple + " timeout=5 state=CLOSE").walk);
+    CHECK(request("update proto=udp timeout=5").walk);
+    CHECK(request("update timeout=5").walk);
+    CHECK(request("update src=10.0.0.1/32 dst=10.0.0.2 sport=1 dport=2 timeout=5").key ==
+          request(tuple + " timeout=5").key);
+    CHECK(error_of("update src=::ffff:10.0.0.1 dst=::ffff:10.0.0.2 sport=1 dport=2 timeout=5").find("IPv4-mapped") !=
           std::string::npos);
-    CHECK(error_of("update src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("exact") != std::string::npos);
-    CHECK(error_of(tuple + " timeout=5 state=CLOSE").find("unknown key") != std::string::npos);
+    CHECK(error_of("update proto=udp").find("needs timeout=SECONDS") != std::string::npos);
     // timeout= belongs to update alone.
     CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("unknown key 'timeout'") !=
           std::string::npos);
@@ -368,4 +378,34 @@ TEST_CASE("An address filter matches its own family only, at every prefix length
     }
     CHECK(v4 == 1);
     CHECK(v6 == std::size(flows) - 1);
+}
+
+TEST_CASE("A new flow's starting timeout is its state's, as conntrack -E's NEW line shows it", "[app][ctl]")
+{
+    auto parsed = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "flowcop");
+        std::vector<char*> argv;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const ParseOutcome out = parse_options(int(args.size()), argv.data());
+        REQUIRE(out.kind == ParseOutcome::ok);
+        return out.options;
+    };
+    events::Event e{};
+    e.kind = events::Kind::created;
+    e.proto = 6;
+    e.state_code = uint8_t(tcpstate::State::syn_sent);
+    CHECK(created_timeout_s(parsed({}), e) == 120); // netfilter's nf_conntrack_tcp_timeout_syn_sent
+    CHECK(created_timeout_s(parsed({"--tcp-timeout-syn-sent", "7"}), e) == 7);
+    e.state_code = uint8_t(tcpstate::State::established); // a flow picked up mid-stream
+    CHECK(created_timeout_s(parsed({}), e) == 432000);
+    CHECK(created_timeout_s(parsed({"--active-timeout", "60"}), e) == 60); // the active timeout comes first
+    e.proto = 17;
+    e.state_code = protostate::initial(protostate::Family::udp).bits;
+    CHECK(created_timeout_s(parsed({}), e) == 30);
+    CHECK(created_timeout_s(parsed({"--udp-timeout", "9"}), e) == 9);
+    e.proto = 47;
+    e.state_code = protostate::initial(protostate::Family::generic).bits;
+    CHECK(created_timeout_s(parsed({}), e) == 600);
 }

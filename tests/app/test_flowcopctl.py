@@ -108,9 +108,25 @@ def real_capture(lcores):
         n = stable_active(fc, "the capture to be tracked")
         flows = listing(fc)
         check(len(flows) == n, f"listed {len(flows)}, flowcop_flows_active {n}")
-        check(len({f["flow_id"] for f in flows}) == n, "flow ids are unique")
+        check(len({fid(f) for f in flows}) == n, "flow ids are unique (per lcore)")
         check(all(f.get("in_port") == 0 for f in flows), "every flow's in_port is the capture's port, 0")
+        check(all(isinstance(f["proto"], str) for f in flows) and any(f["proto"] == "2" for f in flows),
+              f"proto is a string, IGMP's the number: {sorted({f['proto'] for f in flows})}")
         family_filters(fc, flows)
+        # conntrack -D that deleted nothing: exit 1, nothing on stdout.
+        r = ctl(fc, "-D", "-s", "198.51.100.0/24", check_rc=1)
+        check(r.stdout == "" and "0 flow entries have been killed" in r.stderr, f"-D of nothing: {r.stderr}")
+        update_by_filters(fc, flows)
+        # -E ends with exit 0 on Ctrl-C and on SIGTERM, as conntrack -E.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            follower = subprocess.Popen([sys.executable, CTL, f"--file-prefix={fc.prefix}", "-E"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            wait_until(lambda: followers(fc) == 1, 30, "the follower to be following")
+            follower.send_signal(sig)
+            _, err = follower.communicate(timeout=30)
+            check(follower.returncode == 0 and "flow events have been shown" in err,
+                  f"-E ended by {sig!r}: exit {follower.returncode} {err}")
+            wait_until(lambda: followers(fc) == 0, 30, "the follower to be gone")
         check(ctl(fc, "-C").stdout.strip() == str(n), "-C")
         # Every listed flow, by its exact tuple, either direction: the same flow (through flowcopctl for a
         # few, the socket itself for all).
@@ -143,8 +159,8 @@ def real_capture(lcores):
         check(len(lines) == n and f"{n} flow entries have been shown" in text.stderr, f"-L: {text.stderr}")
         # conntrack's protocol columns: a state for TCP only, ports for TCP and UDP, none for IGMP (number 2).
         heads = {"tcp": "tcp      6 ", "udp": "udp      17 ", "2": "2        2 "}
-        check(all(any(line.startswith(h) for h in heads.values()) and " src=" in line and " lcore=0" in line
-                  for line in lines), f"-L lines {lines[:2]}")
+        check(all(any(line.startswith(h) for h in heads.values()) and " src=" in line
+                  and (" lcore=0" in line or " lcore=1" in line) for line in lines), f"-L lines {lines[:2]}")
         check(sorted(line.split()[0] for line in lines) == sorted(f["proto"] for f in flows),
               "-L: one line per flow, each of its flow's protocol")
         check(all(("sport=" in line) == (not line.startswith("2 ")) for line in lines), "-L: ports where conntrack has them")
@@ -166,6 +182,26 @@ def test_real_capture_two_lcores():
 def fid(f):
     """A flow's identity across lcores (ids are per lcore)."""
     return f["lcore"], f["flow_id"]
+
+
+def followers(fc):
+    return json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])["ctl_followers"]
+
+
+def update_by_filters(fc, flows):
+    """conntrack -U with filters: every matching flow's timeout set, each printed; none matching exits 1."""
+    port = max({f["dport"] for f in flows if f["proto"] == "tcp"},
+               key=lambda p: sum(1 for f in flows if f["proto"] == "tcp" and f["dport"] == p))
+    want = {fid(f) for f in flows if f["proto"] == "tcp" and f["dport"] == port}
+    r = ctl(fc, "-U", "-p", "tcp", "--dport", str(port), "-t", "50000", "-o", "json")
+    got = [json.loads(line) for line in r.stdout.splitlines()]
+    check({fid(f) for f in got} == want and all(49_990 <= f["timeout"] <= 50_000 for f in got)
+          and f"{len(want)} flow entries have been updated" in r.stderr, f"-U --dport {port}: {r.stderr}")
+    text = ctl(fc, "-U", "-p", "tcp", "--dport", str(port), "-t", "60000").stdout.splitlines()
+    check(len(text) == len(want) and all(line.startswith("tcp      6 ") for line in text), f"-U text: {text[:2]}")
+    r = ctl(fc, "-U", "-s", "198.51.100.0/24", "-t", "5", check_rc=1)
+    check("no flow matched" in r.stderr, r.stderr)
+    # Back to the state's timeout for the rest of the test: a packet would clear it; a long one does no harm.
 
 
 def family_filters(fc, flows):
@@ -195,7 +231,8 @@ def family_filters(fc, flows):
               f"-L -s {prefix}: {len(got)} flows")
     # The report's delete: a source and a destination of two families select nothing; it is refused.
     r = ctl(fc, "-D", "-s", "::ffff:0:0/96", "-d", "172.16.0.0/16", check_rc=None)
-    check(r.returncode != 0 and "src is IPv6 and dst IPv4" in r.stderr, f"-D of mixed families: {r.returncode} {r.stderr}")
+    check(r.returncode == 2 and "a flow's addresses are of one family" in r.stderr,
+          f"-D of mixed families: {r.returncode} {r.stderr}")
     r = raw_request(fc, f"get src=::ffff:{v4[0]['src']} dst=::ffff:{v4[0]['dst']} sport={v4[0]['sport']} "
                         f"dport={v4[0]['dport']}\n".encode())
     check("IPv4-mapped" in r[0].get("error", ""), f"get by IPv4-mapped addresses: {r}")
@@ -355,8 +392,11 @@ def test_synthetic_table():
         wait_until(lambda: json.loads(ctl(fc, "-S", "-o", "json").stdout.splitlines()[-1])["ctl_followers"] == 1,
                    30, "the follower to be following")
         r = ctl(fc, "-D", "-s", str(net), "-o", "json")
-        done = json.loads(r.stdout.splitlines()[-1])
+        printed = [json.loads(line) for line in r.stdout.splitlines()]
+        done = printed.pop()
         check(done["matched"] == expect and done["killed"] == expect, f"-D -s {net}: {done}, expected {expect}")
+        # conntrack -D prints each entry it deleted.
+        check(sorted(fid(f) for f in printed) == sorted(doomed), f"-D printed {len(printed)} of {expect} killed flows")
         wait_until(lambda: active(fc) == n - expect, 60, f"{expect} killed flows to be reaped")
         left = listing(fc)
         check({(f["lcore"], f["flow_id"]) for f in left} == ids - doomed,
@@ -468,6 +508,33 @@ def test_usage_and_unreachable():
     check(r.returncode == 3 and "no flowcop" in r.stderr, f"unreachable: {r.returncode} {r.stderr}")
     r = subprocess.run([sys.executable, CTL, "--help"], capture_output=True, text=True)
     check(r.returncode == 0 and "-L, --dump" in r.stdout and "exit status" in r.stdout, "--help")
+    # conntrack's exit codes: a bad filter value is a usage error (2), found before connecting, so the same
+    # whether or not a flowcop runs (no instance has this prefix).
+    nosuch = f"--file-prefix=nosuch-{os.getpid()}"
+    for bad, why in ((["-L", "-p", "xyz"], "not a protocol"), (["-L", "-p", "256"], "not a protocol"),
+                     (["-L", "-s", "10.0.0.300"], "not an IPv4 or IPv6"), (["-C", "-s", "10.0.0.0/33"], "0..32"),
+                     (["-D", "-d", "2001:db8::/129"], "0..128"), (["-L", "-s", "fe80::1%eth0"], "not an IPv4"),
+                     (["-L", "--sport", "65536"], "0..65535"), (["-L", "--dport", "-1"], "0..65535"),
+                     (["-L", "--state", "OPEN"], "not a state"), (["-L", "--vlan", "4096"], "VLAN IDs"),
+                     (["-L", "--vlan", "1,2,3"], "VLAN IDs"), (["-L", "--zone", "x"], "0..65535"),
+                     (["-L", "--lcore", "1024"], "0..1023"), (["-E", "-e", "NEW,BOGUS"], "NEW, UPDATE, DESTROY"),
+                     (["-D", "-s", "::ffff:0:0/96", "-d", "172.16.0.0/16"], "one family"),
+                     (["-L", "-f", "ipv6", "-s", "10.0.0.0/8"], "but -f ipv6"), (["-L", "-f", "inet"], "invalid choice"),
+                     (["-G", "-s", "::ffff:10.0.0.1", "-d", "::ffff:10.0.0.2", "--sport", "1", "--dport", "2"],
+                      "IPv4-mapped"),
+                     (["-G", "-s", "10.0.0.0/8", "-d", "10.0.0.2", "--sport", "1", "--dport", "2"], "not a prefix")):
+        r = subprocess.run([sys.executable, CTL, nosuch] + bad, capture_output=True, text=True)
+        check(r.returncode == 2 and why in r.stderr and "no flowcop" not in r.stderr,
+              f"{' '.join(bad)}: exit {r.returncode}, {r.stderr.strip()!r}")
+    for good in (["-L", "-p", "GRE", "-s", "10.0.0.0/8", "--state", "established"], ["-L", "-p", "ipv6-icmp"],
+                 ["-U", "-p", "udp", "--dport", "53", "-t", "5"], ["-E", "-e", "new,destroy", "-f", "ipv4"]):
+        r = subprocess.run([sys.executable, CTL, nosuch] + good, capture_output=True, text=True)
+        check(r.returncode == 3 and "no flowcop" in r.stderr, f"{' '.join(good)}: {r.returncode} {r.stderr}")
+    # --version: the version and commit meson wrote into the built script.
+    r = subprocess.run([sys.executable, CTL, "--version"], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stdout.startswith("flowcopctl 0.") and "(commit " in r.stdout
+          and "@" not in r.stdout, f"--version: {r.returncode} {r.stdout!r} {r.stderr!r}")
+
 
 
 def test_text_columns_per_protocol():
@@ -486,14 +553,21 @@ def test_text_columns_per_protocol():
     icmp = mod.fmt_flow(dict(base, proto="icmp", sport=4660, dport=8), False)
     check("src=10.0.0.1 dst=10.0.0.2 type=8 code=0 id=4660 packets=1" in icmp and
           "src=10.0.0.2 dst=10.0.0.1 type=0 code=0 id=4660 packets=0" in icmp, icmp)
-    gre = mod.fmt_flow(dict(base, proto=47, sport=0, dport=0), True)
-    check("47       47 30 src=10.0.0.1 dst=10.0.0.2 packets=1" in gre and "sport" not in gre, gre)
+    # JSON's proto is a string, the number for a protocol the event stream does not name; text names it.
+    gre = mod.fmt_flow(dict(base, proto="47", sport=0, dport=0), True)
+    check("gre      47 30 src=10.0.0.1 dst=10.0.0.2 packets=1" in gre and "sport" not in gre, gre)
+    igmp = mod.fmt_flow(dict(base, proto="2", sport=0, dport=0), False)
+    check(igmp.startswith("2        2 30 src=10.0.0.1 dst=10.0.0.2 packets=1"), igmp)
     tcp = mod.fmt_flow(dict(base, proto="tcp", state="SYN_SENT"), False)
     check(tcp.startswith("tcp      6 30 SYN_SENT src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 "), tcp)
-    event = dict(base, event="new", proto="icmpv6", src="fd00::1", dst="fd00::2", sport=9, dport=128)
+    event = dict(base, event="new", proto="icmpv6", src="fd00::1", dst="fd00::2", sport=9, dport=128, timeout=30)
     new = mod.fmt_event(event, False)
-    check(new == "    [NEW] icmpv6   58 src=fd00::1 dst=fd00::2 type=128 code=0 id=9 "
+    check(new == "    [NEW] icmpv6   58 30 src=fd00::1 dst=fd00::2 type=128 code=0 id=9 [UNREPLIED] "
           "src=fd00::2 dst=fd00::1 type=129 code=0 id=9 lcore=1", new)
+    # conntrack -E's NEW line: protocol, timeout, state, the original direction, [UNREPLIED], the reply.
+    new_tcp = mod.fmt_event(dict(base, event="new", proto="tcp", state="SYN_SENT", timeout=120), False)
+    check(new_tcp == "    [NEW] tcp      6 120 SYN_SENT src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 [UNREPLIED] "
+          "src=10.0.0.2 dst=10.0.0.1 sport=8 dport=7 lcore=1", new_tcp)
     gone = mod.fmt_event(dict(base, event="destroy", proto="udp", reason="inactivity"), False)
     check(gone == "[DESTROY] udp      17 src=10.0.0.1 dst=10.0.0.2 sport=7 dport=8 packets=1 bytes=60 "
           "src=10.0.0.2 dst=10.0.0.1 sport=8 dport=7 packets=0 bytes=0 reason=inactivity lcore=1", gone)
