@@ -117,7 +117,7 @@ inline constexpr size_t kTypicalMaxLine = 1152;
 
 // The name a line gives protocol `proto` of a flow of this family: "tcp", "udp", "icmp" (1 over IPv4),
 // "icmpv6" (58 over IPv6), else nullptr, and the line gives the number as a string ("47"): "proto" is
-// always a JSON string, in events and in flowcopctl's listing (app/service/ctl_format.h), which use this.
+// always a JSON string, in events and in flowcopctl's listing (app/service/control/ctl_format.h), which use this.
 const char* proto_json_name(uint8_t proto, bool ipv4) noexcept;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.
