@@ -334,6 +334,59 @@ def update_timeouts(fc, tcp_flows):
           "the flow given 100000 s is still there")
 
 
+def test_finds_the_instance():
+    """No --file-prefix: the only running flowcop (found by its socket and its EAL's live config lock); among several,
+    the installed unit's, else exit 2 naming them; none: exit 3. Discovery is pointed at a directory of this test's
+    own through RUNTIME_DIRECTORY (which flowcopctl honours, as dpdk-telemetry.py does), since other flowcops may
+    run on this machine."""
+    base = temp_dir("flowcopctl-find-")
+    os.makedirs(os.path.join(base, "dpdk"))
+    env = dict(os.environ, RUNTIME_DIRECTORY=base)
+
+    def bare(*args):
+        return subprocess.run([sys.executable, CTL] + list(args), capture_output=True, text=True, env=env, timeout=60)
+    r = bare("-C")
+    check(r.returncode == 3 and "no running flowcop found" in r.stderr, f"none: {r.returncode} {r.stderr}")
+    # A stale instance (socket file left, nobody holds its EAL lock) is not a running one.
+    stale = os.path.join(base, "dpdk", "stale")
+    os.makedirs(stale)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.bind(os.path.join(stale, "flowcop_ctl.sock"))
+    open(os.path.join(stale, "config"), "w").close()
+    with Flowcop(EXE, DEMO_PCAP, ["--clock", "tsc", "--stop-when-idle-ms", "0", "--metrics-addr", "127.0.0.1:0"],
+                 "ctlfind1", lcores="0") as one:
+        os.symlink(os.path.dirname(one.ctl_socket_path), os.path.join(base, "dpdk", one.prefix))
+        n = stable_active(one, "the capture to be tracked")
+        r = bare("-C")
+        check(r.returncode == 0 and r.stdout.strip() == str(n), f"the only one: {r.returncode} {r.stdout} {r.stderr}")
+        with Flowcop(EXE, DEMO_PCAP, ["--clock", "tsc", "--stop-when-idle-ms", "0", "--metrics-addr", "127.0.0.1:0"],
+                     "ctlfind2", lcores="0-1" if os.cpu_count() > 1 else "0") as two:
+            os.symlink(os.path.dirname(two.ctl_socket_path), os.path.join(base, "dpdk", two.prefix))
+            r = bare("-C")
+            check(r.returncode == 2 and one.prefix in r.stderr and two.prefix in r.stderr
+                  and "--file-prefix" in r.stderr, f"two: {r.returncode} {r.stderr}")
+            r = bare("-C", f"--file-prefix={two.prefix}")
+            check(r.returncode == 0 and int(r.stdout) > 0, f"--file-prefix picks one: {r.returncode} {r.stderr}")
+        r = bare("-C")
+        check(r.returncode == 0 and r.stdout.strip() == str(n), f"the one left: {r.returncode} {r.stdout} {r.stderr}")
+    # Among several, the installed unit's (its environment file's --file-prefix), said on stderr.
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("flowcopctl_find", CTL)
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(mod)
+    unit_env = os.path.join(base, "flowcop.env")
+    with open(unit_env, "w") as f:
+        f.write('FLOWCOP_EAL_OPTS="-l 8-11 --file-prefix=flowcop --iova-mode=va"\n')
+    mod.UNIT_ENV = unit_env
+    mod.running_instances = lambda: {"flowcop": "/x", "other": "/y"}
+    check(mod.find_instance(mod.parse_args(["-C"])) == "flowcop", "several: the unit's")
+    mod.running_instances = lambda: {}
+    check(mod.find_instance(mod.parse_args(["-C"])) == "flowcop", "none: the unit's prefix")
+    mod.UNIT_ENV = os.path.join(base, "absent.env")
+    check(mod.find_instance(mod.parse_args(["-C"])) == "rte", "none and no unit: DPDK's rte")
+
+
 # ---- 2. the synthetic port at FLOWS flows ------------------------------------------------------------
 
 def pick_prefix(flows):
@@ -580,5 +633,5 @@ def test_text_columns_per_protocol():
 
 
 if __name__ == "__main__":
-    run_tests([test_usage_and_unreachable, test_text_columns_per_protocol, test_real_capture_one_lcore,
-               test_real_capture_two_lcores, test_synthetic_table])
+    run_tests([test_usage_and_unreachable, test_text_columns_per_protocol, test_finds_the_instance,
+               test_real_capture_one_lcore, test_real_capture_two_lcores, test_synthetic_table])
