@@ -3,6 +3,7 @@
 
 #include "control_thread.h"
 #include "log.h"
+#include "notify.h"
 #include <service/control/control_cpus.h>
 #include <service/control/ctl_query.h>
 #include <service/control/ctl_server.h>
@@ -526,6 +527,12 @@ int Service::run()
 void Service::housekeeping()
 {
     StatusLine status(_view, !_opt.quiet);
+    // Ports, exporter, control socket and workers are up by now; READY=1 waits for each worker's first turn.
+    std::vector<unsigned> lcores;
+    for (auto& w : _workers)
+        lcores.push_back(w->lcore());
+    Notifier notifier(lcores);
+    std::vector<uint64_t> turns(_workers.size());
     // DPDK's telemetry socket (none with --no-telemetry: the guard then finds no connection).
     TelemetryGuard telemetry_guard(std::string(rte_eal_get_runtime_dir()) + "/dpdk_telemetry.v2");
     auto next_guard_scan = std::chrono::steady_clock::now();
@@ -534,6 +541,9 @@ void Service::housekeeping()
     while (!_quit.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         status.tick();
+        for (size_t i = 0; i < _workers.size(); ++i)
+            turns[i] = stats::load_relaxed(_workers[i]->stats().turns);
+        notifier.tick(turns);
         if (const auto now = std::chrono::steady_clock::now(); now >= next_guard_scan) {
             telemetry_guard.scan();
             next_guard_scan = now + std::chrono::milliseconds(TelemetryGuard::kScanIntervalMs);
@@ -546,6 +556,7 @@ void Service::housekeeping()
         if (rte_rdtsc() - last >= idle_cycles)
             _quit.store(true, std::memory_order_relaxed);
     }
+    notifier.stopping();
     status.finish();
 }
 

@@ -85,6 +85,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
             take_handoffs(tsc);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
+        // A plain store on the line now_ns already dirties each turn (no RMW): the housekeeping thread
+        // feeds systemd's watchdog only while every worker's turns advance (notify.h).
+        store_relaxed(_stats.turns, _stats.turns + 1);
         // A packet clock that has seen no packet yet has no time: nothing can be due.
         if (now >= _next_cop_ns && now != 0)
             run_cop(now);
