@@ -229,7 +229,7 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     // update takes list's filters too (conntrack -U): the whole tuple names one flow, as get's does.
     const bool exact = out.verb == CtlVerb::get;
     CtlFilter& f = out.filter;
-    bool has_kinds = false, has_timeout = false;
+    bool has_kinds = false, has_timeout = false, has_buffer = false;
     for (size_t i = 1; i < words.size(); ++i) {
         const size_t eq = words[i].find('=');
         if (eq == std::string::npos || eq == 0)
@@ -241,6 +241,17 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
             has_kinds = true;
             if (std::string e = parse_kinds(value, out.kinds); !e.empty())
                 return e;
+            continue;
+        }
+        if (out.verb == CtlVerb::events && key == "buffer") {
+            if (has_buffer)
+                return "'buffer' given twice";
+            has_buffer = true;
+            uint64_t b = 0;
+            if (!text::parse_decimal_in(value, kMinFollowBuffer, kMaxFollowBuffer, b))
+                return "buffer: " + quoted(value) + " is not a number of bytes (" + std::to_string(kMinFollowBuffer) +
+                       ".." + std::to_string(kMaxFollowBuffer) + ")";
+            out.buffer_bytes = size_t(b);
             continue;
         }
         if (out.verb == CtlVerb::update && key == "timeout") {

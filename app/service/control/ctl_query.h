@@ -19,8 +19,9 @@
 // either direction. `update` (conntrack -U) takes timeout=S (required, 1..kMaxTimeoutS seconds) and either
 // get's whole tuple (one flow, either direction, one lookup per lcore) or list's filters (a walk: every
 // matching flow): each one's deadline becomes now + S until its next packet. flush and stats take no keys.
-// `events` follows the event stream live: kinds=new,update,destroy (any of them; default all three)
-// and the filters above except zone and state, which events do not carry.
+// `events` follows the event stream live: kinds=new,update,destroy (any of them; default all three),
+// buffer=BYTES (kMinFollowBuffer..kMaxFollowBuffer: output held for this follower before it loses
+// events, conntrack -E's -b) and the filters above except zone and state, which events do not carry.
 //
 // Matching: `vlan=10` matches a flow whose outer VLAN ID is 10 (any inner one); `vlan=10,20` both IDs
 // (a listing prints both, so what it shows selects exactly that flow); `vlan=0` untagged flows only.
@@ -40,6 +41,7 @@
 namespace flowcop::app {
 
 inline constexpr size_t kMaxRequestBytes = 1024;
+inline constexpr size_t kMinFollowBuffer = 64 * 1024, kMaxFollowBuffer = 64 * 1024 * 1024;
 
 // The kinds flowcopctl -E can follow: conntrack's NEW, UPDATE and DESTROY (interim reports are IPFIX's).
 inline constexpr events::KindMask kFollowKinds = events::kind_bit(events::Kind::created) |
@@ -77,6 +79,7 @@ struct CtlRequest {
     packet::FlowKey key{};                 // get, update: the canonical key of the tuple
     uint32_t timeout_s = 0;                // update: the flow's new timeout
     bool walk = false;                     // update: by filters (a walk), not by the whole tuple (`key`)
+    size_t buffer_bytes = 0;               // events: buffer=BYTES, the output held for it (0: the server's)
 };
 
 // Parses one request line (without its newline). Returns "" or one sentence.

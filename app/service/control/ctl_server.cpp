@@ -9,6 +9,7 @@
 #include "stats_rows.h"
 #include <service/dataplane/commands.h>
 
+#include <conntrack/reason.h>
 #include <events/thread.h>
 #include <stats/family.h>
 #include <stats/relaxed.h>
@@ -49,6 +50,8 @@ struct CtlServer::Client {
     bool failed = false;              // some worker did not answer a kill_ids, or an update by filters stopped
     std::string fail_why;             // update by filters: why it stopped
     uint64_t lost = 0, lost_told = 0; // following: events lost because `out` was full, and told so
+    size_t high = kOutputHighBytes;   // following: output held for it before it loses events (buffer=)
+    bool paced = false;               // delete, flush: waiting for followers to take the destroys
     Clock::time_point since;          // accepted, or the last byte the client took
     size_t pending() const noexcept { return out.size() - out_off; }
 };
@@ -126,6 +129,7 @@ void CtlServer::follow_kinds() noexcept
     for (unsigned i = 0; i < kMaxClients; ++i)
         if (_clients[i].phase == Client::Phase::following)
             kinds |= _clients[i].req.kinds;
+    _follow_kinds = kinds;
     if (_follow != nullptr)
         _follow->set_kinds(kinds);
 }
@@ -221,7 +225,7 @@ void CtlServer::run() noexcept
                 ev = POLLIN; // a follower's end: its close
             if (c.pending() > 0)
                 ev |= POLLOUT;
-            busy = busy || (c.phase == Client::Phase::walking && c.pending() < kOutputHighBytes);
+            busy = busy || (c.phase == Client::Phase::walking && !c.paced && c.pending() < kOutputHighBytes);
             fds[1 + i] = {c.fd, ev, 0};
         }
         const int timeout_ms = busy ? 0 : _followers > 0 ? int(kFollowPollMs) : 50;
@@ -386,6 +390,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
             return;
         }
         c.phase = Client::Phase::following;
+        c.high = r.buffer_bytes != 0 ? r.buffer_bytes : kFollowBufferBytes;
         ++_followers;
         store_relaxed(_stats.followers, uint64_t{_followers});
         follow_kinds();
@@ -412,13 +417,17 @@ void CtlServer::work(Client& c)
             finish(c);
             return;
         }
+        const uint32_t room = kill ? kill_room() : kSliceRecords;
+        c.paced = room == 0;
+        if (c.paced)
+            return; // the next turn asks again (every kFollowPollMs while someone follows)
         const unsigned lcore = _view.lcores[c.worker].lcore;
         if (c.req.filter.has_lcore && c.req.filter.lcore != lcore) {
             ++c.worker;
             continue;
         }
         size_t n = 0;
-        const uint32_t next = _control.read_slice(c.worker, c.cursor, kSliceRecords, slice.data(), n);
+        const uint32_t next = _control.read_slice(c.worker, c.cursor, room, slice.data(), n);
         const uint64_t now = lcore_now(c.worker);
         unsigned n_ids = 0;
         for (size_t i = 0; i < n; ++i) {
@@ -443,6 +452,7 @@ void CtlServer::work(Client& c)
                 return;
             }
             c.killed += uint64_t(n_killed);
+            _kills_marked += uint64_t(n_killed);
             // conntrack -D prints each entry it deleted (-F does not): the flow as read, before its kill.
             for (unsigned j = 0; verb == CtlVerb::remove && j < n_ids; ++j)
                 if (killed[j] != 0)
@@ -512,6 +522,37 @@ size_t CtlServer::format_follow_line(const events::Event& e, std::optional<Optio
     return n > 0 && n < 32 ? len - 2 + size_t(n) : 0;
 }
 
+uint32_t CtlServer::kill_room() noexcept
+{
+    if (_follow == nullptr || !(_follow_kinds & events::kind_bit(events::Kind::destroyed)))
+        return kSliceRecords; // nobody follows destroys: kill at the walk's pace
+    const auto now = Clock::now();
+    // Destroys a follower can still hold: what its buffer has free, at kPaceEventBytes a line.
+    uint64_t room = kSliceRecords + kPaceWindow;
+    for (unsigned i = 0; i < kMaxClients; ++i) {
+        const Client& f = _clients[i];
+        if (f.phase != Client::Phase::following || !(f.req.kinds & events::kind_bit(events::Kind::destroyed)))
+            continue;
+        // One that took nothing for kPaceStallMs while output waited holds nothing back: it loses events.
+        if (f.pending() > 0 && ms_since(f.since, now) > long(kPaceStallMs))
+            continue;
+        room = std::min<uint64_t>(room, (f.high - std::min(f.high, f.pending())) / kPaceEventBytes);
+    }
+    room = std::min<uint64_t>(room, kPaceWindow);
+    const uint64_t outstanding = _kills_marked > _kill_destroys_seen ? _kills_marked - _kill_destroys_seen : 0;
+    if (outstanding < room) {
+        _pace_progress = now;
+        return uint32_t(std::min<uint64_t>(room - outstanding, kSliceRecords));
+    }
+    if (ms_since(_pace_progress, now) > long(kPaceStallMs)) {
+        // No destroy came for that long (an lcore's follow ring overflowed, or its cop is held): stop
+        // waiting for the ones outstanding rather than stall the kill.
+        _kill_destroys_seen = _kills_marked;
+        _pace_progress = now;
+    }
+    return 0;
+}
+
 void CtlServer::fan_out()
 {
     constexpr unsigned kTake = 512;
@@ -524,6 +565,10 @@ void CtlServer::fan_out()
             const unsigned n = _follow->take(p, batch.data(), kTake, left);
             for (unsigned i = 0; i < n; ++i) {
                 const events::Event& e = batch[i];
+                if (e.kind == events::Kind::destroyed && e.reason_code == uint8_t(conntrack::Reason::killed)) {
+                    ++_kill_destroys_seen; // kill pacing: a kill reported
+                    _pace_progress = Clock::now();
+                }
                 const CtlCandidate candidate = CtlCandidate::of(e);
                 size_t len = 0;
                 for (unsigned k = 0; k < kMaxClients; ++k) {
@@ -531,7 +576,7 @@ void CtlServer::fan_out()
                     if (c.phase != Client::Phase::following || !(c.req.kinds & events::kind_bit(e.kind)) ||
                         !ctl_matches(c.req.filter, candidate))
                         continue;
-                    if (c.pending() >= kOutputHighBytes) {
+                    if (c.pending() >= c.high) {
                         ++c.lost;
                         bump(_stats.events_lost);
                         continue;

@@ -285,6 +285,10 @@ void Worker::execute(Command& cmd) noexcept
         cmd.result = 0;
         for (unsigned i = 0; i < cmd.n_ids && i < Command::kMaxIds; ++i)
             cmd.result += (cmd.killed[i] = _table.kill_id(cmd.ids[i]) ? 1 : 0);
+        // Reap them on the next turn, not at the next check interval: a follower of destroys paces
+        // flowcopctl -D/-F by them (ctl_server.h, kill pacing).
+        if (cmd.result > 0 && now_ns() != 0)
+            _next_cop_ns = std::min(_next_cop_ns, now_ns());
         break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);

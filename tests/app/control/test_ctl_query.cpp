@@ -255,6 +255,13 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     CHECK(error_of("events zone=1").find("zone") != std::string::npos);
     CHECK(error_of("events state=CLOSE").find("state") != std::string::npos);
     CHECK(error_of("list kinds=new").find("unknown key") != std::string::npos);
+    CHECK(request("events").buffer_bytes == 0);
+    CHECK(request("events buffer=65536").buffer_bytes == 65536);
+    CHECK(request("events buffer=67108864 kinds=destroy").buffer_bytes == 67108864);
+    CHECK(error_of("events buffer=65535").find("65536..67108864") != std::string::npos);
+    CHECK(error_of("events buffer=67108865").find("65536..67108864") != std::string::npos);
+    CHECK(error_of("events buffer=65536 buffer=65537").find("twice") != std::string::npos);
+    CHECK(error_of("list buffer=65536").find("unknown key") != std::string::npos);
 
     events::Event e{};
     e.kind = Kind::created;
