@@ -21,7 +21,7 @@
 
 #include <service/options/options.h>
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 #include <events/event.h>
 
 #include <cstddef>
