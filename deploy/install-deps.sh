@@ -5,8 +5,9 @@
 # otherwise it runs one `apt-get update` and one `apt-get install`.
 set -euo pipefail
 
-# Build: compiler, meson/ninja, DPDK 22.11, Catch2 2.13, prometheus-cpp 1.0.
-build_pkgs=(g++ meson ninja-build pkg-config dpdk-dev libdpdk-dev libpcap-dev catch2 prometheus-cpp-dev)
+# Build: compiler, meson/ninja, DPDK 22.11, Catch2 2.13, prometheus-cpp 1.0, libsystemd (sd_notify).
+build_pkgs=(g++ meson ninja-build pkg-config dpdk-dev libdpdk-dev libpcap-dev catch2 prometheus-cpp-dev
+    libsystemd-dev)
 # Run and test: dpdk (testpmd, dpdk-telemetry.py, dpdk-hugepages.py, dpdk-devbind.py),
 # real peers for end-to-end tests (iproute2, ethtool, curl, python3), Prometheus (server + promtool),
 # python3-yaml (tests/deploy reads the Prometheus and Grafana YAML), Linux's conntrack as the oracle

@@ -18,6 +18,9 @@ _flowcopctl()
     -o | --output)
         mapfile -t COMPREPLY < <(compgen -W "json extended" -- "$cur")
         return ;;
+    -f | --family)
+        mapfile -t COMPREPLY < <(compgen -W "ipv4 ipv6" -- "$cur")
+        return ;;
     --file-prefix)
         # The prefixes of DPDK instances that have a control socket.
         local d prefixes=()
@@ -30,11 +33,11 @@ _flowcopctl()
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")
         return ;;
     -s | --src | --orig-src | -d | --dst | --orig-dst | --sport | --orig-port-src | --dport | --orig-port-dst | \
-        --vlan | --zone | --lcore | -t | --timeout)
+        --vlan | --zone | --lcore | -t | --timeout | -b | --buffer-size)
         return ;;
     esac
-    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -U --update -t --timeout -D --delete -F --flush -E --event -e --event-mask -p --proto
-        -s --src -d --dst --sport --dport --state --vlan --zone --lcore -o --output --file-prefix --socket -h --help" \
+    mapfile -t COMPREPLY < <(compgen -W "-L --dump -C --count -S --stats -G --get -U --update -t --timeout -D --delete -F --flush -E --event -e --event-mask -b --buffer-size -p --proto
+        -s --src -d --dst --sport --dport --state --vlan --zone --lcore -f --family -o --output --file-prefix --socket -h --help" \
         -- "$cur")
 }
 complete -F _flowcopctl flowcopctl

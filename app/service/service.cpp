@@ -3,6 +3,7 @@
 
 #include "control_thread.h"
 #include "log.h"
+#include "notify.h"
 #include <service/control/control_cpus.h>
 #include <service/control/ctl_query.h>
 #include <service/control/ctl_server.h>
@@ -222,13 +223,20 @@ int Service::set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack
     return result == 2 ? -2 : result;
 }
 
-int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)
+int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n, uint8_t* killed)
 {
+    if (worker >= _workers.size() || !running())
+        return -1;
     Command c;
     c.type = Command::Type::kill_ids;
     c.n_ids = std::min(n, Command::kMaxIds);
     std::copy(ids, ids + c.n_ids, c.ids);
-    return ask(worker, c, nullptr);
+    PostedCommand posted(c);
+    if (!posted.post(*_workers[worker]) || !posted.wait(answer_deadline()))
+        return -1;
+    if (killed != nullptr)
+        std::copy(posted.answer().killed, posted.answer().killed + c.n_ids, killed);
+    return posted.answer().result;
 }
 
 void Service::build_stats_view()
@@ -592,6 +600,12 @@ int Service::run()
 void Service::housekeeping()
 {
     StatusLine status(_view, !_opt.quiet);
+    // Ports, exporter, control socket and workers are up by now; READY=1 waits for each worker's first turn.
+    std::vector<unsigned> lcores;
+    for (auto& w : _workers)
+        lcores.push_back(w->lcore());
+    Notifier notifier(lcores);
+    std::vector<uint64_t> turns(_workers.size());
     // DPDK's telemetry socket (none with --no-telemetry: the guard then finds no connection).
     TelemetryGuard telemetry_guard(std::string(rte_eal_get_runtime_dir()) + "/dpdk_telemetry.v2");
     auto next_guard_scan = std::chrono::steady_clock::now();
@@ -600,6 +614,9 @@ void Service::housekeeping()
     while (!_quit.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         status.tick();
+        for (size_t i = 0; i < _workers.size(); ++i)
+            turns[i] = stats::load_relaxed(_workers[i]->stats().turns);
+        notifier.tick(turns);
         if (const auto now = std::chrono::steady_clock::now(); now >= next_guard_scan) {
             telemetry_guard.scan();
             next_guard_scan = now + std::chrono::milliseconds(TelemetryGuard::kScanIntervalMs);
@@ -612,6 +629,7 @@ void Service::housekeeping()
         if (rte_rdtsc() - last >= idle_cycles)
             _quit.store(true, std::memory_order_relaxed);
     }
+    notifier.stopping();
     status.finish();
 }
 

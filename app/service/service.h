@@ -89,7 +89,7 @@ public:
     int get(const packet::FlowKey& key, conntrack::FlowSnapshot& out, size_t& worker) override;
     int set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out,
                     size_t& worker) override;
-    int kill_ids(size_t worker, const uint64_t* ids, unsigned n) override;
+    int kill_ids(size_t worker, const uint64_t* ids, unsigned n, uint8_t* killed) override;
 
     // What every reader of the counters iterates; complete once start() has succeeded.
     const StatsView& stats_view() const noexcept { return _view; }

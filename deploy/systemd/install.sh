@@ -91,7 +91,10 @@ run install -D -m 0755 "$repo/deploy/host-setup.sh" "$setup"
 run install -D -m 0644 "$here/flowcop.service" "$unit"
 run install -D -m 0644 "$here/60-flowcop-vfio.rules" "$rule"
 run install -D -m 0644 "$repo/deploy/logrotate/flowcop" "$rotate"
-run install -D -m 0755 "$repo/app/flowcopctl/flowcopctl" "$ctl"
+# The built flowcopctl (beside the binary) has its version written in (--version); the source's works the same.
+ctl_src=$(dirname "$binary")/flowcopctl
+[ -f "$ctl_src" ] || ctl_src=$repo/app/flowcopctl/flowcopctl
+run install -D -m 0755 "$ctl_src" "$ctl"
 run install -D -m 0644 "$repo/app/flowcopctl/flowcopctl.8" "$ctl_man"
 run install -D -m 0644 "$repo/app/flowcopctl/flowcopctl.bash" "$ctl_completion"
 if [ -e "$env" ]; then

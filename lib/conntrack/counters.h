@@ -85,6 +85,15 @@ struct alignas(64) Counters {
     // Flows by family: created, and ended for any reason. active by family = created - expired.
     std::array<uint64_t, kProtoCount> flows_created_by_proto{};
     std::array<uint64_t, kProtoCount> flows_expired_by_proto{};
+    // End-of-run tallies for flowcop's summary (app/service/control/status.cpp), not metrics: the packets and
+    // bytes (both directions) of each flow that ended, by family, added when it ends (never per packet), so
+    // once the table is shut down they hold every packet counted on a flow; and the flows still open when
+    // destroy_all() ran, by the state conntrack -L names: tcpstate::State's values, then UNREPLIED and
+    // REPLIED for the other protocols (kOpenUnreplied, kOpenReplied).
+    std::array<uint64_t, kProtoCount> ended_packets{};
+    std::array<uint64_t, kProtoCount> ended_bytes{};
+    static constexpr size_t kOpenUnreplied = tcpstate::kStateCount, kOpenReplied = tcpstate::kStateCount + 1;
+    std::array<uint64_t, tcpstate::kStateCount + 2> open_at_stop{};
 
     // The inactivity cop.
     uint64_t cop_passes = 0;

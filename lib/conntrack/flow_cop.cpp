@@ -268,9 +268,18 @@ void FlowTable::destroy_all(uint64_t now_ns, Reason reason) noexcept
     for (uint32_t s = 0; s < _n_shards; ++s) {
         hold_shard(s);
         const uint32_t end = std::min(_capacity, (s + 1) * kShardSize);
-        for (uint32_t pos = s * kShardSize; pos < end; ++pos)
-            if (_records[pos].flags & FlowRecord::kInUse)
-                end_flow(pos, final_reason(pos, reason, now_ns), now_ns);
+        for (uint32_t pos = s * kShardSize; pos < end; ++pos) {
+            const FlowRecord& r = _records[pos];
+            if (!(r.flags & FlowRecord::kInUse))
+                continue;
+            // What was still open, by state, for the summary (counters.h).
+            const size_t state = record_proto(r) == Proto::tcp       ? static_cast<size_t>(r.l4.tcp.state)
+                                 : r.l4.other.tracker().seen_reply() ? Counters::kOpenReplied
+                                                                     : Counters::kOpenUnreplied;
+            if (state < _counters.open_at_stop.size())
+                bump(_counters.open_at_stop[state]);
+            end_flow(pos, final_reason(pos, reason, now_ns), now_ns);
+        }
         release_shard(s);
     }
 }

@@ -425,7 +425,11 @@ void FlowTable::retire(uint32_t pos, Reason reason, uint64_t now_ns) noexcept
 {
     emit(pos, events::Kind::destroyed, reason, now_ns);
     bump(_counters.flows_expired[static_cast<unsigned>(reason)]);
-    bump(_counters.flows_expired_by_proto[static_cast<size_t>(record_proto(_records[pos]))]);
+    const FlowRecord& r = _records[pos];
+    const auto family = static_cast<size_t>(record_proto(r));
+    bump(_counters.flows_expired_by_proto[family]);
+    bump(_counters.ended_packets[family], r.packets[0] + r.packets[1]);
+    bump(_counters.ended_bytes[family], r.bytes[0] + r.bytes[1]);
     --_live;
     _wheel->cancel(pos);
     store_release(_records[pos].flags, uint8_t(0));

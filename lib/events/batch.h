@@ -33,7 +33,7 @@ public:
     const Line& line(size_t i) const noexcept { return _lines[i]; }
     void clear() noexcept { _used = 0, _n_lines = 0; }
 
-    // The shortest possible line is 224 bytes (tested), so the line table never runs out before the text.
+    // The shortest possible line is 226 bytes (tested), so the line table never runs out before the text.
     static constexpr size_t kMinLineBytes = 128;
 
 private:

@@ -23,6 +23,7 @@
 //    "reason":"closed","timeout_cap":"close","flags":["SEEN_REPLY","ASSURED"],"invalid":"seq_above_window",
 //    "packets_orig":1,"packets_reply":0,"bytes_orig":60,"bytes_reply":0,
 //    "first_seen":1.000001,"last_seen":1.000001}
+// "proto" is a string: a name (proto_json_name()) or the protocol number in quotes ("47").
 // `flags` are conntrack's status words: SEEN_REPLY or UNREPLIED, then ASSURED when assured.
 // `invalid` says the update reports a TCP segment the flow refused, which changed neither its state nor
 // its deadline: the counter's word for why (tcpstate::window_reason_name(), "seq_above_window", ...,
@@ -112,8 +113,13 @@ const char* timeout_cap_name(uint8_t cap) noexcept;
 // most 562 bytes (all numbers at their maximum, the flow id, two 39-character IPv6 addresses, in_port,
 // two VLAN tags, the ICMP fields, the longest timeout cap name: the formatter prints any of them it is
 // given), so a destroy line is at most 1074 bytes; an update's flags and `invalid` key take 2 bytes more
-// than a destroy's reason key and cap, 1076; the shortest line is 224 bytes.
+// than a destroy's reason key and cap, 1076; the shortest line is 226 bytes ("proto":"0").
 inline constexpr size_t kTypicalMaxLine = 1152;
+
+// The name a line gives protocol `proto` of a flow of this family: "tcp", "udp", "icmp" (1 over IPv4),
+// "icmpv6" (58 over IPv6), else nullptr, and the line gives the number as a string ("47"): "proto" is
+// always a JSON string, in events and in flowcopctl's listing (app/service/control/ctl_format.h), which use this.
+const char* proto_json_name(uint8_t proto, bool ipv4) noexcept;
 
 // Appends one JSON line for `e`, including the trailing '\n', at `buf`.
 // @return bytes written, or 0 if `buflen` is too small or `e.kind` is not a Kind value.

@@ -28,6 +28,21 @@ void addr(text::Appender& o, const uint8_t a[16]) noexcept
 
 } // namespace
 
+const char* proto_json_name(uint8_t proto, bool ipv4) noexcept
+{
+    // ICMP over IPv4 and ICMPv6 over IPv6 are the ICMP family; the other way round they are other
+    // protocols keyed without ports (lib/packet), named by number.
+    if (proto == IPPROTO_TCP)
+        return "tcp";
+    if (proto == IPPROTO_UDP)
+        return "udp";
+    if (proto == IPPROTO_ICMP && ipv4)
+        return "icmp";
+    if (proto == IPPROTO_ICMPV6 && !ipv4)
+        return "icmpv6";
+    return nullptr;
+}
+
 const char* timeout_cap_name(uint8_t cap) noexcept
 {
     switch (cap) {
@@ -67,15 +82,12 @@ size_t format_json_line(const Event& e, char* buf, size_t buflen) noexcept
     const bool v4 =
         std::all_of(e.src, e.src + 10, [](uint8_t b) { return b == 0; }) && e.src[10] == 0xff && e.src[11] == 0xff;
     const bool icmp = (e.proto == IPPROTO_ICMP && v4) || (e.proto == IPPROTO_ICMPV6 && !v4);
-    o.lit(R"(,"proto":)");
-    if (e.proto == IPPROTO_TCP)
-        o.lit(R"("tcp")");
-    else if (e.proto == IPPROTO_UDP)
-        o.lit(R"("udp")");
-    else if (icmp)
-        o.lit(v4 ? R"("icmp")" : R"("icmpv6")");
+    o.lit(R"(,"proto":")");
+    if (const char* name = proto_json_name(e.proto, v4))
+        o.lit(name);
     else
-        o.u64(e.proto);
+        o.u64(e.proto); // a string too: one JSON type for "proto"
+    o.ch('"');
     o.lit(R"(,"src":)");
     addr(o, e.src);
     o.lit(R"(,"sport":)");

@@ -30,6 +30,7 @@ signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 from tap import check, run  # noqa: E402
 
 from flowcoptest.exposition import fetch as scrape  # noqa: E402
+from flowcoptest.harness import parse_summary  # noqa: E402
 
 EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 RUN_SAMPLE = os.path.join(REPO, "deploy", "run-sample.sh")
@@ -46,6 +47,27 @@ def check_events(events, where):
     kinds = [e.get("event") for e in parsed]
     check(kinds.count("new") == kinds.count("destroy") == len(parsed) // 2 and len(parsed) > len(tcp),
           f"{kinds.count('new')} new and {kinds.count('destroy')} destroy events of {len(parsed)} {where}")
+
+
+def check_summary(err, events):
+    """The summary explains the sample (issue 28): flows by protocol (what the README says it holds), packets
+    and bytes on flows, and what was open at stop by state, each equal to what the events say."""
+    s = parse_summary(err)
+    check(s is not None and s.get("created_by_proto") == {"tcp": 80, "udp": 78, "icmp": 0, "other": 1},
+          f"flows by protocol: {s and s.get('created_by_proto')}\n{err}")
+    destroys = [json.loads(l) for l in events if '"event":"destroy"' in l]
+    packets = sum(e["packets_orig"] + e["packets_reply"] for e in destroys)
+    octets = sum(e["bytes_orig"] + e["bytes_reply"] for e in destroys)
+    check(s.get("on_flows") == (packets, octets), f"on flows {s.get('on_flows')}, the destroys say {(packets, octets)}")
+    by_state = {}
+    for e in destroys:
+        if e["reason"] == "shutdown":
+            by_state[e["state"]] = by_state.get(e["state"], 0) + 1
+    check(s.get("open_at_stop") == sum(by_state.values()) == s["reasons"]["shutdown"]
+          and s.get("open_by_state") == by_state and by_state.get("TIME_WAIT") == 46,
+          f"open at stop {s.get('open_at_stop')} {s.get('open_by_state')}, the shutdown destroys say {by_state}")
+    readme = open(os.path.join(REPO, "README.md")).read()
+    check("159\nflows" in readme or "159 flows" in readme.replace("\n", " "), "the README says the sample holds 159 flows")
 
 
 def free_port():
@@ -149,6 +171,7 @@ def test_another_metrics_port_and_events_to_stdout():
         check("in use" not in err, f"a free 9781 was not the question here:\n{err}")
         events = [l for l in s.out.splitlines() if l.startswith("{")]
         check_events(events, "on stdout")
+        check_summary(err, events)
     finally:
         s.stop()
 

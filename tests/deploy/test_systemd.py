@@ -16,7 +16,15 @@ usage: test_systemd.py build/app/flowcop REPO_ROOT
   the telemetry socket is where the unit says, and SIGTERM stops it with exit 0 in time.
 - install.sh --root puts every file in place with its mode, keeps an edited environment file,
   and --uninstall removes what it installed.
+- The unit waits for network-online.target, is Type=notify with WatchdogSec= and SystemCallFilter=
+  @system-service. The real binary, under that very filter (applied with libseccomp, as systemd does) and
+  with a NOTIFY_SOCKET of the test's, says READY=1 only once it serves, feeds the watchdog while every
+  worker runs, stops feeding while one worker thread is frozen (ptrace) and resumes after, and says
+  STOPPING=1 at SIGTERM, on -l 0 and -l 0-1; strace lists the calls it makes outside the filter (iopl only).
+- Where PID 1 is systemd, a transient unit under systemd-run with those settings becomes active (READY)
+  and stops cleanly; elsewhere that test is skipped with the reason.
 """
+import ctypes
 import json
 import os
 import re
@@ -32,7 +40,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 # meson's timeout sends SIGTERM: exit through the finally blocks that stop flowcop and Prometheus.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 from fakehost import FakeHost  # noqa: E402
-from tap import Skip, check, run  # noqa: E402
+from tap import Fail, Skip, check, run  # noqa: E402
 
 from flowcoptest.exposition import fetch as scrape  # noqa: E402
 
@@ -277,6 +285,219 @@ def test_the_binary_runs_the_env_file_options_as_the_unit_would():
             shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
 
 
+# ------------------------------------------------------------------ readiness, watchdog, system call filter
+
+def test_the_unit_waits_for_the_network_notifies_and_filters_system_calls():
+    """After=/Wants=network-online.target, Type=notify, WatchdogSec=, SystemCallFilter=@system-service"""
+    lines = unit_lines()
+    check("Wants=network-online.target" in lines, "Wants=network-online.target")
+    check("network-online.target" in unit_value("After").split(), "After=network-online.target")
+    check(unit_value("Type") == "notify" and unit_value("NotifyAccess") == "main", "Type=notify, NotifyAccess=main")
+    check(unit_value("WatchdogSec").endswith("s") and float(unit_value("WatchdogSec")[:-1]) >= 10, "WatchdogSec=")
+    check(unit_value("SystemCallFilter") == "@system-service" and unit_value("SystemCallErrorNumber") == "EPERM",
+          "SystemCallFilter=@system-service with SystemCallErrorNumber=EPERM")
+
+
+def group_calls(name):
+    """A systemd system-call group's calls, nested groups expanded (systemd-analyze syscall-filter)."""
+    out = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True, text=True, timeout=60,
+                         check=True).stdout
+    calls = set()
+    for line in out.splitlines()[1:]:
+        w = line.strip()
+        if w and not w.startswith("#"):
+            calls |= group_calls(w) if w.startswith("@") else {w}
+    return calls
+
+
+def seccomp_allowing(calls):
+    """A preexec_fn that loads a filter allowing `calls` and failing any other with EPERM: what
+    SystemCallFilter= with SystemCallErrorNumber=EPERM makes systemd load before it execs the service."""
+    lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    act_errno_eperm, act_allow = 0x00050000 | 1, 0x7fff0000
+    numbers = [n for n in (lib.seccomp_syscall_resolve_name(c.encode()) for c in sorted(calls)) if n >= 0]
+
+    def load():
+        ctx = lib.seccomp_init(act_errno_eperm)
+        for n in numbers:
+            lib.seccomp_rule_add(ctx, act_allow, n, 0)
+        if not ctx or lib.seccomp_load(ctx) != 0:
+            os._exit(125)
+    return load
+
+
+class Frozen:
+    """One thread of another process stopped alone (PTRACE_SEIZE + PTRACE_INTERRUPT: no group stop), as a
+    worker lcore stuck in a loop would be, until the with block ends."""
+    PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH, WALL = 0x4206, 0x4207, 17, 0x40000000
+
+    def __init__(self, tid):
+        self.tid = tid
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+
+    def __enter__(self):
+        if self.libc.ptrace(self.PTRACE_SEIZE, self.tid, None, None) != 0:
+            raise Skip(f"ptrace of a thread refused here: {os.strerror(ctypes.get_errno())}")
+        self.libc.ptrace(self.PTRACE_INTERRUPT, self.tid, None, None)
+        os.waitpid(self.tid, self.WALL)
+        return self
+
+    def __exit__(self, *exc):
+        self.libc.ptrace(self.PTRACE_DETACH, self.tid, None, None)
+
+
+def worker_tid(pid, lcore):
+    """The thread of worker lcore `lcore`: the main thread for the main lcore (the first of -l), else EAL's
+    rte-worker-N (DPDK 22.11's name)."""
+    if lcore == 0:
+        return pid
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            if f.read().strip() == f"rte-worker-{lcore}":
+                return int(tid)
+    raise Fail(f"no thread rte-worker-{lcore} in {pid}")
+
+
+def notified(sock, until):
+    """The service-manager messages that arrive on `sock` before time `until`, each a set of lines."""
+    out = []
+    while time.monotonic() < until:
+        sock.settimeout(max(0.01, until - time.monotonic()))
+        try:
+            out.append(set(sock.recv(4096).decode().splitlines()))
+        except socket.timeout:
+            break
+    return out
+
+
+def notify_run(lcores):
+    if not shutil.which("systemd-analyze"):
+        raise Skip("systemd-analyze not installed (it lists @system-service)")
+    calls = group_calls("@system-service")
+    tmp = tempfile.mkdtemp(prefix="flowcop-notify-")
+    prefix = f"fct-notify-{os.getpid()}-{lcores.replace('-', '')}"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    ns.bind(os.path.join(tmp, "notify"))
+    env = dict(os.environ, NOTIFY_SOCKET=os.path.join(tmp, "notify"), WATCHDOG_USEC="1000000")  # fed every 0.5 s
+    cmd = [EXE, "--no-huge", "-m", "512", "--no-pci", "-l", lcores, f"--file-prefix={prefix}",
+           f"--vdev=net_pcap0,rx_pcap={PCAP}", "--", "--metrics-addr", f"127.0.0.1:{port}", "--stop-when-idle-ms", "0"]
+    log = os.path.join(tmp, "stderr")
+    with open(log, "w") as f:
+        proc = subprocess.Popen(cmd, env=env, cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f,
+                                preexec_fn=seccomp_allowing(calls))
+    try:
+        got = []
+        deadline = time.monotonic() + 60
+        while not any("READY=1" in m for m in got) and time.monotonic() < deadline and proc.poll() is None:
+            got += notified(ns, time.monotonic() + 0.5)
+        check(any("READY=1" in m for m in got), f"no READY=1 (exit {proc.poll()}): {got}\n{open(log).read()}")
+        ready = next(m for m in got if "READY=1" in m)
+        check(any(line.startswith("STATUS=tracking on ") for line in ready), f"READY with a STATUS: {ready}")
+        # Ready means serving: metrics answer and the control socket is there.
+        check("flowcop_up 1" in scrape(f"http://127.0.0.1:{port}/metrics"), "READY=1 before metrics served")
+        check(os.path.exists(f"/var/run/dpdk/{prefix}/flowcop_ctl.sock"), "READY=1 before the control socket")
+        fed = [m for m in notified(ns, time.monotonic() + 2.5) if "WATCHDOG=1" in m]
+        check(len(fed) >= 3, f"the watchdog fed {len(fed)} times in 2.5 s at WatchdogSec=1")
+        last = int(lcores.split("-")[-1])
+        with Frozen(worker_tid(proc.pid, last)):
+            notified(ns, time.monotonic() + 0.6)  # a feed already decided may still arrive
+            starved = [m for m in notified(ns, time.monotonic() + 2.0) if "WATCHDOG=1" in m]
+        check(not starved, f"fed {len(starved)} times while lcore {last} was frozen")
+        check(f"lcore {last} made no progress" in open(log).read(), "the stuck lcore is logged")
+        fed = [m for m in notified(ns, time.monotonic() + 2.0) if "WATCHDOG=1" in m]
+        check(len(fed) >= 2, f"the watchdog fed {len(fed)} times once lcore {last} ran again")
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=float(unit_value("TimeoutStopSec").rstrip("s")))
+        check(rc == 0, f"exit {rc} under the filter:\n{open(log).read()}")
+        check(any("STOPPING=1" in m for m in notified(ns, time.monotonic() + 1)), "STOPPING=1 at SIGTERM")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        ns.close()
+        shutil.rmtree(tmp, True)
+        shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
+
+
+def test_notify_and_watchdog_under_the_filter_on_one_lcore():
+    """-l 0 under @system-service: READY=1 when serving, WATCHDOG=1 only while the worker runs, STOPPING=1, exit 0"""
+    notify_run("0")
+
+
+def test_notify_and_watchdog_under_the_filter_on_two_lcores():
+    """-l 0-1 under @system-service: the same, lcore 1 (a handoff worker) frozen"""
+    if os.cpu_count() < 2:
+        raise Skip("one CPU")
+    notify_run("0-1")
+
+
+def test_calls_outside_the_filter_are_iopl_only():
+    """strace -f of a run: every call flowcop makes is in @system-service but iopl (EAL's try at I/O ports)"""
+    strace = shutil.which("strace")
+    if not strace or not shutil.which("systemd-analyze"):
+        raise Skip("strace or systemd-analyze not installed")
+    tmp = tempfile.mkdtemp(prefix="flowcop-strace-")
+    prefix = f"fct-strace-{os.getpid()}"
+    try:
+        out = os.path.join(tmp, "trace")
+        p = subprocess.run([strace, "-f", "-qq", "-o", out, EXE, "--no-huge", "-m", "512", "--no-pci", "-l", "0-1"
+                            if os.cpu_count() > 1 else "0", f"--file-prefix={prefix}",
+                            f"--vdev=net_pcap0,rx_pcap={PCAP}", "--", "--stop-when-idle-ms", "500", "--quiet",
+                            "--metrics-addr", "127.0.0.1:0"], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, f"exit {p.returncode}: {p.stderr[-2000:]}")
+        used = set()
+        with open(out) as f:
+            for line in f:
+                m = re.match(r"\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]", line)
+                if m:
+                    used.add(m.group(1))
+        outside = used - group_calls("@system-service")
+        check(outside <= {"iopl"}, f"calls outside @system-service: {sorted(outside)}")
+    finally:
+        shutil.rmtree(tmp, True)
+        shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
+
+
+def test_a_transient_unit_under_systemd_run():
+    """systemd-run with the unit's Type=notify, WatchdogSec= and SystemCallFilter=: active once READY, stops with 0"""
+    with open("/proc/1/comm") as f:
+        init = f.read().strip()
+    if init != "systemd" or not shutil.which("systemd-run"):
+        raise Skip(f"PID 1 is {init!r}, not systemd: no service manager to run a transient unit")
+    name = f"flowcop-test-{os.getpid()}"
+    prefix = f"fct-run-{os.getpid()}"
+    props = ["Type=notify", "NotifyAccess=main", "WatchdogSec=10s", "SystemCallFilter=@system-service",
+             "SystemCallErrorNumber=EPERM", "TimeoutStopSec=30s"]
+    cmd = ["systemd-run", f"--unit={name}", "--collect", "--quiet"] + [a for p in props for a in ("-p", p)] + [
+        EXE, "--no-huge", "-m", "512", "--no-pci", "-l", "0", f"--file-prefix={prefix}",
+        f"--vdev=net_pcap0,rx_pcap={PCAP}", "--", "--stop-when-idle-ms", "0", "--metrics-addr", "127.0.0.1:0"]
+    try:
+        # systemd-run returns once the start job is done: for Type=notify, at READY=1.
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0, f"systemd-run: exit {p.returncode}: {p.stderr}")
+        state = subprocess.run(["systemctl", "show", "-p", "ActiveState", "-p", "SubState", name],
+                               capture_output=True, text=True, timeout=30).stdout
+        check("ActiveState=active" in state and "SubState=running" in state, state)
+        time.sleep(12)  # longer than WatchdogSec: still running, so the watchdog was fed
+        state = subprocess.run(["systemctl", "show", "-p", "ActiveState", "-p", "NRestarts", name],
+                               capture_output=True, text=True, timeout=30).stdout
+        check("ActiveState=active" in state, f"after WatchdogSec: {state}")
+        p = subprocess.run(["systemctl", "stop", name], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"systemctl stop: {p.stderr}")
+    finally:
+        subprocess.run(["systemctl", "stop", name], capture_output=True, timeout=60)
+        shutil.rmtree(f"/var/run/dpdk/{prefix}", True)
+
+
 # ------------------------------------------------------------------ install.sh
 
 def installer(*args):
@@ -340,5 +561,8 @@ if __name__ == "__main__":
          test_the_environment_file_defines_exactly_what_the_unit_uses,
          test_host_setup_accepts_its_options_and_prints_the_eal_line_of_the_env_file,
          test_the_binary_runs_the_env_file_options_as_the_unit_would,
+         test_the_unit_waits_for_the_network_notifies_and_filters_system_calls,
+         test_notify_and_watchdog_under_the_filter_on_one_lcore, test_notify_and_watchdog_under_the_filter_on_two_lcores,
+         test_calls_outside_the_filter_are_iopl_only, test_a_transient_unit_under_systemd_run,
          test_install_puts_each_file_in_place_keeps_an_edited_env_and_uninstalls,
          test_install_dry_run_on_this_machine_changes_nothing])

@@ -59,8 +59,9 @@ public:
     virtual int set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out,
                             size_t& worker) = 0;
     // Marks the flows with these ids (at most Command::kMaxIds) due on worker `worker`, which executes it:
-    // how many were still there, or -1 if it did not answer.
-    virtual int kill_ids(size_t worker, const uint64_t* ids, unsigned n) = 0;
+    // how many were still there, or -1 if it did not answer. `killed`, when not nullptr, gets n entries: 1
+    // for an id whose flow was still there and is now marked, else 0 (flowcopctl -D prints those flows).
+    virtual int kill_ids(size_t worker, const uint64_t* ids, unsigned n, uint8_t* killed) = 0;
 };
 
 } // namespace flowcop::app

@@ -58,6 +58,17 @@ bool parse_addr(const std::string& s, uint8_t out[16], bool* typed_ipv4)
     return inet_pton(AF_INET6, s.c_str(), out) == 1;
 }
 
+std::string exact_addr(const std::string& what, const std::string& text, uint8_t out[16])
+{
+    bool typed_ipv4 = false;
+    if (!parse_addr(text, out, &typed_ipv4))
+        return what + quoted(text) + " is not an IPv4 or IPv6 address";
+    if (!typed_ipv4 && packet::is_ipv4_mapped(out))
+        return what + quoted(text) + " is an IPv4-mapped IPv6 address: no IPv6 flow is keyed by it (write the IPv4 " +
+               "address for the IPv4 flow)";
+    return "";
+}
+
 std::string quoted(const std::string& s)
 {
     constexpr size_t kMax = 40;
@@ -105,10 +116,10 @@ std::string parse_flow_tuple(const std::string& params, packet::FlowKey& key)
         return "expected IP,PORT,IP,PORT[,VLAN[,VLAN]] (after an optional PROTO,), got " + quoted(params);
     uint8_t a[16], b[16];
     uint64_t pa = 0, pb = 0, v1 = 0, v2 = 0;
-    if (!parse_addr(f[0], a))
-        return quoted(f[0]) + " is not an IPv4 or IPv6 address";
-    if (!parse_addr(f[2], b))
-        return quoted(f[2]) + " is not an IPv4 or IPv6 address";
+    if (std::string e = exact_addr("", f[0], a); !e.empty())
+        return e;
+    if (std::string e = exact_addr("", f[2], b); !e.empty())
+        return e;
     if (!parse_uint(f[1], 65535, pa))
         return quoted(f[1]) + " is not a port (0..65535)";
     if (!parse_uint(f[3], 65535, pb))
@@ -138,8 +149,8 @@ std::string parse_flow_query(const std::string& params, FlowQuery& q)
         const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
         uint64_t n = 0;
         if (k == "addr") {
-            if (!parse_addr(v, q.filter.addr))
-                return "addr: " + quoted(v) + " is not an IPv4 or IPv6 address";
+            if (std::string e = exact_addr("addr: ", v, q.filter.addr); !e.empty())
+                return e;
             q.filter.match_addr = true;
         } else if (k == "port") {
             if (!parse_uint(v, 65535, n))

@@ -47,6 +47,11 @@ std::string quoted(const std::string& s);
 // False, with out zeroed or partly written, for anything else (an embedded NUL included).
 bool parse_addr(const std::string& s, uint8_t out[16], bool* typed_ipv4 = nullptr);
 
+// parse_addr() for an address that names flows exactly (/flowcop/kill's tuple, /flowcop/flows' addr=):
+// "" or the sentence, prefixed with `what`. An IPv4-mapped address typed as IPv6 (::ffff:a.b.c.d) is refused:
+// the only flows keyed by it are IPv4 flows, and an IPv6 address never selects an IPv4 flow (ctl_query.h).
+std::string exact_addr(const std::string& what, const std::string& text, uint8_t out[16]);
+
 struct FlowQuery {
     conntrack::SnapshotFilter filter;
     bool match_lcore = false;

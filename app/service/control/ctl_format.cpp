@@ -3,10 +3,12 @@
 
 #include "ctl_query.h"
 
+#include <events/event.h>
 #include <packet/flow_key.h>
 #include <tcpstate/tcp_state.h>
 #include <text/appender.h>
 
+#include <algorithm>
 #include <string_view>
 
 namespace flowcop::app {
@@ -56,8 +58,9 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     l.u64(f.flow_id);
     l.field("lcore", lcore);
     l.field("in_port", f.in_port);
+    // The event stream's name for it (or its number, in quotes): a flow's lines and its events agree.
     l.lit(",\"proto\":\"");
-    if (const char* name = known_proto_name(f.key.proto))
+    if (const char* name = events::proto_json_name(f.key.proto, packet::key_is_ipv4(f.key)))
         l.lit(name);
     else
         l.u64(f.key.proto);
@@ -99,6 +102,21 @@ void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSna
     l.seconds(f.last_seen_ns);
     l.lit("}\n");
     out.append(l.view());
+}
+
+uint32_t created_timeout_s(const Options& o, const events::Event& e) noexcept
+{
+    uint32_t s = o.default_inactivity_timeout_s;
+    if (e.proto == 6) {
+        // tcp_timeout_s[i] is tcpstate's state i + 1 (options.h, tcp_timeout_state()); 0: the default applies.
+        if (e.state_code >= 1 && size_t(e.state_code) - 1 < o.tcp_timeout_s.size() && o.tcp_timeout_s[e.state_code - 1])
+            s = o.tcp_timeout_s[e.state_code - 1];
+    } else {
+        const auto t = size_t(protostate::timeout_of(protostate::Tracker{e.state_code}));
+        if (t < o.proto_timeout_s.size() && o.proto_timeout_s[t] != 0)
+            s = o.proto_timeout_s[t];
+    }
+    return o.active_timeout_s != 0 ? std::min(s, o.active_timeout_s) : s;
 }
 
 } // namespace flowcop::app

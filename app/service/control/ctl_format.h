@@ -14,11 +14,15 @@
 //    "vlan":[10,20],"zone":3,"state":"ESTABLISHED","timeout":431999,"flags":["SEEN_REPLY","ASSURED"],
 //    "packets_orig":1,"packets_reply":1,"bytes_orig":60,"bytes_reply":60,
 //    "first_seen":1.000001,"last_seen":1.000001}\n
-// `vlan` only when tagged, `zone` only when not 0; `timeout` is whole seconds left on the lcore's clock
+// `proto` is always a string, named as the event stream names it (events::proto_json_name(): tcp, udp, icmp,
+// icmpv6, else the number, "47"), so a flow's line and its events agree; `vlan` only when tagged, `zone` only when not 0; `timeout` is whole seconds left on the lcore's clock
 // (0: due). Times are Unix seconds with 6 decimals, truncated, as in events. Pure, any thread.
 #pragma once
 
+#include <service/options/options.h>
+
 #include <conntrack/flow_snapshot.h>
+#include <events/event.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -40,5 +44,11 @@ uint64_t seconds_left(const conntrack::FlowSnapshot& f, uint64_t now_ns);
 
 // Appends the flow's JSON line (with its newline) to `out`.
 void append_flow_json(std::string& out, unsigned lcore, const conntrack::FlowSnapshot& f, uint64_t now_ns);
+
+// The timeout, in whole seconds, a flow created as event `e` (Kind::created) starts with under `o`: its
+// state's inactivity timeout (TCP: --tcp-timeout-<state>, or the default inactivity timeout; other
+// protocols: their family's unreplied timeout), or the active timeout when that is shorter. What conntrack
+// -E prints on a NEW line; flowcopctl -E's follow stream adds it to new events as "timeout".
+uint32_t created_timeout_s(const Options& o, const events::Event& e) noexcept;
 
 } // namespace flowcop::app

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 namespace flowcop::app {
@@ -38,11 +39,15 @@ std::string parse_prefix(const std::string& key, const std::string& v, bool allo
     bool ipv4 = false;
     if (!parse_addr(v.substr(0, slash), out.addr, &ipv4))
         return key + ": " + quoted(v) + " is not an IPv4 or IPv6 address";
+    out.ipv4 = ipv4;
+    if (!allow_len && !ipv4 && packet::is_ipv4_mapped(out.addr))
+        return key + ": " + quoted(v) + " is an IPv4-mapped IPv6 address: no IPv6 flow is keyed by it (write the " +
+               "IPv4 address for the IPv4 flow)";
     const unsigned max_len = ipv4 ? 32 : 128;
     uint64_t len = max_len;
     if (slash != std::string::npos) {
         if (!allow_len)
-            return key + ": " + quoted(v) + ": get and update take an exact address, not a prefix";
+            return key + ": " + quoted(v) + ": get takes an exact address, not a prefix";
         if (!text::parse_decimal_in(v.substr(slash + 1), 0, max_len, len))
             return key + ": " + quoted(v) + " has a prefix length outside 0.." + std::to_string(max_len);
     }
@@ -170,6 +175,12 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
         if (!text::parse_decimal_in(v, 0, 65535, n))
             return "zone: " + quoted(v) + " is not a zone (0..65535)";
         f.zone = uint16_t(n);
+    } else if (k == "family" && !exact) {
+        if (!(e = twice(f.has_family)).empty())
+            return e;
+        if (v != "ipv4" && v != "ipv6")
+            return "family: " + quoted(v) + " is not ipv4 or ipv6";
+        f.family_ipv4 = v == "ipv4";
     } else if (k == "lcore" && !exact) {
         if (!(e = twice(f.has_lcore)).empty())
             return e;
@@ -178,9 +189,22 @@ std::string apply_key(const std::string& k, const std::string& v, bool exact, Ct
         f.lcore = unsigned(n);
     } else {
         return "unknown key " + quoted(k) +
-               (exact ? " for get and update (keys: proto, src, dst, sport, dport, vlan, zone; update: timeout)"
-                      : " (keys: proto, src, dst, sport, dport, state, vlan, zone, lcore)");
+               (exact ? " for get (keys: proto, src, dst, sport, dport, vlan, zone)"
+                      : " (keys: proto, src, dst, sport, dport, state, vlan, zone, lcore, family)");
     }
+    return "";
+}
+
+// src=, dst= and family= that no flow could pass together: an error, not a filter that silently matches nothing.
+std::string check_families(const CtlFilter& f)
+{
+    auto name = [](bool ipv4) { return ipv4 ? "IPv4" : "IPv6"; };
+    if (f.has_src && f.has_dst && f.src.ipv4 != f.dst.ipv4)
+        return std::string("src is ") + name(f.src.ipv4) + " and dst " + name(f.dst.ipv4) +
+               ": a flow's addresses are of one family";
+    for (const auto& [has, p, key] : {std::tuple{f.has_src, f.src, "src"}, std::tuple{f.has_dst, f.dst, "dst"}})
+        if (has && f.has_family && p.ipv4 != f.family_ipv4)
+            return std::string(key) + " is " + name(p.ipv4) + " but family=" + (f.family_ipv4 ? "ipv4" : "ipv6");
     return "";
 }
 
@@ -202,9 +226,10 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     out.verb = known->verb;
     if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
-    const bool exact = out.verb == CtlVerb::get || out.verb == CtlVerb::update;
+    // update takes list's filters too (conntrack -U): the whole tuple names one flow, as get's does.
+    const bool exact = out.verb == CtlVerb::get;
     CtlFilter& f = out.filter;
-    bool has_kinds = false, has_timeout = false;
+    bool has_kinds = false, has_timeout = false, has_buffer = false;
     for (size_t i = 1; i < words.size(); ++i) {
         const size_t eq = words[i].find('=');
         if (eq == std::string::npos || eq == 0)
@@ -216,6 +241,17 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
             has_kinds = true;
             if (std::string e = parse_kinds(value, out.kinds); !e.empty())
                 return e;
+            continue;
+        }
+        if (out.verb == CtlVerb::events && key == "buffer") {
+            if (has_buffer)
+                return "'buffer' given twice";
+            has_buffer = true;
+            uint64_t b = 0;
+            if (!text::parse_decimal_in(value, kMinFollowBuffer, kMaxFollowBuffer, b))
+                return "buffer: " + quoted(value) + " is not a number of bytes (" + std::to_string(kMinFollowBuffer) +
+                       ".." + std::to_string(kMaxFollowBuffer) + ")";
+            out.buffer_bytes = size_t(b);
             continue;
         }
         if (out.verb == CtlVerb::update && key == "timeout") {
@@ -234,14 +270,25 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
         if (std::string e = apply_key(key, value, exact, f); !e.empty())
             return e;
     }
-    if (!exact)
-        return "";
-    if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport)
-        return verb + " needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+    if (std::string e = check_families(f); !e.empty())
+        return verb + ": " + e;
     if (out.verb == CtlVerb::update && !has_timeout)
         return "update needs timeout=SECONDS (1.." + std::to_string(kMaxTimeoutS) + ")";
-    if (packet::is_ipv4_mapped(f.src.addr) != packet::is_ipv4_mapped(f.dst.addr))
-        return verb + ": both addresses must be IPv4 or both IPv6";
+    if (out.verb == CtlVerb::update) {
+        const bool whole = f.has_src && f.has_dst && f.has_sport && f.has_dport && f.src.bits == 128 &&
+                           f.dst.bits == 128 && !f.has_state && !f.has_lcore && !f.has_family;
+        out.walk = !whole;
+        if (out.walk)
+            return "";
+        for (const AddrPrefix* a : {&f.src, &f.dst})
+            if (!a->ipv4 && packet::is_ipv4_mapped(a->addr))
+                return "update: an IPv4-mapped IPv6 address names no IPv6 flow (write the IPv4 address for the IPv4 "
+                       "flow)";
+    } else if (!exact) {
+        return "";
+    } else if (!f.has_src || !f.has_dst || !f.has_sport || !f.has_dport) {
+        return verb + " needs the whole tuple: src=, dst=, sport= and dport= (proto=, vlan=, zone= optional)";
+    }
     out.key = packet::make_flow_key(f.src.addr, f.sport, f.dst.addr, f.dport, f.has_proto ? f.proto : 6, f.vlan_outer,
                                     f.vlan_inner, f.zone);
     return "";
@@ -257,6 +304,7 @@ CtlCandidate CtlCandidate::of(unsigned lcore, const conntrack::FlowSnapshot& f) 
     c.vlan_inner = packet::key_vlan_inner(f.key);
     c.state = conntrack::state_name(f);
     packet::key_endpoints(f.key, f.orig_is_lo, c.src, c.sport, c.dst, c.dport);
+    c.ipv4 = packet::key_is_ipv4(f.key);
     return c;
 }
 
@@ -271,6 +319,7 @@ CtlCandidate CtlCandidate::of(const events::Event& e) noexcept
     std::memcpy(c.dst, e.dst, sizeof c.dst);
     c.sport = e.sport;
     c.dport = e.dport;
+    c.ipv4 = packet::is_ipv4_mapped(c.src) && packet::is_ipv4_mapped(c.dst);
     return c;
 }
 
@@ -292,7 +341,11 @@ bool ctl_matches(const CtlFilter& f, const CtlCandidate& c) noexcept
         return false;
     if ((f.has_sport && c.sport != f.sport) || (f.has_dport && c.dport != f.dport))
         return false;
-    if ((f.has_src && !prefix_matches(f.src, c.src)) || (f.has_dst && !prefix_matches(f.dst, c.dst)))
+    if (f.has_family && c.ipv4 != f.family_ipv4)
+        return false;
+    // The family first: IPv4 is held IPv4-mapped, so an IPv6 prefix such as ::/0 covers its bytes too.
+    if ((f.has_src && (f.src.ipv4 != c.ipv4 || !prefix_matches(f.src, c.src))) ||
+        (f.has_dst && (f.dst.ipv4 != c.ipv4 || !prefix_matches(f.dst, c.dst))))
         return false;
     return true;
 }

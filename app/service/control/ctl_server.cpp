@@ -10,6 +10,7 @@
 #include <service/dataplane/commands.h>
 
 #include <conntrack/flow_table.h>
+#include <conntrack/reason.h>
 #include <events/thread.h>
 #include <stats/family.h>
 #include <stats/relaxed.h>
@@ -25,7 +26,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace flowcop::app {
@@ -44,9 +47,12 @@ struct CtlServer::Client {
     CtlRequest req;
     size_t worker = 0;
     uint32_t cursor = 0;
-    uint64_t matched = 0, killed = 0;
-    bool failed = false;              // some worker did not answer a kill_ids
+    uint64_t matched = 0, killed = 0, updated = 0;
+    bool failed = false;              // some worker did not answer a kill_ids, or an update by filters stopped
+    std::string fail_why;             // update by filters: why it stopped
     uint64_t lost = 0, lost_told = 0; // following: events lost because `out` was full, and told so
+    size_t high = kOutputHighBytes;   // following: output held for it before it loses events (buffer=)
+    bool paced = false;               // delete, flush: waiting for followers to take the destroys
     Clock::time_point since;          // accepted, or the last byte the client took
     size_t pending() const noexcept { return out.size() - out_off; }
 };
@@ -124,6 +130,7 @@ void CtlServer::follow_kinds() noexcept
     for (unsigned i = 0; i < kMaxClients; ++i)
         if (_clients[i].phase == Client::Phase::following)
             kinds |= _clients[i].req.kinds;
+    _follow_kinds = kinds;
     if (_follow != nullptr)
         _follow->set_kinds(kinds);
 }
@@ -219,7 +226,7 @@ void CtlServer::run() noexcept
                 ev = POLLIN; // a follower's end: its close
             if (c.pending() > 0)
                 ev |= POLLOUT;
-            busy = busy || (c.phase == Client::Phase::walking && c.pending() < kOutputHighBytes);
+            busy = busy || (c.phase == Client::Phase::walking && !c.paced && c.pending() < kOutputHighBytes);
             fds[1 + i] = {c.fd, ev, 0};
         }
         const int timeout_ms = busy ? 0 : _followers > 0 ? int(kFollowPollMs) : 50;
@@ -340,7 +347,7 @@ void CtlServer::start_request(Client& c, const std::string& line)
         return;
     }
     const CtlRequest& r = c.req;
-    if (r.verb == CtlVerb::get || r.verb == CtlVerb::update) {
+    if (r.verb == CtlVerb::get || (r.verb == CtlVerb::update && !r.walk)) {
         conntrack::FlowSnapshot snap{};
         size_t worker = 0;
         const int found = r.verb == CtlVerb::get ? _control.get(r.key, snap, worker)
@@ -384,13 +391,14 @@ void CtlServer::start_request(Client& c, const std::string& line)
             return;
         }
         c.phase = Client::Phase::following;
+        c.high = r.buffer_bytes != 0 ? r.buffer_bytes : kFollowBufferBytes;
         ++_followers;
         store_relaxed(_stats.followers, uint64_t{_followers});
         follow_kinds();
         c.out = "{\"following\":\"events\"}\n"; // the client knows the request was taken
         return;
     }
-    c.phase = Client::Phase::walking; // list, count, delete, flush: sliced walks (work())
+    c.phase = Client::Phase::walking; // list, count, delete, flush, update by filters: sliced walks (work())
     c.worker = 0;
     c.cursor = 0;
     c.since = Clock::now();
@@ -401,6 +409,8 @@ void CtlServer::work(Client& c)
     static thread_local std::vector<conntrack::FlowSnapshot> slice(kSliceRecords);
     static_assert(kSliceRecords <= Command::kMaxIds, "one slice's matches are one kill_ids command");
     uint64_t ids[kSliceRecords];
+    uint32_t at[kSliceRecords]; // the slice index of ids[i]
+    uint8_t killed[kSliceRecords];
     const CtlVerb verb = c.req.verb;
     const bool kill = verb == CtlVerb::remove || verb == CtlVerb::flush;
     for (unsigned k = 0; k < kSlicesPerTurn && c.pending() < kOutputHighBytes; ++k) {
@@ -408,32 +418,46 @@ void CtlServer::work(Client& c)
             finish(c);
             return;
         }
+        const uint32_t room = kill ? kill_room() : kSliceRecords;
+        c.paced = room == 0;
+        if (c.paced)
+            return; // the next turn asks again (every kFollowPollMs while someone follows)
         const unsigned lcore = _view.lcores[c.worker].lcore;
         if (c.req.filter.has_lcore && c.req.filter.lcore != lcore) {
             ++c.worker;
             continue;
         }
         size_t n = 0;
-        const uint32_t next = _control.read_slice(c.worker, c.cursor, kSliceRecords, slice.data(), n);
+        const uint32_t next = _control.read_slice(c.worker, c.cursor, room, slice.data(), n);
         const uint64_t now = lcore_now(c.worker);
         unsigned n_ids = 0;
         for (size_t i = 0; i < n; ++i) {
             if (verb != CtlVerb::flush && !ctl_matches(c.req.filter, CtlCandidate::of(lcore, slice[i])))
                 continue;
             ++c.matched;
-            if (verb == CtlVerb::list)
+            if (verb == CtlVerb::list) {
                 append_flow_json(c.out, lcore, slice[i], now);
-            else if (kill)
+            } else if (kill) {
+                at[n_ids] = uint32_t(i);
                 ids[n_ids++] = slice[i].flow_id;
+            } else if (verb == CtlVerb::update && !update_one(c, slice[i])) {
+                finish(c);
+                return;
+            }
         }
         if (n_ids > 0) {
-            const int killed = _control.kill_ids(c.worker, ids, n_ids);
-            if (killed < 0) { // each further ask would hold this thread (every client) for its timeout
+            const int n_killed = _control.kill_ids(c.worker, ids, n_ids, killed);
+            if (n_killed < 0) { // each further ask would hold this thread (every client) for its timeout
                 c.failed = true;
                 finish(c);
                 return;
             }
-            c.killed += uint64_t(killed);
+            c.killed += uint64_t(n_killed);
+            _kills_marked += uint64_t(n_killed);
+            // conntrack -D prints each entry it deleted (-F does not): the flow as read, before its kill.
+            for (unsigned j = 0; verb == CtlVerb::remove && j < n_ids; ++j)
+                if (killed[j] != 0)
+                    append_flow_json(c.out, lcore, slice[at[j]], now);
         }
         if (next == conntrack::kNoPosition) {
             ++c.worker;
@@ -444,10 +468,35 @@ void CtlServer::work(Client& c)
     }
 }
 
+bool CtlServer::update_one(Client& c, const conntrack::FlowSnapshot& f)
+{
+    conntrack::FlowSnapshot after{};
+    size_t worker = 0;
+    const int found = _control.set_timeout(f.key, c.req.timeout_s, after, worker);
+    if (found == 1) {
+        ++c.updated;
+        append_flow_json(c.out, _view.lcores[worker].lcore, after, lcore_now(worker));
+        return true;
+    }
+    if (found == 0) // it ended since the slice was read
+        return true;
+    c.failed = true;
+    c.fail_why = found == -2 ? "lcore " + std::to_string(_view.lcores[worker].lcore) + " holds " +
+                                   std::to_string(conntrack::FlowTable::kMaxTimeoutUpdates) +
+                                   " flows whose timeout was set and has not been cleared by a packet or their end"
+                             : std::string("a worker lcore did not answer");
+    return false;
+}
+
 void CtlServer::finish(Client& c)
 {
     c.phase = Client::Phase::draining;
     const CtlVerb verb = c.req.verb;
+    if (c.failed && verb == CtlVerb::update) {
+        c.out += error_line(c.fail_why + ": " + std::to_string(c.updated) + " of the matching flows were updated; " +
+                            "the walk stopped there");
+        return;
+    }
     if (c.failed) {
         c.out += error_line("a worker lcore did not answer: " + std::to_string(c.killed) + " of " +
                             std::to_string(c.matched) + " matching flows seen were killed; the walk stopped there");
@@ -456,21 +505,71 @@ void CtlServer::finish(Client& c)
     c.out += std::string("{\"done\":\"") + verb_name(verb) + "\"";
     if (verb == CtlVerb::remove || verb == CtlVerb::flush)
         c.out += ",\"matched\":" + std::to_string(c.matched) + ",\"killed\":" + std::to_string(c.killed) + "}\n";
+    else if (verb == CtlVerb::update)
+        c.out += ",\"flows\":" + std::to_string(c.updated) + "}\n";
     else
         c.out += ",\"flows\":" + std::to_string(c.matched) + "}\n";
+}
+
+size_t CtlServer::format_follow_line(const events::Event& e, std::optional<Options>& opt, char* line, size_t size)
+{
+    const size_t len = events::format_json_line(e, line, size - 32);
+    if (len < 2 || e.kind != events::Kind::created)
+        return len;
+    // conntrack -E's NEW line shows the timeout the flow starts with: "timeout" before the closing brace.
+    if (!opt)
+        opt = _control.current_options();
+    const int n = std::snprintf(line + len - 2, 32, ",\"timeout\":%u}\n", created_timeout_s(*opt, e));
+    return n > 0 && n < 32 ? len - 2 + size_t(n) : 0;
+}
+
+uint32_t CtlServer::kill_room() noexcept
+{
+    if (_follow == nullptr || !(_follow_kinds & events::kind_bit(events::Kind::destroyed)))
+        return kSliceRecords; // nobody follows destroys: kill at the walk's pace
+    const auto now = Clock::now();
+    // Destroys a follower can still hold: what its buffer has free, at kPaceEventBytes a line.
+    uint64_t room = kSliceRecords + kPaceWindow;
+    for (unsigned i = 0; i < kMaxClients; ++i) {
+        const Client& f = _clients[i];
+        if (f.phase != Client::Phase::following || !(f.req.kinds & events::kind_bit(events::Kind::destroyed)))
+            continue;
+        // One that took nothing for kPaceStallMs while output waited holds nothing back: it loses events.
+        if (f.pending() > 0 && ms_since(f.since, now) > long(kPaceStallMs))
+            continue;
+        room = std::min<uint64_t>(room, (f.high - std::min(f.high, f.pending())) / kPaceEventBytes);
+    }
+    room = std::min<uint64_t>(room, kPaceWindow);
+    const uint64_t outstanding = _kills_marked > _kill_destroys_seen ? _kills_marked - _kill_destroys_seen : 0;
+    if (outstanding < room) {
+        _pace_progress = now;
+        return uint32_t(std::min<uint64_t>(room - outstanding, kSliceRecords));
+    }
+    if (ms_since(_pace_progress, now) > long(kPaceStallMs)) {
+        // No destroy came for that long (an lcore's follow ring overflowed, or its cop is held): stop
+        // waiting for the ones outstanding rather than stall the kill.
+        _kill_destroys_seen = _kills_marked;
+        _pace_progress = now;
+    }
+    return 0;
 }
 
 void CtlServer::fan_out()
 {
     constexpr unsigned kTake = 512;
     static thread_local std::vector<events::Event> batch(kTake);
-    char line[events::kTypicalMaxLine];
+    char line[events::kTypicalMaxLine + 32];
+    std::optional<Options> opt; // the timeouts in force, read once per turn that has a new event
     for (unsigned p = 0; p < _follow->producers(); ++p) {
         for (unsigned round = 0; round < 64; ++round) { // a bounded share per turn: other clients wait
             unsigned left = 0;
             const unsigned n = _follow->take(p, batch.data(), kTake, left);
             for (unsigned i = 0; i < n; ++i) {
                 const events::Event& e = batch[i];
+                if (e.kind == events::Kind::destroyed && e.reason_code == uint8_t(conntrack::Reason::killed)) {
+                    ++_kill_destroys_seen; // kill pacing: a kill reported
+                    _pace_progress = Clock::now();
+                }
                 const CtlCandidate candidate = CtlCandidate::of(e);
                 size_t len = 0;
                 for (unsigned k = 0; k < kMaxClients; ++k) {
@@ -478,12 +577,12 @@ void CtlServer::fan_out()
                     if (c.phase != Client::Phase::following || !(c.req.kinds & events::kind_bit(e.kind)) ||
                         !ctl_matches(c.req.filter, candidate))
                         continue;
-                    if (c.pending() >= kOutputHighBytes) {
+                    if (c.pending() >= c.high) {
                         ++c.lost;
                         bump(_stats.events_lost);
                         continue;
                     }
-                    if (len == 0 && (len = events::format_json_line(e, line, sizeof line)) == 0)
+                    if (len == 0 && (len = format_follow_line(e, opt, line, sizeof line)) == 0)
                         break; // unformattable (cannot happen for the table's events): nobody gets it
                     c.out.append(line, len);
                     bump(_stats.events_sent);

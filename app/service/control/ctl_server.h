@@ -9,7 +9,8 @@
 // refuses a second live primary with one prefix). Removed when the server stops.
 //
 // Protocol: the client sends one request line (ctl_query.h); the server answers with JSON lines and
-// closes: one line per flow (ctl_format.h) for list, get and update (the flow after the change), one line per lcore for stats (every
+// closes: one line per flow (ctl_format.h) for list, get, update (the flow after the change) and delete (each
+// flow it killed, as read before the kill, as conntrack -D prints them), one line per lcore for stats (every
 // lcore row of stats_rows.h under its /flowcop/stats key), then a last line {"done":VERB,...} with
 // the totals, or {"error":"<one sentence>"} instead.
 //
@@ -20,7 +21,9 @@
 // flows. A walk lists every flow that lives through it exactly once (not an atomic snapshot, as conntrack
 // -L is not). Clients are served in turns of kSlicesPerTurn slices each, so one big listing does not
 // starve another client. Changes (delete, flush, update) and get go to the owner lcore's mailbox
-// (commands.h): get and update are one O(1) lookup per lcore; delete/flush send each slice's matching flow ids (at most
+// (commands.h): get and update by tuple are one O(1) lookup per lcore; update by filters walks as list does
+// and sets each matching flow through its owner (a round trip per flow, bounded by the table's
+// kMaxTimeoutUpdates per lcore: past it the walk stops with an error); delete/flush send each slice's matching flow ids (at most
 // kSliceRecords) as one kill_ids command, which the owner marks in O(1) each; the cop reaps them as its
 // budget allows, like any kill (reason "killed"). A flow that ended and whose position was reused between
 // the read and the kill is not touched: ids carry the position's generation.
@@ -29,17 +32,30 @@
 // (stream.h), paused (set_kinds(0): the lcores build no event for it) while nobody follows, and taking
 // only the kinds some follower asked for (the union of theirs) while some do. With followers it
 // takes every lcore's ring every kFollowPollMs and hands each event, formatted once as the --events line
-// (events/event.h), to every follower whose kinds and filters match. A follower whose output is full loses
-// the event: counted per follower (a {"lost":N} line tells it, once it has read what waited) and in
-// events_lost; an lcore whose ring was full lost it for every follower (the subscription's dropped_full).
-// Both are flowcop_ctl_events_lost_total{reason} in /metrics (stats_rows.h). Neither ever slows an lcore. A follower is never dropped for reading
-// slowly; it only loses events.
+// (events/event.h; a new event also gets "timeout", the seconds it starts with, as conntrack -E's NEW line
+// shows them), to every follower whose kinds and filters match. A follower whose output is full
+// (kFollowBufferBytes, or the buffer=BYTES its events request asked for, flowcopctl -E -b) loses the event:
+// counted per follower (a {"lost":N} line tells it, once it has read what waited) and in events_lost; an
+// lcore whose ring was full lost it for every follower (the subscription's dropped_full). Both are
+// flowcop_ctl_events_lost_total{reason} in /metrics (stats_rows.h). Neither ever slows an lcore. A follower
+// is never dropped for reading slowly; it only loses events.
+//
+// Kill pacing (flowcopctl -E survives -F): a delete or flush marks flows in slices, and the cops report
+// each as a destroy as their budgets allow, faster than a follower prints. While someone follows destroys,
+// the walk kills only as many flows as every reading follower's free buffer can still hold the destroys of
+// (kPaceEventBytes each, at most kPaceWindow unreported at once), reading slices of that size; so a flush
+// goes at the pace of the slowest reading follower, and none of them loses a destroy. The cops reap kills a
+// tick (--tick-ms) after them at most, so a follower with the default buffer takes up to 8192 destroys a
+// tick: a flush of 10^5 flows then takes about 13 ticks. A follower that takes nothing for kPaceStallMs stops
+// counting (it loses events, counted), and destroys that stop coming for kPaceStallMs (a follow ring
+// overflowed) are given up on: a kill never stalls on a follower.
 //
 // Abusive clients get a bounded, counted refusal, never a stall: more than kMaxClients connections (the
 // extra one gets an error line, refused_busy), no complete request within kRequestTimeoutMs (an error
 // line, refused_timeout), a request over kMaxRequestBytes or a malformed one (an error line, refused_bad), a reader that takes nothing for
 // kStallMs while output is pending (dropped: refused_slow). Output is produced only while less than
-// kOutputHighBytes wait for a client, so a slow reader costs bounded memory and no table work.
+// kOutputHighBytes wait for a client (a follower: its buffer), so a slow reader costs bounded memory and no
+// table work: at most kMaxClients followers of kMaxFollowBuffer each, 8 MiB each by default.
 #pragma once
 
 #include "control.h"
@@ -49,8 +65,10 @@
 #include <events/stream.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -62,11 +80,22 @@ public:
     static constexpr uint32_t kSliceRecords = 256;
     static constexpr unsigned kSlicesPerTurn = 16;
     static constexpr size_t kOutputHighBytes = 256 * 1024;
+    // A follower's buffer unless it asks for another (buffer=): the destroys of a paced kill arrive in a burst
+    // per cop tick (--tick-ms), at most this / kPaceEventBytes of them (8192 a tick).
+    static constexpr size_t kFollowBufferBytes = 8 * 1024 * 1024;
     static constexpr unsigned kRequestTimeoutMs = 5000;
     static constexpr unsigned kStallMs = 10000;
     static constexpr unsigned kFollowPollMs = 5;
     // Per lcore, the follow subscription's ring: kFollowPollMs of events at 3 M/s.
     static constexpr unsigned kFollowRingEvents = 16383;
+    // Kill pacing: with a follower of destroys, delete and flush have at most this many flows killed whose
+    // destroy has not come through yet, and fewer when a reading follower's free buffer holds fewer
+    // destroy lines of kPaceEventBytes (a bound: an IPv6 destroy line is about 450 bytes).
+    static constexpr uint64_t kPaceWindow = 65536;
+    static constexpr size_t kPaceEventBytes = 1024;
+    // A follower that takes nothing for this long no longer holds kills back; nor do destroys that do not
+    // come for this long.
+    static constexpr unsigned kPaceStallMs = 3000;
 
     // The socket's path for this process (EAL must be initialised): <runtime dir>/flowcop_ctl.sock.
     static std::string default_path();
@@ -92,6 +121,8 @@ private:
     void on_readable(Client& c) noexcept;
     void start_request(Client& c, const std::string& line);
     void work(Client& c);
+    // update by filters: sets one listed flow's timeout and writes it; false (c.failed) when the walk must stop.
+    bool update_one(Client& c, const conntrack::FlowSnapshot& f);
     void finish(Client& c);
     void flush_output(Client& c) noexcept;
     void close(Client& c) noexcept;
@@ -99,6 +130,11 @@ private:
     void follow_kinds() noexcept;
     // Takes every lcore's follow ring and hands the events to the followers.
     void fan_out();
+    // delete/flush: how many records the next slice may read and kill now (kill pacing, above); 0: wait.
+    uint32_t kill_room() noexcept;
+    // The --events line of `e` for followers, and a new event's starting timeout (ctl_format.h); 0 if it
+    // does not fit `size` (at least events::kTypicalMaxLine + 32).
+    size_t format_follow_line(const events::Event& e, std::optional<Options>& opt, char* line, size_t size);
     uint64_t lcore_now(size_t worker) const noexcept;
 
     const StatsView& _view;
@@ -111,6 +147,9 @@ private:
     std::unique_ptr<Client[]> _clients;
     events::Subscription* _follow = nullptr;
     unsigned _followers = 0;
+    events::KindMask _follow_kinds = 0;
+    uint64_t _kills_marked = 0, _kill_destroys_seen = 0; // kill pacing
+    std::chrono::steady_clock::time_point _pace_progress{};
 };
 
 } // namespace flowcop::app

@@ -5,8 +5,12 @@
 #include <service/build_info.h>
 #include <service/log.h>
 
+#include <conntrack/counters.h>
+#include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <packet/verdict.h>
+#include <stats/relaxed.h>
+#include <tcpstate/tcp_state.h>
 
 #include <rte_log.h>
 #include <rte_mbuf.h>
@@ -27,6 +31,7 @@ constexpr const char* kKeys[] = {
     "flows_active",
     "flows_created",
     "flows_expired",
+    "proto_flows_created",
     "verdict",
     "packets",
     "inactivity_cop_passes",
@@ -51,6 +56,46 @@ unsigned long long total(const StatsView& v, const char* key)
 unsigned long long total_of(const StatsView& v, const char* key, unsigned value)
 {
     return lcore_total(v, key, stats::Index{value, 0}, false);
+}
+
+// The tables' end-of-run tallies (conntrack/counters.h): packets and bytes counted on flows, by family, and
+// what was still open at stop by state, so "closed 0, shutdown 159" reads as "46 in TIME_WAIT, ...".
+void print_flow_tallies(const StatsView& v)
+{
+    unsigned long long packets[conntrack::kProtoCount] = {}, bytes[conntrack::kProtoCount] = {};
+    unsigned long long open[tcpstate::kStateCount + 2] = {}, open_total = 0;
+    for (const LcoreView& l : v.lcores) {
+        if (l.table == nullptr)
+            continue;
+        for (size_t p = 0; p < conntrack::kProtoCount; ++p) {
+            packets[p] += stats::load_relaxed(l.table->ended_packets[p]);
+            bytes[p] += stats::load_relaxed(l.table->ended_bytes[p]);
+        }
+        for (size_t s = 0; s < l.table->open_at_stop.size(); ++s) {
+            open[s] += stats::load_relaxed(l.table->open_at_stop[s]);
+            open_total += stats::load_relaxed(l.table->open_at_stop[s]);
+        }
+    }
+    unsigned long long all_packets = 0, all_bytes = 0;
+    for (size_t p = 0; p < conntrack::kProtoCount; ++p)
+        all_packets += packets[p], all_bytes += bytes[p];
+    std::fprintf(stderr, "\n  on flows: %llu packets, %llu bytes (", all_packets, all_bytes);
+    for (size_t p = 0; p < conntrack::kProtoCount; ++p)
+        std::fprintf(stderr, "%s%s %llu/%llu", p ? ", " : "", conntrack::proto_name(conntrack::Proto(p)), packets[p],
+                     bytes[p]);
+    std::fprintf(stderr, ")\n  open at stop: %llu", open_total);
+    const char* sep = " (";
+    for (size_t s = 0; s < std::size(open); ++s) {
+        if (open[s] == 0)
+            continue;
+        if (s == conntrack::Counters::kOpenUnreplied || s == conntrack::Counters::kOpenReplied)
+            std::fprintf(stderr, "%s%llu other-protocol %s", sep, open[s],
+                         s == conntrack::Counters::kOpenReplied ? "REPLIED" : "UNREPLIED");
+        else
+            std::fprintf(stderr, "%s%llu in %s", sep, open[s], tcpstate::state_name(tcpstate::State(s)));
+        sep = ", ";
+    }
+    std::fputs(open_total ? "): ended at stop" : "", stderr);
 }
 
 } // namespace
@@ -161,11 +206,15 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     if (v.lcores.size() > 1)
         std::fprintf(stderr, "  handoff: %llu passed to their owner, %llu dropped (owner's ring full)\n",
                      total(v, "handoff_sent"), total(v, "handoff_dropped"));
-    std::fprintf(stderr, "  flows: %llu created, %llu active, %llu ended:", total(v, "flows_created"),
-                 total(v, "flows_active"), total(v, "flows_expired"));
+    std::fprintf(stderr, "  flows: %llu created (", total(v, "flows_created"));
+    for (unsigned p = 0; p < conntrack::kProtoCount; ++p)
+        std::fprintf(stderr, "%s%s %llu", p ? ", " : "", conntrack::proto_name(conntrack::Proto(p)),
+                     total_of(v, "proto_flows_created", p));
+    std::fprintf(stderr, "), %llu active, %llu ended:", total(v, "flows_active"), total(v, "flows_expired"));
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)
         std::fprintf(stderr, " %s %llu", conntrack::reason_name(static_cast<conntrack::Reason>(r)),
                      total_of(v, "flows_expired", r));
+    print_flow_tallies(v);
     std::fprintf(stderr, "\n  cop: %llu passes, %llu visited, %llu fired, %llu budget exhausted, %llu lock failures\n",
                  total(v, "inactivity_cop_passes"), total(v, "inactivity_cop_visited"),
                  total(v, "inactivity_cop_fired"), total(v, "inactivity_cop_budget_exhausted"),

@@ -5,8 +5,9 @@
 // log.h: --log-level governs them); the status line and the summary are output,
 // written to stderr as they are. Nothing goes to stdout, so `--events -` keeps it
 // pure JSON lines. Every number is a total of a stats row (stats_rows.h) over the stats
-// view, read with relaxed loads; nothing here touches the data plane or sums
-// counters of its own.
+// view, read with relaxed loads, but the tables' end-of-run tallies (conntrack/counters.h:
+// packets and bytes on flows, flows open at stop by state), which are no metric; nothing here
+// touches the data plane or sums counters of its own.
 #pragma once
 
 #include "stats_view.h"

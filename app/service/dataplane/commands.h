@@ -55,6 +55,7 @@ struct Command {
     conntrack::FlowSnapshot flow{};
     unsigned n_ids = 0;
     uint64_t ids[kMaxIds] = {};
+    uint8_t killed[kMaxIds] = {}; // kill_ids: 1 where ids[i]'s flow was there and is now marked
     int result = 0;
     DoneFlag done;
 };

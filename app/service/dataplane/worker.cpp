@@ -94,6 +94,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
             advance_replay(newest);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
+        // A plain store on the line now_ns already dirties each turn (no RMW): the housekeeping thread
+        // feeds systemd's watchdog only while every worker's turns advance (notify.h).
+        store_relaxed(_stats.turns, _stats.turns + 1);
         // A packet clock that has seen no packet yet has no time: nothing can be due.
         if (now >= _next_cop_ns && now != 0)
             run_cop(now);
@@ -348,9 +351,14 @@ void Worker::execute(Command& cmd) noexcept
     case Command::Type::kill_ids:
         cmd.result = 0;
         for (unsigned i = 0; i < cmd.n_ids && i < Command::kMaxIds; ++i)
-            cmd.result += _table.kill_id(cmd.ids[i]) ? 1 : 0;
-        if (cmd.result != 0)
+            cmd.result += (cmd.killed[i] = _table.kill_id(cmd.ids[i]) ? 1 : 0);
+        if (cmd.result != 0) {
             reap_killed();
+            // Under the TSC clock, reap them on the next turn rather than at the next check interval: a
+            // follower of destroys paces flowcopctl -D/-F by them (ctl_server.h, kill pacing).
+            if (_settings.clock != ClockSource::packet && now_ns() != 0)
+                _next_cop_ns = std::min(_next_cop_ns, now_ns());
+        }
         break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);

@@ -20,6 +20,7 @@ struct alignas(64) WorkerStats {
     uint64_t handoff_received = 0; // handoff plan: packets other workers passed to this one
     uint64_t last_rx_tsc = 0;      // TSC of the last burst that carried packets
     uint64_t now_ns = 0;           // the lcore's clock at its last turn
+    uint64_t turns = 0;            // loop turns completed: the watchdog's proof of progress (notify.h)
 };
 
 } // namespace flowcop::app

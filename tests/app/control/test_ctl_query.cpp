@@ -11,8 +11,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <vector>
 
 using namespace flowcop;
 using namespace flowcop::app;
@@ -88,10 +91,19 @@ TEST_CASE("update takes get's tuple and a timeout of 1 s to the longest flowcop 
     CHECK(error_of(tuple + " timeout=1.5").find("timeout") != std::string::npos);
     CHECK(error_of(tuple + " timeout=").find("timeout") != std::string::npos);
     CHECK(error_of(tuple + " timeout=5 timeout=6").find("twice") != std::string::npos);
-    CHECK(error_of("update src=10.0.0.1 dst=10.0.0.2 sport=1 timeout=5").find("update needs the whole tuple") !=
+    // Without the whole tuple, or with a prefix or a key get does not take, update is a walk by list's filters
+    // (conntrack -U with filters).
+    CHECK_FALSE(r.walk);
+    CHECK(request("update src=10.0.0.1 dst=10.0.0.2 sport=1 timeout=5").walk);
+    CHECK(request("update src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2 timeout=5").walk);
+    CHECK(request(tuple + " timeout=5 state=CLOSE").walk);
+    CHECK(request("update proto=udp timeout=5").walk);
+    CHECK(request("update timeout=5").walk);
+    CHECK(request("update src=10.0.0.1/32 dst=10.0.0.2 sport=1 dport=2 timeout=5").key ==
+          request(tuple + " timeout=5").key);
+    CHECK(error_of("update src=::ffff:10.0.0.1 dst=::ffff:10.0.0.2 sport=1 dport=2 timeout=5").find("IPv4-mapped") !=
           std::string::npos);
-    CHECK(error_of("update src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("exact") != std::string::npos);
-    CHECK(error_of(tuple + " timeout=5 state=CLOSE").find("unknown key") != std::string::npos);
+    CHECK(error_of("update proto=udp").find("needs timeout=SECONDS") != std::string::npos);
     // timeout= belongs to update alone.
     CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 timeout=5").find("unknown key 'timeout'") !=
           std::string::npos);
@@ -118,7 +130,16 @@ TEST_CASE("Requests that are malformed, out of range or incomplete are refused w
     CHECK(error_of("stats lcore=1").find("no filters") != std::string::npos);
     CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1").find("whole tuple") != std::string::npos);
     CHECK(error_of("get src=10.0.0.0/8 dst=10.0.0.2 sport=1 dport=2").find("exact") != std::string::npos);
-    CHECK(error_of("get src=10.0.0.1 dst=::2 sport=1 dport=2").find("both") != std::string::npos);
+    CHECK(error_of("get src=10.0.0.1 dst=::2 sport=1 dport=2").find("one family") != std::string::npos);
+    CHECK(error_of("list src=10.0.0.0/8 dst=::/0").find("src is IPv4 and dst IPv6") != std::string::npos);
+    CHECK(error_of("list family=ipv6 dst=10.0.0.1").find("dst is IPv4 but family=ipv6") != std::string::npos);
+    CHECK(error_of("events family=ipv4 src=::/0").find("src is IPv6 but family=ipv4") != std::string::npos);
+    CHECK(error_of("list family=inet").find("not ipv4 or ipv6") != std::string::npos);
+    CHECK(error_of("list family=ipv4 family=ipv4").find("twice") != std::string::npos);
+    CHECK(error_of("get src=::ffff:10.0.0.1 dst=::ffff:10.0.0.2 sport=1 dport=2").find("IPv4-mapped") !=
+          std::string::npos);
+    CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 family=ipv4").find("unknown key") !=
+          std::string::npos);
     CHECK(error_of("get src=10.0.0.1 dst=10.0.0.2 sport=1 dport=2 state=ESTABLISHED").find("unknown key") !=
           std::string::npos);
     CHECK(error_of("list " + std::string(2000, 'a')).find("longer") != std::string::npos);
@@ -147,8 +168,11 @@ TEST_CASE("Filters select flows by the originator's side, prefixes, state, VLAN,
     CHECK_FALSE(match("src=10.0.0.5")); // the responder is not the source
     CHECK_FALSE(match("sport=443"));
     CHECK_FALSE(match("src=192.0.3.0/24"));
-    CHECK(match("src=::/0")); // a zero-length prefix covers every address
+    CHECK(match("src=0.0.0.0/0"));  // a zero-length prefix covers every address of its family
+    CHECK_FALSE(match("src=::/0")); // ... and none of the other (ctl_query.h, Families)
     CHECK_FALSE(match("src=2001:db8::/32"));
+    CHECK(match("family=ipv4"));
+    CHECK_FALSE(match("family=ipv6"));
     CHECK(match("state=established"));
     CHECK_FALSE(match("state=SYN_SENT"));
     CHECK(match("vlan=10"));
@@ -231,6 +255,13 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     CHECK(error_of("events zone=1").find("zone") != std::string::npos);
     CHECK(error_of("events state=CLOSE").find("state") != std::string::npos);
     CHECK(error_of("list kinds=new").find("unknown key") != std::string::npos);
+    CHECK(request("events").buffer_bytes == 0);
+    CHECK(request("events buffer=65536").buffer_bytes == 65536);
+    CHECK(request("events buffer=67108864 kinds=destroy").buffer_bytes == 67108864);
+    CHECK(error_of("events buffer=65535").find("65536..67108864") != std::string::npos);
+    CHECK(error_of("events buffer=67108865").find("65536..67108864") != std::string::npos);
+    CHECK(error_of("events buffer=65536 buffer=65537").find("twice") != std::string::npos);
+    CHECK(error_of("list buffer=65536").find("unknown key") != std::string::npos);
 
     events::Event e{};
     e.kind = Kind::created;
@@ -241,7 +272,9 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     e.vlan_outer = 10;
     e.vlan_inner = 20;
     const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 77};
+    const uint8_t v4_dst[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 5};
     std::memcpy(e.src, v4, 16);
+    std::memcpy(e.dst, v4_dst, 16);
     auto match = [&](const std::string& filters) {
         return ctl_matches(request("events " + filters).filter, CtlCandidate::of(e));
     };
@@ -253,4 +286,133 @@ TEST_CASE("events takes kinds and the filters events carry", "[app][ctl]")
     CHECK_FALSE(match("proto=udp"));
     CHECK_FALSE(match("lcore=0"));
     CHECK_FALSE(match("dport=80"));
+    CHECK(match("family=ipv4 dst=10.0.0.0/8"));
+    CHECK_FALSE(match("src=::ffff:0:0/96")); // IPv4 is held IPv4-mapped, but an IPv6 prefix is not IPv4's
+    CHECK_FALSE(match("family=ipv6"));
+}
+
+namespace {
+
+// The first `bits` bits of a and b agree.
+bool same_prefix(const uint8_t a[16], const uint8_t b[16], unsigned bits)
+{
+    for (unsigned i = 0; i < bits; ++i)
+        if (((a[i / 8] ^ b[i / 8]) >> (7 - i % 8)) & 1)
+            return false;
+    return true;
+}
+
+std::string addr_text(const uint8_t a[16], bool ipv4)
+{
+    char buf[64];
+    if (ipv4)
+        std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+    else
+        std::snprintf(buf, sizeof buf, "%x:%x:%x:%x:%x:%x:%x:%x", a[0] << 8 | a[1], a[2] << 8 | a[3], a[4] << 8 | a[5],
+                      a[6] << 8 | a[7], a[8] << 8 | a[9], a[10] << 8 | a[11], a[12] << 8 | a[13], a[14] << 8 | a[15]);
+    return buf;
+}
+
+} // namespace
+
+TEST_CASE("An address filter matches its own family only, at every prefix length across the mapped range", "[app][ctl]")
+{
+    // A mixed table: an IPv4 flow, and IPv6 flows just below, inside and above the IPv4-mapped range
+    // (::ffff:0:0/96), sharing its leading bytes, and far from it.
+    struct Flow {
+        const char* src;
+        bool ipv4;
+        conntrack::FlowSnapshot snap{};
+        uint8_t addr[16] = {};
+    };
+    Flow flows[] = {{"192.0.2.77", true},  {"::fffe:c000:24d", false}, {"::1:0:0:0", false},
+                    {"::c000:24d", false}, {"2001:db8::1", false},     {"::ffff:0:0:1", false}};
+    for (Flow& f : flows) {
+        test::FrameBuilder b;
+        if (f.ipv4)
+            b.ipv4({.src = test::ip4(f.src), .dst = test::ip4("10.0.0.5")});
+        else
+            b.ipv6({.src = test::ip6(f.src), .dst = test::ip6("2001:db8:ffff::5")});
+        f.snap = flow_of(parsed(b.tcp({.sport = 40000, .dport = 443})), tcpstate::State::syn_sent, 0);
+        uint16_t sport = 0, dport = 0;
+        uint8_t dst[16];
+        packet::key_endpoints(f.snap.key, f.snap.orig_is_lo, f.addr, sport, dst, dport);
+    }
+    REQUIRE(packet::key_is_ipv4(flows[0].snap.key));
+    // Prefix bases: the IPv4 flow's own address written both ways, and each IPv6 flow's.
+    for (const Flow& base : flows) {
+        for (const bool typed_ipv4 : {false, true}) {
+            if (typed_ipv4 && !base.ipv4)
+                continue;
+            const std::string text = addr_text(base.addr, typed_ipv4);
+            for (unsigned len = 0; len <= (typed_ipv4 ? 32u : 128u); ++len) {
+                const unsigned bits = len + (typed_ipv4 ? 96 : 0);
+                for (const char* key : {"src", "dst"}) {
+                    const CtlFilter filter =
+                        request(std::string("list ") + key + "=" + text + "/" + std::to_string(len)).filter;
+                    for (const Flow& f : flows) {
+                        INFO(key << "=" << text << "/" << len << " against " << f.src);
+                        const bool is_src = key[0] == 's';
+                        // dst: the IPv4 flow's is 10.0.0.5, the IPv6 flows' 2001:db8:ffff::5.
+                        uint8_t other[16];
+                        uint16_t sp = 0, dp = 0;
+                        uint8_t s[16];
+                        packet::key_endpoints(f.snap.key, f.snap.orig_is_lo, s, sp, other, dp);
+                        const bool expect = f.ipv4 == typed_ipv4 && same_prefix(base.addr, is_src ? s : other, bits);
+                        CHECK(ctl_matches(filter, CtlCandidate::of(0, f.snap)) == expect);
+                        events::Event e{};
+                        std::memcpy(e.src, s, 16);
+                        std::memcpy(e.dst, other, 16);
+                        CHECK(ctl_matches(
+                                  request(std::string("events ") + key + "=" + text + "/" + std::to_string(len)).filter,
+                                  CtlCandidate::of(e)) == expect);
+                    }
+                }
+            }
+        }
+    }
+    // The prefixes of the report: none selects the IPv4 flow; each selects the IPv6 flows it covers.
+    for (const char* p : {"::/0", "::/1", "::/8", "::ffff:0:0/96", "::/80", "::ffff:0:0/95"}) {
+        INFO(p);
+        CHECK_FALSE(ctl_matches(request(std::string("list src=") + p).filter, CtlCandidate::of(0, flows[0].snap)));
+    }
+    CHECK(ctl_matches(request("list src=::/0").filter, CtlCandidate::of(0, flows[4].snap)));
+    CHECK(ctl_matches(request("list src=::ffff:0:0/95").filter, CtlCandidate::of(0, flows[1].snap)));
+    unsigned v4 = 0, v6 = 0;
+    for (const Flow& f : flows) {
+        v4 += ctl_matches(request("list family=ipv4").filter, CtlCandidate::of(0, f.snap));
+        v6 += ctl_matches(request("list family=ipv6").filter, CtlCandidate::of(0, f.snap));
+    }
+    CHECK(v4 == 1);
+    CHECK(v6 == std::size(flows) - 1);
+}
+
+TEST_CASE("A new flow's starting timeout is its state's, as conntrack -E's NEW line shows it", "[app][ctl]")
+{
+    auto parsed = [](std::vector<std::string> args) {
+        args.insert(args.begin(), "flowcop");
+        std::vector<char*> argv;
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const ParseOutcome out = parse_options(int(args.size()), argv.data());
+        REQUIRE(out.kind == ParseOutcome::ok);
+        return out.options;
+    };
+    events::Event e{};
+    e.kind = events::Kind::created;
+    e.proto = 6;
+    e.state_code = uint8_t(tcpstate::State::syn_sent);
+    CHECK(created_timeout_s(parsed({}), e) == 120); // netfilter's nf_conntrack_tcp_timeout_syn_sent
+    CHECK(created_timeout_s(parsed({"--tcp-timeout-syn-sent", "7"}), e) == 7);
+    e.state_code = uint8_t(tcpstate::State::established); // a flow picked up mid-stream
+    CHECK(created_timeout_s(parsed({}), e) == 432000);
+    CHECK(created_timeout_s(parsed({"--active-timeout", "60"}), e) == 60); // the active timeout comes first
+    e.proto = 17;
+    e.state_code = protostate::initial(protostate::Family::udp).bits;
+    CHECK(created_timeout_s(parsed({}), e) == 30);
+    CHECK(created_timeout_s(parsed({"--udp-timeout", "9"}), e) == 9);
+    e.proto = 47;
+    e.state_code = protostate::initial(protostate::Family::generic).bits;
+    CHECK(created_timeout_s(parsed({}), e) == 600);
 }

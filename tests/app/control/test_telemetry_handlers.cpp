@@ -58,7 +58,7 @@ public:
     }
     int get(const packet::FlowKey&, conntrack::FlowSnapshot&, size_t&) override { return 0; }
     int set_timeout(const packet::FlowKey&, uint32_t, conntrack::FlowSnapshot&, size_t&) override { return 0; }
-    int kill_ids(size_t, const uint64_t*, unsigned) override { return 0; }
+    int kill_ids(size_t, const uint64_t*, unsigned, uint8_t*) override { return 0; }
 
     bool is_running = true;
     Options current = default_options();

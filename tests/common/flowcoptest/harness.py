@@ -162,11 +162,22 @@ def parse_summary(stderr):
                   r" fragments: (\d+) counted on a flow$", stderr, re.M)
     s["other_tracked"], s["other_no_flow"], s["other_table_full"], s["fragments_tracked"] = \
         (int(x) for x in m.groups()) if m else (0,) * 4
-    m = re.search(r"^  flows: (\d+) created, (\d+) active, (\d+) ended:(.*)$", stderr, re.M)
+    m = re.search(r"^  flows: (\d+) created(?: \(([^)]*)\))?, (\d+) active, (\d+) ended:(.*)$", stderr, re.M)
     if m:
-        s["created"], s["active"], s["ended"] = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        t = m.group(4).split()
+        s["created"], s["active"], s["ended"] = int(m.group(1)), int(m.group(3)), int(m.group(4))
+        s["created_by_proto"] = {p: int(n) for p, n in re.findall(r"(\w+) (\d+)", m.group(2) or "")}
+        t = m.group(5).split()
         s["reasons"] = {t[i]: int(t[i + 1]) for i in range(0, len(t) - 1, 2)}
+    # Packets and bytes counted on flows, by family; what was open at stop, by state.
+    m = re.search(r"^  on flows: (\d+) packets, (\d+) bytes \(([^)]*)\)$", stderr, re.M)
+    if m:
+        s["on_flows"] = (int(m.group(1)), int(m.group(2)))
+        s["on_flows_by_proto"] = {p: (int(a), int(b)) for p, a, b in re.findall(r"(\w+) (\d+)/(\d+)", m.group(3))}
+    m = re.search(r"^  open at stop: (\d+)(?: \(([^)]*)\))?", stderr, re.M)
+    if m:
+        s["open_at_stop"] = int(m.group(1))
+        s["open_by_state"] = {st: int(n) for n, st in re.findall(r"(\d+) (?:in |other-protocol )(\w+)",
+                                                                  m.group(2) or "")}
     m = re.search(r"^  events: (\d+) written, (\d+) dropped, (\d+) write errors$", stderr, re.M)
     if m:
         s["events_written"], s["events_dropped"], s["events_errors"] = (int(x) for x in m.groups())
