@@ -75,6 +75,22 @@ protostate::Timeouts proto_timeouts_from(const Options& opt)
 
 namespace {
 
+// The capabilities the --flowgen port declares (drivers/net/flowgen/port.h): its own queues, and with
+// queues=N the RSS a NIC would report, dealt in software (PortCaps::soft_rss).
+PortCaps flowgen_caps(const flowgen::Config& fg, uint16_t id)
+{
+    const flowgen::Port::RssCaps rc = flowgen::Port::rss_caps_for(fg);
+    PortCaps c;
+    c.id = id;
+    c.name = "flowgen";
+    c.max_rx_queues = c.max_tx_queues = c.own_rx_queues = rc.queues;
+    c.rss_offloads = rc.offloads;
+    c.hash_key_size = rc.key_bytes;
+    c.reta_size = rc.reta_size;
+    c.soft_rss = true;
+    return c;
+}
+
 int worker_main(void* arg)
 {
     auto* ctx = static_cast<std::pair<Worker*, const std::atomic<bool>*>*>(arg);
@@ -281,11 +297,12 @@ StartError Service::start()
         if (std::string e = flowgen::parse_config(_opt.flowgen.c_str(), fg); !e.empty())
             return {2, format_flag_error("--flowgen", e)};
     const uint16_t ports = rte_eth_dev_count_avail() + (_opt.flowgen.empty() ? 0 : 1);
-    // The synthetic port holds up to its RX ring, its TX ring and a burst of
+    // The synthetic port holds up to its RX rings, its TX rings and a burst of
     // mbufs from the same pool, on top of what the real queues need.
-    uint64_t extra = _opt.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    uint64_t extra = _opt.flowgen.empty() ? 0 : 2 * uint64_t(fg.ring) * fg.queues + 2 * fg.burst;
     // What the ownership plan adds: handoff rings full of packets, queues a device brings beyond one per lcore.
-    extra += planned_extra_mbufs(_opt, !_opt.flowgen.empty(), lcores, error);
+    const PortCaps fg_caps = flowgen_caps(fg, 0);
+    extra += planned_extra_mbufs(_opt, _opt.flowgen.empty() ? nullptr : &fg_caps, lcores, error);
     if (!error.empty())
         return {1, "flowcop: " + error};
     uint64_t mbufs = 0;
@@ -304,7 +321,23 @@ StartError Service::start()
     if (_opt.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
         return {2, format_flag_error("--mode", "inline forwards between port pairs (0<->1, 2<->3, ...) but " +
                                                    std::to_string(rte_eth_dev_count_avail()) + " port(s) were found")};
-    if (!setup_ports(_opt, _pool, _plan, error)) {
+    SoftRssPort soft;
+    if (_flowgen) {
+        soft.caps = flowgen_caps(fg, _flowgen->port_id());
+        soft.program = [port = _flowgen.get()](const uint8_t* key, uint16_t len, uint64_t hf,
+                                               const std::vector<uint16_t>& table) {
+            return port->program_rss(key, len, hf, table);
+        };
+        soft.read_back = [port = _flowgen.get()] {
+            RssReadback got;
+            got.conf_read = got.reta_read = true;
+            got.key.assign(port->rss().key().begin(), port->rss().key().end());
+            got.hf = port->rss().hash_fields();
+            got.table = port->rss().table();
+            return got;
+        };
+    }
+    if (!setup_ports(_opt, _pool, _plan, error, _flowgen ? &soft : nullptr)) {
         _ports_started = true; // close whatever did start
         return {1, "flowcop: " + error};
     }
