@@ -228,7 +228,9 @@ uint64_t planned_extra_mbufs(const Options& opt, const PortCaps* flowgen, unsign
     std::string ignored; // setup_ports() reports it
     if (!plan_ports(caps, eal_lcores(), opt.mode, plan, ignored))
         return 0;
-    uint64_t extra = plan.handoff() ? HandoffRings::mbufs_held(unsigned(plan.workers.size())) : 0;
+    // The rss plan has the rings too, for the ICMP errors and fragments it hands to their flow's owner.
+    uint64_t extra =
+        plan.kind != OwnershipPlan::single_lcore ? HandoffRings::mbufs_held(unsigned(plan.workers.size())) : 0;
     for (const PortSetup& p : plan.ports)
         if (p.rx_queues > lcores)
             extra += uint64_t(p.rx_queues - lcores) * kRxDescriptors;

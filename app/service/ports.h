@@ -37,7 +37,7 @@ bool read_port_caps(std::vector<PortCaps>& caps, std::string& error, const SoftR
 // EAL's lcores, the main lcore first: the lcores the plan is made for.
 std::vector<unsigned> eal_lcores();
 // The mbufs the plan these ports and lcores will get needs beyond mbufs_minimum() (mbuf_pool.h): the
-// handoff rings full, and the RX queues a device brings beyond one
+// handoff rings full (under the handoff and rss plans), and the RX queues a device brings beyond one
 // per lcore. `flowgen`: the capabilities of the synthetic port that will be added (its id is the next
 // one). Sets `error` only if a port cannot be read.
 uint64_t planned_extra_mbufs(const Options& opt, const PortCaps* flowgen, unsigned lcores, std::string& error);

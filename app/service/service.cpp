@@ -351,7 +351,9 @@ StartError Service::start()
                                                 "(DPDK's pcap vdev and --flowgen do)")};
 
     const unsigned n_workers = unsigned(_plan.workers.size());
-    if (_plan.handoff()) {
+    // Under rss too: the ICMP errors and fragments a port delivers to a worker that does not own their
+    // flow go to the owner through them (worker_related.cpp); every other packet stays where it arrived.
+    if (_plan.handoff() || _plan.rss()) {
         std::vector<int> sockets;
         for (const WorkerPlan& w : _plan.workers)
             sockets.push_back(int(rte_lcore_to_socket_id(w.lcore)));
@@ -420,6 +422,8 @@ StartError Service::start()
         place.peer = _plan.peer;
         place.handoff = _handoff.get();
         place.owner_seed = owner_seed;
+        place.rss = _plan.rss();
+        place.rss_owner = rss_owner_conf(_plan);
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};

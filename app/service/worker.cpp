@@ -46,6 +46,11 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
     fragattr::Config fc = settings.fragments;
     fc.seed ^= rte_rdtsc() * 0x9e3779b97f4a7c15ull ^ plan.lcore; // a different hash per lcore and run
     w->_fragments = std::make_unique<fragattr::FragmentAttributor>(fc, w->_fragment_memory);
+    if (place.rss && place.handoff != nullptr && (w->_mark_offset = register_handoff_mark()) < 0) {
+        error = "lcore " + std::to_string(plan.lcore) +
+                ": cannot register the handoff mark mbuf field: " + rte_strerror(rte_errno);
+        return nullptr;
+    }
     // Under the handoff plan a worker tracks packets of every port, so it knows every port's zone.
     for (const auto& [port, zone] : settings.port_zones) {
         if (zone == 0)
@@ -137,13 +142,33 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     // Before the handoff: the zone is part of the key the owner is computed from.
     if (!_port_zone.empty()) [[unlikely]]
         apply_zones(mbufs, pkts, n, rx);
-    if (_place.handoff != nullptr && rx != nullptr) {
-        n = hand_off(mbufs, ptrs, n, rx->port);
-        if (n == 0)
-            return;
+    fragattr::Held held[kBurst];
+    const fragattr::Held* attributed = nullptr;
+    if (_place.handoff != nullptr && !_place.rss) {
+        if (rx != nullptr) {
+            n = hand_off(mbufs, ptrs, n, rx->port);
+            if (n == 0)
+                return;
+        }
+    } else if (_place.rss) {
+        // Only ICMP errors and fragments may belong to another worker's flow (worker.h).
+        bool related = rx == nullptr;
+        for (uint16_t i = 0; i < n; ++i)
+            related |= pkts[i].verdict == packet::Verdict::icmp_error;
+        if ((related || fragmented) && _place.handoff != nullptr) [[unlikely]] {
+            attributed = held;
+            if (rx == nullptr) {
+                read_marks(mbufs, ptrs, n, held);
+            } else {
+                attribute_fragments(mbufs, ptrs, n, held);
+                n = pass_related(mbufs, ptrs, held, n, rx->port);
+                if (n == 0)
+                    return;
+            }
+        }
     }
     if (fragmented) [[unlikely]]
-        track_fragmented(mbufs, ptrs, n, tsc);
+        track_fragmented(mbufs, ptrs, n, tsc, attributed);
     else
         track(mbufs, ptrs, n, tsc);
     if (_settings.mode != Mode::inline_fwd) {
@@ -169,19 +194,32 @@ void Worker::apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t 
     }
 }
 
-void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept
+void Worker::attribute_fragments(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n,
+                                 fragattr::Held* held) noexcept
 {
-    // After the key policy, the zone and the handoff: the owner attributes, keying a fragment's
-    // datagram as its flow is keyed. Under --clock packet each fragment at its own time (track()
-    // advances the clock later), so a replay's datagrams live by the capture's clock.
+    // After the key policy and the zone, keying a fragment's datagram as its flow is keyed. Under
+    // --clock packet each fragment at its own time (track() advances the clock later), so a replay's
+    // datagrams live by the capture's clock.
     const bool packet_clock = _settings.clock == ClockSource::packet;
     const uint64_t now = now_ns();
-    fragattr::Held held[kBurst];
-    bool any_held = false;
-    for (uint16_t i = 0; i < n; ++i) {
+    for (uint16_t i = 0; i < n; ++i)
         held[i] = _fragments->attribute(*ptrs[i], packet_clock ? _packet_clock.time_of(mbufs[i]) : now);
-        any_held |= held[i].packets != 0;
+}
+
+void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc,
+                              const fragattr::Held* attributed) noexcept
+{
+    // After the handoff: under the handoff plan the owner attributes; under rss the worker all of a
+    // datagram's fragments reached did, before handing them to the owner (`attributed`).
+    fragattr::Held mine[kBurst];
+    const fragattr::Held* held = attributed;
+    if (held == nullptr) {
+        attribute_fragments(mbufs, ptrs, n, mine);
+        held = mine;
     }
+    bool any_held = false;
+    for (uint16_t i = 0; i < n; ++i)
+        any_held |= held[i].packets != 0;
     track(mbufs, ptrs, n, tsc);
     // Later fragments that came before their first: on its flow, now that the first was tracked.
     if (any_held) [[unlikely]]
