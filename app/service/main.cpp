@@ -6,9 +6,9 @@
 // option before "--" included (the hint comes after EAL's usage text).
 #include "build_info.h"
 #include "log.h"
-#include "options.h"
 #include "service.h"
 #include "start_errors.h"
+#include <service/options/options.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "service.h"
 
-#include "control_cpus.h"
 #include "control_thread.h"
-#include "ctl_query.h"
-#include "ctl_server.h"
-#include "exporter.h"
 #include "log.h"
-#include "mbuf_pool.h"
-#include "status.h"
-#include "telemetry.h"
-#include "telemetry_guard.h"
+#include <service/control/control_cpus.h>
+#include <service/control/ctl_query.h>
+#include <service/control/ctl_server.h>
+#include <service/control/exporter.h>
+#include <service/control/status.h>
+#include <service/control/telemetry.h>
+#include <service/control/telemetry_guard.h>
+#include <service/options/mbuf_pool.h>
 
 #include <flowgen/flowgen.h>
 #include <stats/relaxed.h>

@@ -16,12 +16,12 @@
 // on DPDK's control-thread CPUs (control_cpus.h), never on a polling lcore's.
 #pragma once
 
-#include "clock.h"
-#include "control.h"
-#include "options.h"
-#include "ports.h"
-#include "stats_view.h"
-#include "worker.h"
+#include <service/control/control.h>
+#include <service/control/stats_view.h>
+#include <service/dataplane/clock.h>
+#include <service/dataplane/worker.h>
+#include <service/options/options.h>
+#include <service/plan/ports.h>
 
 #include <conntrack/flow_table.h>
 #include <events/events.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "start_errors.h"
 
-#include "options.h"
+#include <service/options/options.h>
 
 #include <rte_errno.h>
 

@@ -6,7 +6,7 @@ overflow=drop: the generator thread paces frames to wall time and drops (and cou
 the port's RX ring (--ring, default 1024 entries) full, as a NIC drops on a full descriptor ring, so
 an lcore that stops polling for longer than the ring lasts shows it in flowcop_port_rx_missed_total.
 The polling lcore runs on --lcore-cpu; the generator thread runs on DPDK's control CPUs, which on a
-2-CPU machine are the other one (app/service/control_cpus.h), so the two never share a core.
+2-CPU machine are the other one (app/service/control/control_cpus.h), so the two never share a core.
 flowcop runs at --nice (default -20: on a shared machine, ahead of builds at nice 5); each window
 also reports the lcore's CPU share, so that a window in which the host took the core is visible.
 
@@ -200,7 +200,7 @@ def window(fc, change):
 
 def changes(a, pps):
     """The --pairs changes of one run: shortened, default, shortened, ... Each shortened value is half the
-    one before, so that every shortening moves every flow (extending is free, app/service/worker.h: a
+    one before, so that every shortening moves every flow (extending is free, app/service/dataplane/worker.h: a
     flow stays in the earlier bucket a previous shortening gave it, and only a deadline earlier still
     moves it), down to 4 data-turn intervals (flows / pps seconds; no flow may expire)."""
     if a.control_only:

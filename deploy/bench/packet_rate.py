@@ -61,7 +61,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOOLS = ("flowcop", "baseline", "mixed", "udp", "rxonly", "io", "ovs")
 FLOWCOPS = ("flowcop", "baseline", "mixed", "udp")  # the flowcop runs: the same options, checks and scrape
-FLOWCOP_POOL = 8191          # app/service/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
+FLOWCOP_POOL = 8191          # app/service/options/mbuf_pool.h mbufs_default(1 port, 1 lcore): flowcop's --mbufs auto
 TABLE_BYTES_PER_FLOW = 190   # flow_table.h: 173 per flow of capacity (the rte_hash baseline: 128-137); margin
 
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The IPFIX export's defaults, named once: the encoder's and exporter's configs start from them and
-// flowcop's --ipfix-* options (app/service/options.h, which explains each choice) render them in
+// flowcop's --ipfix-* options (app/service/options/options.h, which explains each choice) render them in
 // --help, /flowcop/config and flowcop_config_info. Constants only, std only: anything may include it.
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The one bounded text writer behind flowcop's JSON lines: the event stream's (lib/events/format_json.cpp)
-// and the control socket's flow lines (app/service/ctl_format.cpp), millions of lines a listing.
+// and the control socket's flow lines (app/service/control/ctl_format.cpp), millions of lines a listing.
 //
 // Contract: an Appender writes into a buffer its caller owns, never past its end, and never allocates.
 // Once anything fails to fit, every later call is a no-op and ok() stays false, so the caller checks

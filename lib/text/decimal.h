@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The one strict decimal parser behind every number an operator types: command-line options
-// (app/service/option_values.h), telemetry parameters (control_parse.h) and the flowgen port's
+// (app/service/options/option_values.h), telemetry parameters (control_parse.h) and the flowgen port's
 // devargs (drivers/net/flowgen/number.h).
 //
 // Contract: decimal digits only — no sign, no "0x", no spaces, no suffix, no empty string — and no

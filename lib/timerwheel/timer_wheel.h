@@ -137,7 +137,7 @@ public:
         };
         for (; _cursor <= target; ++_cursor) {
             const uint32_t* const lanes = &_heads[(_cursor & _mask) * kLanes];
-            _draining = true;
+            const DrainingScope draining(_draining); // every exit from this bucket clears it
             if constexpr (kHint)
                 for (uint32_t l = 0; l < kLanes; ++l)
                     if (lanes[l] != kNil)
@@ -150,7 +150,6 @@ public:
                 if (skipped == kLanes)
                     break;
                 if (r.fired == fire_budget || r.visited == visit_budget) {
-                    _draining = false;
                     r.budget_exhausted = true;
                     return r;
                 }
@@ -182,7 +181,6 @@ public:
                 if (h.prev == detail::kUnlinked)
                     link(e, h, std::min(target + 1, _cursor + _buckets - 1));
             }
-            _draining = false;
         }
         return r;
     }
@@ -195,6 +193,18 @@ public:
     uint64_t cursor_tick() const noexcept { return _cursor; }
 
 private:
+    // Sets the placement floor's flag for the life of one bucket's drain (due_tick() reads it).
+    class DrainingScope {
+    public:
+        explicit DrainingScope(bool& flag) noexcept : _flag(flag) { _flag = true; }
+        ~DrainingScope() { _flag = false; }
+        DrainingScope(const DrainingScope&) = delete;
+        DrainingScope& operator=(const DrainingScope&) = delete;
+
+    private:
+        bool& _flag;
+    };
+
     static std::unique_ptr<uint32_t[]> make_heads(const Config& cfg)
     {
         if (std::string err = validate(cfg); !err.empty())

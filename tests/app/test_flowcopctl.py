@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """flowcopctl against a running flowcop: the whole table listed, counted, got, deleted by filter and
-flushed through the control socket (app/service/ctl_server.h, app/flowcopctl/flowcopctl).
+flushed through the control socket (app/service/control/ctl_server.h, app/flowcopctl/flowcopctl).
 
 usage: test_flowcopctl.py build/app/flowcop app/flowcopctl/flowcopctl [FLOWS]
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // app/service/log.h without EAL: the umbrella rewrite and the levels DPDK's patterns give each type.
-#include <log.h>
+#include <service/log.h>
 
 #include <catch2/catch.hpp>
 

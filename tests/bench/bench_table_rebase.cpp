@@ -25,8 +25,8 @@ namespace {
 constexpr uint32_t kFlows = 1'000'000;
 constexpr uint32_t kCapacity = 1'100'000;
 constexpr double kMpps = 10;          // the benchmark's rate: ~100 us fills the ring
-constexpr double kRxRing = 1024;      // app/service/ports.cpp kRxDesc
-constexpr uint32_t kFireBudget = 128; // the defaults (app/service/options.cpp, timerwheel/config.h)
+constexpr double kRxRing = 1024;      // app/service/plan/ports.cpp kRxDesc
+constexpr uint32_t kFireBudget = 128; // the defaults (app/service/options/options.cpp, timerwheel/config.h)
 constexpr uint32_t kVisitFactor = 16;
 constexpr uint32_t kOldSlice = 4096; // the worker's slice before this change, with no move budget
 

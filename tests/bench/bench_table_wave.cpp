@@ -3,7 +3,7 @@
 // deadlines inside the same second (scattered through a table that also holds 5x10^5 flows not due,
 // at record positions shuffled first: table_util.h scramble_positions);
 // the cop drains them with flowcop's default budgets (128 fires, 16x visits per pass) and re-runs 1 ms
-// after a pass the budget stopped, as app/service/worker.cpp does. Reported: the longest single pass
+// after a pass the budget stopped, as app/service/dataplane/worker.cpp does. Reported: the longest single pass
 // (target < 100 us), the time until all have fired, the lag distribution, the RX packets a NIC ring
 // would drop meanwhile (modelled from the pass times: wave_stats.h), and a sweep of fire budgets to
 // find the one that meets the target. Virtual time: no sleeping; each pass's measured wall time moves
@@ -26,10 +26,10 @@ namespace {
 constexpr uint32_t kWave = 1'000'000;
 constexpr uint32_t kBackground = 500'000;
 constexpr uint32_t kCapacity = 1'900'000;    // not a power of two: the hash keeps 10% headroom when full
-constexpr uint64_t kDefaultFireBudget = 128; // app/service/options.cpp timeout_budget
-constexpr uint32_t kDefaultVisitFactor = 16; // app/service/options.cpp visit_budget_factor
+constexpr uint64_t kDefaultFireBudget = 128; // app/service/options/options.cpp timeout_budget
+constexpr uint32_t kDefaultVisitFactor = 16; // app/service/options/options.cpp visit_budget_factor
 constexpr double kTargetNs = 100'000;        // the issue's target for one pass
-constexpr unsigned kRxRing = 1024;           // app/service/ports.cpp kRxDesc
+constexpr unsigned kRxRing = 1024;           // app/service/plan/ports.cpp kRxDesc
 constexpr int kRepeats = 3;
 
 struct WaveRun {
@@ -163,8 +163,9 @@ TEST_CASE("flow table: a correlated wave of 10^6 expiries under the default budg
                 median(p999s) < kTargetNs ? "MET" : "NOT MET", median(cpu_maxes) < kTargetNs ? "MET" : "NOT MET",
                 median(maxes) < kTargetNs ? "MET" : "NOT MET", (unsigned long long)last.log.passes_over(kTargetNs),
                 last.log.passes().size());
-    std::printf("  RX missed, modelled from the last wave's pass times (%u-descriptor RX ring, app/service/ports.cpp):",
-                kRxRing);
+    std::printf(
+        "  RX missed, modelled from the last wave's pass times (%u-descriptor RX ring, app/service/plan/ports.cpp):",
+        kRxRing);
     for (const double mpps : {1.0, 5.0, 10.0, 14.88})
         std::printf(" %.2f Mpps: %.0f", mpps, last.log.missed(mpps, kRxRing));
     std::printf("\n");

@@ -12,7 +12,7 @@
 
 namespace flowcop::bench {
 
-inline constexpr uint64_t kRetryNs = 1'000'000; // app/service/worker.h kCopRetryNs
+inline constexpr uint64_t kRetryNs = 1'000'000; // app/service/dataplane/worker.h kCopRetryNs
 
 struct WavePass {
     uint64_t start_ns; // virtual time of the pass, from the wave's tick

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Fragmented datagrams through the attributor and the table as the worker runs them
-// (app/service/worker.cpp, track_fragmented): every order of a datagram's fragments, both address
+// (app/service/dataplane/worker.cpp, track_fragmented): every order of a datagram's fragments, both address
 // families, both directions, duplicates, a first fragment that never comes or starts no flow, and a
 // flood of unmatched fragments. The flow's packets and bytes must be the datagram's frames'.
 #include <catch2/catch.hpp>

@@ -57,7 +57,7 @@ struct Run {
 };
 
 // Replays a capture packet by packet at its own timestamps, the fragments through an attributor as
-// the worker does (app/service/worker.cpp), with timeouts long enough that no flow expires inside
+// the worker does (app/service/dataplane/worker.cpp), with timeouts long enough that no flow expires inside
 // the capture: a conversation is then exactly one flow, as tshark counts it. reverse_fragments:
 // each run of consecutive frames that are fragments of one datagram is replayed last fragment first.
 Run replay(const std::string& path, bool reverse_fragments = false)

@@ -9,7 +9,7 @@ Usage: telemetry_reconnect.py FLOWCOP_EXE [--abusers N] [--tries N] [--within S]
 flowcop runs on a flowgen port. For each mode, N abusers (default 12) connect to the telemetry
 socket, read the greeting and send nothing:
   held:      each holds one connection (retrying every 50 ms until it is greeted) and does not
-             come back once flowcop's telemetry guard (app/service/telemetry_guard.h) closes it:
+             come back once flowcop's telemetry guard (app/service/control/telemetry_guard.h) closes it:
              the bounded case;
   reconnect: each connects again as soon as its connection is closed (by the guard, or by DPDK
              at once when all 10 slots are taken), in a tight loop.

@@ -21,7 +21,7 @@ Usage: test_faults.py FLOWCOP_EXE TMPDIR REPO_ROOT
      them, idle or sending a byte at a time, delay scrapes by at most (24 - 8 + 1) / 8 rounds of
      that timeout; twelve telemetry clients that connect and send
      nothing (ten greeted, DPDK's limit, two closed at once) do not take telemetry away: flowcop
-     closes the idle ones (app/service/telemetry_guard.h) and a new client is answered within
+     closes the idle ones (app/service/control/telemetry_guard.h) and a new client is answered within
      the guard's 2 s + one scan; RX keeps flowing throughout, and the run ends with every
      invariant.
   5. --metrics-allow 127.0.0.1/32: a request from 127.0.0.2 is closed unanswered at once; 32
@@ -50,12 +50,12 @@ from hostile import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 
 FAST = ["--clock", "packet"]
-HTTP_THREADS, REQUEST_TIMEOUT_S = harness.exporter_limits()  # app/service/exporter.h
+HTTP_THREADS, REQUEST_TIMEOUT_S = harness.exporter_limits()  # app/service/control/exporter.h
 HTTP_ABUSERS = 24                           # connections reopened by an abusive client
 ALLOWED, OUTSIDER = "127.0.0.1", "127.0.0.2"  # --metrics-allow's test: a Prometheus, and another local client
 ALLOW = ALLOWED + "/32"
 TELEMETRY_MAX = 10                          # DPDK 22.11's connection limit
-GUARD_IDLE_S, GUARD_SCAN_S = 2.0, 0.25      # app/service/telemetry_guard.h under pressure
+GUARD_IDLE_S, GUARD_SCAN_S = 2.0, 0.25      # app/service/control/telemetry_guard.h under pressure
 
 
 def data_plane(s):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The one-line live status (app/service/status.h): on a terminal, flowcop rewrites one stderr
+"""The one-line live status (app/service/control/status.h): on a terminal, flowcop rewrites one stderr
 line every second with pps, flows active, expiries/s, cop visits/s and budget hits; with --quiet,
 or when stderr is not a terminal, it prints none. The summary always starts on a line of its own.
 

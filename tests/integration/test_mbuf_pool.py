@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""--mbufs and --mbuf-data-room through the real binary (app/service/mbuf_pool.h).
+"""--mbufs and --mbuf-data-room through the real binary (app/service/options/mbuf_pool.h).
 
 Usage: test_mbuf_pool.py FLOWCOP_EXE TMPDIR
 

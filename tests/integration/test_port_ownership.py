@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Two lcores, two single-queue ports, each direction of every connection on a different port:
 the layout where a naive "one lcore per port" plan gives every flow two owners. Neither port has
-RSS, so flowcop runs the handoff plan (app/service/port_plan.h): lcore 0 polls port 0, lcore 1
+RSS, so flowcop runs the handoff plan (app/service/plan/port_plan.h): lcore 0 polls port 0, lcore 1
 polls port 1, and each hands the packets of flows the other owns to it. It must say so, use both
 lcores, and track each connection as ONE flow on ONE lcore with both directions counted there.
 
@@ -11,7 +11,7 @@ Usage: test_port_ownership.py FLOWCOP_EXE TMPDIR
 The capture is crafted here: CONNS IPv4 and IPv6 connections (handshake, data both ways, FIN
 close), split by direction into two pcap files, one per net_pcap port; flowcop runs in monitor
 mode with --clock packet and EAL lcores 0 and 1. The RSS half of the plan needs a NIC with
-several queues; its rule is covered by the unit test tests/app/test_port_plan.cpp.
+several queues; its rule is covered by the unit test tests/app/plan/test_port_plan.cpp.
 """
 
 import os

@@ -11,7 +11,7 @@ the queue of every frame by its flow hash. Packets of a local TCP socket carry t
 random hash, so a connection's two directions usually land on queues polled by different lcores;
 frames injected by tcpreplay get the flow dissector's hash, symmetric, so both directions land on
 one queue of the port they enter. af_packet has no RSS flowcop can program, so flowcop must run the
-handoff plan (app/service/port_plan.h): poll all four queues, two per lcore, and pass each packet
+handoff plan (app/service/plan/port_plan.h): poll all four queues, two per lcore, and pass each packet
 to the lcore that owns its flow.
 
 Two kinds of traffic cross flowcop, one after the other: CONNS curl downloads of a 1 MiB file

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // process_metrics.h's parsers: /proc/PID/stat and /proc/stat's btime, including the odd cases.
-#include <process_metrics.h>
+#include <service/control/process_metrics.h>
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // telemetry_guard.h without EAL: a server shaped like DPDK 22.11's telemetry (a listener, one thread
 // per client named "telemetry-*" that greets, then blocks in read() with no timeout and closes the
 // connection when read() fails) and the guard's scans against it.
-#include <telemetry_guard.h>
+#include <service/control/telemetry_guard.h>
 
 #include <catch2/catch.hpp>
 

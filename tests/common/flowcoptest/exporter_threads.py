@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The exporter's HTTP threads, as the tests see them.
 
-exporter_limits() reads the thread count and the request timeout from app/service/exporter.h, the one
+exporter_limits() reads the thread count and the request timeout from app/service/control/exporter.h, the one
 source every test shares (test_faults' held connections, the RSS checks' warm-up).
 
 warm_exporter() makes every HTTP thread serve a scrape before an RSS baseline is taken. Each civetweb

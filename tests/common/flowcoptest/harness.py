@@ -141,7 +141,7 @@ class Result:
 # --- summary and metrics parsing ---------------------------------------------------------------
 
 def parse_summary(stderr):
-    """The final summary print_summary() writes (app/service/status.cpp), or None if absent."""
+    """The final summary print_summary() writes (app/service/control/status.cpp), or None if absent."""
     s = {}
     m = re.search(r"^  packets: (\d+) received(?:, (\d+) forwarded, (\d+) tx-dropped)?"
                   r"(?:, (\d+) without timestamp)?$", stderr, re.M)

@@ -96,7 +96,7 @@ class Flowcop:
 
     @property
     def ctl_socket_path(self):
-        """The control socket flowcopctl talks to (app/service/ctl_server.h)."""
+        """The control socket flowcopctl talks to (app/service/control/ctl_server.h)."""
         return f"/var/run/dpdk/{self.prefix}/flowcop_ctl.sock"
 
     def alive(self):

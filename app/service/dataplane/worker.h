@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One worker lcore's polling loop.
+//
+// Each turn: for every RX queue the lcore owns, one burst of up to kBurst
+// packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
+// costs nothing; then the RX port's --port-zone, only when some port has one) ->
+// [handoff plan: pass the packets of flows another worker owns to it,
+// worker_handoff.cpp] -> fragments through the lcore's fragment attributor
+// (lib/fragattr, only when the burst holds one: the owner attributes, after the
+// handoff) -> FlowTable::process_burst (the flow table; then, for a burst with a
+// first fragment whose later ones came first, FlowTable::count_held_fragments) -> forward
+// (inline) or free (monitor). Under the handoff plan it then takes up to a burst
+// from each ring that feeds it and tracks and forwards those the same way. Then,
+// between bursts: the inactivity cop when it is due, the control-plane mailbox, and
+// a step of a pending rebase sweep (after a live timeout change), budgeted like a cop
+// pass: it moves at most fire_budget flows to earlier buckets and looks at most
+// kRebaseStepRecords table positions (fewer if the visit budget is smaller), so one step
+// costs no more than a budgeted pass and a sweep of a full table spreads over many loop
+// turns. A step runs only in a turn whose RX polls all came back short of a full burst (the
+// queues were drained: the lcore has slack), or after kRebaseMaxDeferrals turns without one,
+// so the sweep takes the lcore's idle time instead of adding its work to a backlog, and still
+// ends under sustained full bursts. Under single_lcore the handoff costs one predictable
+// branch per burst. Under rss a port delivers each flow's packets to its owner, except the
+// two kinds a NIC hashes on other fields than the flow's: ICMP errors (their outer addresses)
+// and fragments (addresses only). A burst that holds one of those (a scan of the verdicts
+// and one predictable branch per burst) goes through worker_related.cpp, which attributes
+// the fragments here, where all of a datagram's arrive, and hands those packets whose flow
+// another worker owns to it through the same rings, marked with what the attribution found;
+// every other packet stays where it arrived.
+//
+// The cop runs every check interval. When a budget stops a pass with work left,
+// the next pass is scheduled kCopRetryNs (1 ms) later — not immediately, which
+// would starve RX (the seed's schedule_imm trap), and not a whole interval
+// later, which would delay every tick queued behind the over-full bucket.
+//
+// Inline mode forwards every packet once, from the worker that tracked it, on that
+// worker's own TX queue of the pair port (port_plan.h), in the order it tracked them.
+//
+// Nothing on this path allocates, locks a contended lock, logs or makes a
+// syscall. WorkerStats (worker_stats.h) are single-writer fields read by other threads.
+#pragma once
+
+#include "clock.h"
+#include "commands.h"
+#include "worker_stats.h"
+#include <service/options/options.h>
+#include <service/plan/handoff.h>
+#include <service/plan/ports.h>
+#include <service/plan/rss_owner.h>
+
+#include <conntrack/flow_table.h>
+#include <fragattr/fragment_attributor.h>
+#include <timerwheel/config.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct rte_mbuf;
+struct rte_ring;
+
+namespace flowcop::app {
+
+inline constexpr unsigned kBurst = 32;
+inline constexpr uint64_t kCopRetryNs = 1'000'000;
+// Table positions one rebase step looks at, at most (never more than the visit budget), and the
+// turns with a full RX burst a pending step may wait for one without (then it runs anyway: under
+// sustained full bursts a sweep of 10^6 moved flows, ~7800 steps, takes ~64 x 7800 turns). Measured
+// on 10^6 flows at 6 Mpps into a 1024-entry ring: a step every turn with the visit budget's 2048
+// records cost ~100k frames per change beyond the host's noise; these ~20k (deploy/bench/
+// live_set_loss.py, tests/benchmarks.md part 7).
+inline constexpr uint64_t kRebaseStepRecords = 256;
+inline constexpr unsigned kRebaseMaxDeferrals = 64;
+
+// What a worker runs with; the service fills every field from the options (whose defaults are
+// named in options.h).
+struct WorkerSettings {
+    Mode mode = Mode::monitor;
+    ClockSource clock = ClockSource::tsc;
+    uint64_t check_interval_ns = uint64_t(kDefaultCheckIntervalMs) * 1'000'000;
+    uint64_t fire_budget = kDefaultTimeoutBudget;
+    uint32_t visit_budget_factor = timerwheel::kDefaultVisitBudgetFactor;
+    packet::VlanKey vlan_key = packet::VlanKey::both;      // applied to every parsed packet and to kills
+    std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone): key.zone of its packets
+    fragattr::Config fragments;                            // the lcore's fragment attributor
+};
+
+// Where a worker sits among the others (port_plan.h, handoff.h).
+struct WorkerPlace {
+    unsigned index = 0;              // in PortPlan::workers
+    std::vector<uint16_t> peer;      // PortPlan::peer: where inline mode forwards each port's packets
+    HandoffRings* handoff = nullptr; // the rings of the handoff and rss plans; nullptr with one worker
+    uint64_t owner_seed = 0;         // flow_owner.h
+    bool rss = false;                // the rss plan: the rings carry only ICMP errors and fragments
+    RssOwnerConf rss_owner;          // rss: which worker the ports deliver a flow to (rss_owner.h)
+};
+
+// Registers the mbuf dynamic field that carries a handed-off fragment's attribution under the rss plan
+// (worker_related.cpp); its offset, or -1 with rte_errno set.
+int register_handoff_mark() noexcept;
+
+class Worker {
+public:
+    static std::unique_ptr<Worker> create(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table,
+                                          const TscClock& clock, TimestampField ts, const WorkerSettings& settings,
+                                          std::string& error);
+    ~Worker();
+
+    // The lcore body: loops until `quit`, then ends every open flow (reason shutdown).
+    void run(const std::atomic<bool>& quit) noexcept;
+    // Any thread. False if the mailbox is full.
+    bool post(Command* cmd) noexcept;
+
+    unsigned lcore() const noexcept { return _plan.lcore; }
+    const std::vector<RxQueueRef>& plan_rx() const noexcept { return _plan.rx; }
+    conntrack::FlowTable& table() noexcept { return _table; }
+    const conntrack::FlowTable& table() const noexcept { return _table; }
+    const WorkerStats& stats() const noexcept { return _stats; }
+    const fragattr::Counters& fragment_stats() const noexcept { return _fragments->counters(); }
+
+private:
+    Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
+           TimestampField ts, const WorkerSettings& settings) noexcept
+        : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
+    {}
+    // Returns how many packets the burst brought (kBurst: the queue may hold more).
+    uint16_t poll(const RxQueueRef& q, uint64_t tsc) noexcept;
+    // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
+    // packets taken from a handoff ring (forwarded by their mbuf's port).
+    void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
+    // --port-zone: each packet's key gets the zone of the port it arrived on (rx's, or for handed-off
+    // packets the port their mbuf names).
+    void apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t n, const RxQueueRef* rx) const noexcept;
+    // track() for a burst that holds a fragment: later fragments get their first fragment's ports
+    // (kFragAttributed) or wait for it (lib/fragattr); the frames that waited are counted on the flow
+    // once their first fragment was tracked.
+    // `attributed`: the rss plan's fragments, already attributed (here or by the worker that handed them
+    // over), with what was held for each first fragment; nullptr: attribute them here.
+    void track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc,
+                          const fragattr::Held* attributed = nullptr) noexcept;
+    // The lcore's fragment attributor over a burst: what each first fragment had held for it.
+    void attribute_fragments(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n,
+                             fragattr::Held* held) noexcept;
+    void track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
+    void forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept;
+    // worker_handoff.cpp: the handoff plan's two halves.
+    uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept;
+    void take_handoffs(uint64_t tsc) noexcept;
+    void finish_handoffs() noexcept;
+    // worker_related.cpp: the rss plan's handoff of ICMP errors and fragments (see above). Compacts the
+    // burst (and `held`) to the packets this worker owns and returns how many.
+    uint16_t pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint16_t n,
+                          uint16_t rx_port) noexcept;
+    // Packets from the rings under rss: what the sending worker's attribution found, from each mbuf's mark.
+    void read_marks(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, fragattr::Held* held) noexcept;
+    void run_cop(uint64_t now_ns) noexcept;
+    void drain_mailbox() noexcept;
+    void execute(Command& cmd) noexcept;
+    uint64_t now_ns() const noexcept;
+
+    WorkerStats _stats;
+    WorkerPlan _plan;
+    WorkerPlace _place;
+    std::vector<rte_mbuf*> _outbox;     // handoff: kBurst packets staged per owner
+    std::vector<uint16_t> _outbox_size; // handoff: per owner
+    conntrack::FlowTable& _table;
+    const TscClock& _clock;
+    PacketClock _packet_clock;
+    WorkerSettings _settings;
+    rte_ring* _mailbox = nullptr;
+    std::vector<uint16_t> _port_zone; // by port id; empty when no port has a zone
+    void* _fragment_memory = nullptr;
+    std::unique_ptr<fragattr::FragmentAttributor> _fragments;
+    int _mark_offset = -1; // rss: the mbuf dynfield that carries a handed-off fragment's attribution
+    uint64_t _next_cop_ns = 0;
+    unsigned _rebase_deferrals = 0; // turns a pending rebase step has waited for RX slack
+};
+
+} // namespace flowcop::app
