@@ -394,6 +394,29 @@ StartError Service::start()
     ws.vlan_key = _opt.vlan_key;
     const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
     ws.port_zones = _opt.port_zones;
+    if (_opt.clock == ClockSource::packet) {
+        // One replay time for every lcore (clock.h); a port that reads a file can wait for a full handoff
+        // ring (handoff.h) and loses nothing by it, where a NIC (or the flowgen port's generator) drops.
+        _replay = std::make_unique<ReplayTime>(n_workers);
+        uint16_t port = 0;
+        RTE_ETH_FOREACH_DEV(port)
+        {
+            rte_eth_dev_info info{};
+            if (rte_eth_dev_info_get(port, &info) == 0 && info.driver_name != nullptr &&
+                std::string_view(info.driver_name) == "net_pcap") {
+                if (ws.wait_ports.size() <= port)
+                    ws.wait_ports.resize(size_t(port) + 1, 0);
+                ws.wait_ports[port] = 1;
+            }
+        }
+        // The flowgen port replaying a file (replay=, overflow=wait) reads a file too.
+        if (_flowgen && !fg.replay.empty() && fg.overflow == flowgen::Overflow::wait) {
+            const uint16_t fg_port = _flowgen->port_id();
+            if (ws.wait_ports.size() <= fg_port)
+                ws.wait_ports.resize(size_t(fg_port) + 1, 0);
+            ws.wait_ports[fg_port] = 1;
+        }
+    }
     for (unsigned w = 0; w < n_workers; ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         conntrack::TableConfig tc;
@@ -424,6 +447,7 @@ StartError Service::start()
         place.owner_seed = owner_seed;
         place.rss = _plan.rss();
         place.rss_owner = rss_owner_conf(_plan);
+        place.replay = _replay.get();
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};

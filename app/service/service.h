@@ -120,6 +120,7 @@ private:
     std::unique_ptr<ipfix::Exporter> _ipfix;
     std::vector<std::unique_ptr<conntrack::FlowTable>> _tables;
     std::unique_ptr<HandoffRings> _handoff; // the handoff plan's rings (nullptr under the others)
+    std::unique_ptr<ReplayTime> _replay;    // --clock packet: the time the workers share (nullptr under tsc)
     std::vector<std::unique_ptr<Worker>> _workers;
     std::unique_ptr<PacketRingDrops> _ring_drops; // af_packet ports' kernel drops (nullptr without any)
     StatsView _view;

@@ -54,6 +54,27 @@ CopResult FlowTable::run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t vis
     return r;
 }
 
+CopResult FlowTable::reap_killed(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept
+{
+    drain();
+    if (!_clock_started) [[unlikely]]
+        start_clock(now_ns);
+    // Only kill-marked flows are due: an RST-marked one keeps its packets until the tick, as always.
+    struct KillCallbacks : CopCallbacks {
+        uint64_t deadline(uint32_t pos) const noexcept
+        {
+            const uint64_t d = table.wheel_deadline_of(pos);
+            return d == 0 || (table._records[pos].flags & FlowRecord::kKilled) ? d : UINT64_MAX;
+        }
+    };
+    CopResult r;
+    r.wheel = _wheel->expire_ahead(kDueNow, fire_budget, visit_budget, KillCallbacks{{*this, now_ns}});
+    delete_deferred();
+    bump(_counters.cop_visited, r.wheel.visited);
+    bump(_counters.cop_fired, r.wheel.fired);
+    return r;
+}
+
 bool FlowTable::fire(uint32_t pos, uint64_t now_ns) noexcept
 {
     // Due for its interim report but not (yet) for its end: report and re-arm, no lock (the flow

@@ -261,6 +261,10 @@ public:
     CopResult run_cop(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Records how long a run_cop() call took (the caller owns the clock).
     void observe_pass_ns(uint64_t ns) noexcept { _counters.cop_pass_ns.observe(ns); }
+    // Ends now, at now_ns, the flows kill() or kill_id() marked, without waiting for the next tick (the
+    // timer wheel's expire_ahead over the bucket they wait in): for an owner whose clock may stand still
+    // (a replay whose capture ended). Nothing else ends. Budgets as run_cop(); budget_exhausted: call again.
+    CopResult reap_killed(uint64_t now_ns, uint64_t fire_budget, uint64_t visit_budget) noexcept;
     // Marks the flow due on the next tick (reason killed). False if it is not here. Call drain() first
     // if packets may be pending (a flow they would create is not here yet).
     bool kill(const packet::FlowKey& key) noexcept;

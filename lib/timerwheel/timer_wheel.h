@@ -185,6 +185,58 @@ public:
         return r;
     }
 
+    // Examines the cursor's bucket (the next tick expire() drains) before that tick has come, and fires
+    // only the elements whose true deadline is at or before until_ns, leaving every other one where it
+    // was: for a caller whose time stands still (a replay whose capture ended) that must not wait for the
+    // next tick to end what it scheduled for "now" (a deadline in the past lands in the cursor's bucket,
+    // see Placement). Nothing is fired early by its own deadline's measure: until_ns is the caller's now or
+    // earlier. Callbacks as expire()'s, except that fire(e) may schedule()/cancel() e alone. Budgets as
+    // expire()'s: what they leave stays in the bucket (budget_exhausted), for the next call or the tick.
+    // Costs a visit per element of the bucket.
+    template <typename Callbacks>
+    ExpireResult expire_ahead(uint64_t until_ns, uint64_t fire_budget, uint64_t visit_budget, Callbacks&& cb) noexcept
+    {
+        assert(!_draining && "expire_ahead() called from a callback");
+        ExpireResult r;
+        uint32_t* const lanes = &_heads[(_cursor & _mask) * kLanes];
+        // Detach the bucket's lanes first: what is put back (or scheduled by fire()) lands in the emptied
+        // lanes and is not met again by this call.
+        uint32_t chain[kLanes];
+        for (uint32_t l = 0; l < kLanes; ++l) {
+            chain[l] = lanes[l];
+            lanes[l] = kNil;
+        }
+        for (uint32_t l = 0; l < kLanes; ++l) {
+            for (uint32_t e = chain[l]; e != kNil;) {
+                Hook& h = hook(e);
+                const uint32_t next = h.next;
+                init_hook(h);
+                --_size;
+                if (r.fired == fire_budget || r.visited == visit_budget) {
+                    r.budget_exhausted = true;
+                    link(e, h, _cursor);
+                    e = next;
+                    continue;
+                }
+                ++r.visited;
+                const uint64_t d = cb.deadline(e);
+                if (d != 0 && d > until_ns) {
+                    link(e, h, _cursor);
+                } else if (d != 0) {
+                    if (cb.fire(e)) {
+                        ++r.fired;
+                    } else {
+                        ++r.deferred;
+                        if (h.prev == detail::kUnlinked)
+                            link(e, h, _cursor);
+                    }
+                }
+                e = next;
+            }
+        }
+        return r;
+    }
+
     uint64_t size() const noexcept { return _size; }
     uint32_t buckets() const noexcept { return _buckets; }
     // Bytes the wheel allocated (its bucket heads).

@@ -160,3 +160,38 @@ TEST_CASE("A pass leaves no fired flow's key in the hash, whatever the count aga
         CHECK(h.accounting_holds());
     }
 }
+
+// A replay whose capture ended has no next tick: reap_killed() ends what a kill marked at once, at the
+// owner's (standing) time, with reason killed, and nothing else (an RST-marked flow keeps its tick).
+TEST_CASE("reap_killed ends kill-marked flows at once and nothing else", "[conntrack][cop]")
+{
+    Harness h(small_config(1024));
+    const Ep a{"10.1.0.1", 1000}, b{"10.1.0.2", 80}, c{"10.1.0.3", 1001}, d{"10.1.0.4", 1002};
+    h.handshake(a, b);
+    h.handshake(c, b);
+    h.handshake(d, b);
+    h.cop(); // the wheel's clock runs from here
+    h.send(d, b, kRst | kAck);
+    REQUIRE(h.table->kill(h.key(a, b)));
+    REQUIRE(h.table->kill(h.key(b, c))); // either direction names it
+    const uint64_t frozen = h.now;
+    const conntrack::CopResult r = h.table->reap_killed(frozen, 1'000'000, 16'000'000);
+    CHECK(r.wheel.fired == 2);
+    CHECK(h.expired(Reason::killed) == 2);
+    CHECK(h.expired(Reason::reset) == 0); // the RST waits for the tick, as always
+    CHECK_FALSE(h.has(a, b));
+    CHECK_FALSE(h.has(c, b));
+    CHECK(h.has(d, b));
+    // Budgeted: one fire per call, the rest left for the next.
+    const Ep e{"10.1.0.5", 1003}, f{"10.1.0.6", 1004};
+    h.handshake(e, b);
+    h.handshake(f, b);
+    REQUIRE(h.table->kill(h.key(e, b)));
+    REQUIRE(h.table->kill(h.key(f, b)));
+    CHECK(h.table->reap_killed(frozen, 1, 16).wheel.budget_exhausted);
+    CHECK(h.table->reap_killed(frozen, 1, 16).wheel.fired == 1);
+    CHECK(h.expired(Reason::killed) == 4);
+    h.run_for(1);
+    CHECK(h.expired(Reason::reset) == 1);
+    CHECK(h.accounting_holds());
+}

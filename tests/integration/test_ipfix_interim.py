@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 import collectors  # noqa: E402
 from flowcoptest import harness  # noqa: E402
+from flowcoptest import layouts  # noqa: E402
 
 CAPTURE = "suricata_smb2_3h22m_40conns.pcap"
 INTERVAL_S = 10
@@ -51,39 +52,35 @@ def ended(res):
     return sorted((key_of_event(e), e["reason"]) + tuple(e[c] for c, _ in COUNTS) for e in res.destroys())
 
 
-def main():
-    exe, tmp, captures = sys.argv[1], sys.argv[2], sys.argv[3]
-    tap = harness.Tap()
-    if not collectors.have_nfdump():
-        tap.skip("interim IPFIX records read back by nfcapd", "nfcapd/nfdump not installed (deploy/install-deps.sh)")
-        tap.done()
-    os.makedirs(tmp, exist_ok=True)
-    path = os.path.join(captures, CAPTURE)
-    plain = harness.run(exe, ["net_pcap0,rx_pcap=" + path], ["--clock", "packet"], tmpdir=tmp, timeout=60)
+def run_layout(tap, exe, tmp, path, layout, seen):
+    L = " [%s]" % layout.name
+    plain = harness.run(exe, layout.vdevs(path), ["--clock", "packet"], tmpdir=tmp, timeout=60,
+                        lcores=layout.lcores)
     nf = collectors.Nfcapd(tmp, "127.0.0.1")
     try:
-        tap.ok(nf.ready, "nfcapd listens on 127.0.0.1", nf.log_text())
-        res = harness.run(exe, ["net_pcap0,rx_pcap=" + path],
+        tap.ok(nf.ready, "nfcapd listens on 127.0.0.1" + L, nf.log_text())
+        res = harness.run(exe, layout.vdevs(path),
                           ["--clock", "packet", "--ipfix", nf.address(), "--ipfix-active-timeout", str(INTERVAL_S)],
-                          tmpdir=tmp, timeout=60)
+                          tmpdir=tmp, timeout=60, lcores=layout.lcores)
     finally:
         nf.stop()
-    tap.eq(res.rc, 0, "flowcop exits 0")
-    harness.check_invariants(tap, res, "with interim records")
+    tap.eq(res.rc, 0, "flowcop exits 0" + L)
+    harness.check_invariants(tap, res, "with interim records" + L)
+    harness.check_layout(tap, res, layout, "with interim records" + L)
     ends = res.destroys()
     tap.eq(ended(res), ended(plain), "interim records end no flow: the same flows end, for the same reasons, "
-           "with the same counts")
+           "with the same counts" + L)
     summ = (res.summary or {}).get("ipfix")
-    tap.ok(summ is not None, "the summary counts IPFIX records and interim ones", res.stderr[-1500:])
+    tap.ok(summ is not None, "the summary counts IPFIX records and interim ones" + L, res.stderr[-1500:])
     summ = summ or dict(records=0, interim=0, dropped_queue_full=0, dropped_tracker_full=0)
     records, interim = summ["records"], summ["interim"]
     tap.eq((records - interim, summ["dropped_queue_full"], summ["dropped_tracker_full"]), (len(ends), 0, 0),
-           "one final record per ended flow, none dropped")
-    tap.ok(interim > 0, "long flows were reported while they lasted", summ)
+           "one final record per ended flow, none dropped" + L)
+    tap.ok(interim > 0, "long flows were reported while they lasted" + L, summ)
     tap.ok("Sequence Errors: 0" in nf.log_text() and "Bad Packets: 0" in nf.log_text(),
-           "nfcapd reports no sequence error and no bad packet", nf.log_text()[-1000:])
+           "nfcapd reports no sequence error and no bad packet" + L, nf.log_text()[-1000:])
     recs = nf.records()
-    tap.eq(len(recs), records, "nfcapd stored every record, interim ones included")
+    tap.eq(len(recs), records, "nfcapd stored every record, interim ones included" + L)
     want, got, span, count = {}, {}, {}, {}
     for e in ends:
         k = key_of_event(e)
@@ -102,9 +99,9 @@ def main():
     bad = ["%s: records add up to %s, flowcop counted %s" % (k, got.get(k), v) for k, v in want.items()
            if got.get(k) != v]
     tap.ok(not bad and set(got) == set(want),
-           "per flow, the records add up to flowcop's final packets and bytes in both directions",
+           "per flow, the records add up to flowcop's final packets and bytes in both directions" + L,
            "\n".join(bad[:10]) + "\nextra keys: %s" % sorted(set(got) - set(want))[:5])
-    tap.ok(max(count.values() or [0]) > 2, "some flow was reported several times", sorted(count.values())[-5:])
+    tap.ok(max(count.values() or [0]) > 2, "some flow was reported several times" + L, sorted(count.values())[-5:])
     outside = []  # nfdump prints whole seconds: compare at that resolution
     for r in recs:
         k = key_of_record(r)
@@ -113,9 +110,27 @@ def main():
             lo, hi = span[k]
             if ts < lo or te > hi or ts > te:
                 outside.append((k, r["ts"], r["te"], span[k]))
-    tap.ok(not outside, "every record lies within its flow's first and last packet", outside[:5])
+    tap.ok(not outside, "every record lies within its flow's first and last packet" + L, outside[:5])
     tap.ok(all(r["flg"].strip(".") for r in recs if r["pr"] == "TCP"),
-           "every TCP record carries the flow's TCP flags (tcpControlBits)", [r["flg"] for r in recs][:5])
+           "every TCP record carries the flow's TCP flags (tcpControlBits)" + L, [r["flg"] for r in recs][:5])
+    seen[layout.name] = (ended(res), sorted((key_of_record(r), r["ipkt"], r["opkt"], r["ts"], r["te"]) for r in recs))
+
+
+def main():
+    exe, tmp, captures = sys.argv[1], sys.argv[2], sys.argv[3]
+    tap = harness.Tap()
+    if not collectors.have_nfdump():
+        tap.skip("interim IPFIX records read back by nfcapd", "nfcapd/nfdump not installed (deploy/install-deps.sh)")
+        tap.done()
+    os.makedirs(tmp, exist_ok=True)
+    path = os.path.join(captures, CAPTURE)
+    seen = {}
+    for layout in layouts.selected():
+        run_layout(tap, exe, tmp, path, layout, seen)
+    names = list(seen)
+    for other in names[1:]:
+        tap.ok(seen[other] == seen[names[0]], "%s ends the same flows and sends the same records as %s"
+               % (other, names[0]))
     tap.done()
 
 

@@ -22,7 +22,8 @@ millisecond fires at the first RX burst at or after it, which the scenario place
   - a SYN that reopens a flow the same RX burst already looked up, followed by an RST in that
     burst: the RST belongs to the new flow;
   - whatever is still open at the end is destroyed with reason shutdown at the last packet's time.
-The lifecycle capture is replayed twice: once with every timestamp in its own RX burst, once
+Every capture is replayed on each lcore layout (flowcoptest/layouts.py: one lcore, and two under the
+handoff plan), with the same exact expectations. The lifecycle capture is replayed twice: once with every timestamp in its own RX burst, once
 batched as the pcap PMD reads it (32 frames a burst, whatever their times), which must not change
 any flow's times, counts or end.
 """
@@ -35,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
+from flowcoptest import layouts  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 from flowcoptest.pcaplib import ACK, FIN, PSH, RST, SYN  # noqa: E402
 from flowcoptest.scenario import Scenario, ms  # noqa: E402
@@ -328,18 +330,21 @@ def main():
             ("vlan key outer", vlan_key_outer, ["--vlan-key", "outer"], True, False),
             ("lifecycle, frames batched as the pcap PMD reads them", lifecycle,
              ["--tcp-timeout-time-wait", "2", "--tcp-timeout-established", "3"], False, False)]
-    for label, build, opts, isolate, scrape in runs:
-        sc, verdicts, counters = build()
-        path = os.path.join(tmp, "crafted_%s.pcap" % label.split(",")[0].replace(" ", "_"))
-        n = sc.write(path, isolate=isolate)
-        clock = FAST if build is not reopen_in_burst else ["--clock", "packet"]  # 1 s ticks: RSTs wait
-        res = harness.run(exe, ["net_pcap0,rx_pcap=" + path], clock + opts, tmpdir=tmp,
-                          scrape_when_rx=n if scrape else None, timeout=30)
-        tap.note("%s: %d frames (%d fillers), flowcop took %.1f s" % (label, n, sc.fillers, res.elapsed))
-        harness.check_invariants(tap, res, label)
-        check_verdicts(tap, res, verdicts, counters, sc, label)
-        tap.eq(res.summary and res.summary["received"], n, label + ": every frame of the capture was received")
-        check_flows(tap, res, sc, label)
+    for layout in layouts.selected():
+        for label, build, opts, isolate, scrape in runs:
+            sc, verdicts, counters = build()
+            path = os.path.join(tmp, "crafted_%s.pcap" % label.split(",")[0].replace(" ", "_"))
+            n = sc.write(path, isolate=isolate)
+            clock = FAST if build is not reopen_in_burst else ["--clock", "packet"]  # 1 s ticks: RSTs wait
+            res = harness.run(exe, layout.vdevs(path), clock + opts, tmpdir=tmp, lcores=layout.lcores,
+                              scrape_when_rx=n if scrape else None, timeout=30)
+            label_l = "%s [%s]" % (label, layout.name)
+            tap.note("%s: %d frames (%d fillers), flowcop took %.1f s" % (label_l, n, sc.fillers, res.elapsed))
+            harness.check_invariants(tap, res, label_l)
+            harness.check_layout(tap, res, layout, label_l)
+            check_verdicts(tap, res, verdicts, counters, sc, label_l)
+            tap.eq(res.summary and res.summary["received"], n, label_l + ": every frame of the capture was received")
+            check_flows(tap, res, sc, label_l)
     tap.done()
 
 

@@ -299,3 +299,51 @@ TEST_CASE("cancel is a no-op on an element that is not scheduled", "[timerwheel]
     pass(w, r, kT0 + 3 * kSec);
     CHECK(r.fired == std::vector<uint32_t>{1});
 }
+
+// expire_ahead(): a caller whose time stands still ends what it scheduled for "now" (a past deadline,
+// in the cursor's bucket) without waiting for the tick, and nothing else moves or fires early.
+TEST_CASE("expire_ahead fires only the cursor bucket's past deadlines and leaves the rest in place",
+          "[timerwheel][placement]")
+{
+    Pool p(8);
+    Wheel w = make_wheel(p, 64, kSec, kT0);
+    Recorder r{p};
+    pass(w, r, kT0); // the cursor is now kT0's tick + 1
+    const uint64_t next_tick = (kT0 / kSec + 1) * kSec;
+    arm(w, p, 0, 1); // "now": a time in every caller's past -> the cursor's bucket
+    arm(w, p, 1, 1);
+    arm(w, p, 2, next_tick);            // due at the cursor's tick itself: not yet
+    arm(w, p, 3, next_tick + 5 * kSec); // a later bucket
+    arm(w, p, 4, 1);
+    r.clear();
+    ExpireResult x = w.expire_ahead(1, kUnlimited, kUnlimited, r);
+    CHECK(x.fired == 3);
+    CHECK_FALSE(x.budget_exhausted);
+    CHECK(r.visited.size() == 4); // the cursor's bucket only: 0, 1, 2 and 4
+    CHECK(w.size() == 2);
+    CHECK(w.is_scheduled(2));
+    CHECK(w.is_scheduled(3));
+    // 2 stays where it was: examined and fired at its own tick, not before.
+    pass(w, r, next_tick - 1);
+    CHECK(r.fired.empty());
+    pass(w, r, next_tick);
+    CHECK(r.fired == std::vector<uint32_t>{2});
+    // Budgets: what they leave stays in the bucket for the next call.
+    for (uint32_t e = 4; e < 8; ++e)
+        arm(w, p, e, 1);
+    r.clear();
+    x = w.expire_ahead(1, 2, kUnlimited, r);
+    CHECK(x.fired == 2);
+    CHECK(x.budget_exhausted);
+    r.clear();
+    x = w.expire_ahead(1, kUnlimited, kUnlimited, r);
+    CHECK(x.fired == 2);
+    CHECK(w.size() == 1); // 3 alone
+    // A deferred fire stays scheduled in the bucket.
+    arm(w, p, 5, 1);
+    r.clear();
+    r.on_fire = [](uint32_t) { return false; };
+    x = w.expire_ahead(1, kUnlimited, kUnlimited, r);
+    CHECK(x.deferred == 1);
+    CHECK(w.is_scheduled(5));
+}

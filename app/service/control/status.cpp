@@ -156,6 +156,11 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
                  other[0], other[1], other[2],
                  // flowcop_fragments_total's result label: tracked, no_flow, attributed_late, unattributed.
                  total_of(v, "fragments", 0) + total_of(v, "fragments", 2));
+    // Where the packets one lcore read for another went (handoff plan): with the verdicts above they add up
+    // to the packets received (a handed-off packet is counted by verdict on its owner).
+    if (v.lcores.size() > 1)
+        std::fprintf(stderr, "  handoff: %llu passed to their owner, %llu dropped (owner's ring full)\n",
+                     total(v, "handoff_sent"), total(v, "handoff_dropped"));
     std::fprintf(stderr, "  flows: %llu created, %llu active, %llu ended:", total(v, "flows_created"),
                  total(v, "flows_active"), total(v, "flows_expired"));
     for (unsigned r = 0; r < conntrack::kReasonCount; ++r)

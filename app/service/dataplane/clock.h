@@ -14,14 +14,33 @@
 // pcap PMD (and flowcop's flowgen port) fill in MICROSECONDS since the Unix
 // epoch. Packets without the timestamp flag leave time where it is (counted by
 // the caller).
+//
+// ReplayTime makes that one time for all lcores. Each worker's PacketClock follows the packets it
+// tracks, so under the handoff and rss plans an lcore whose flows went quiet (or that polls no queue
+// and is handed nothing) would stop its clock and never reach its flows' deadlines. So every worker
+// that reads a port publishes the newest packet time it has read, in its own cache line, with one
+// plain store per RX burst, and every worker advances its clock to the newest published time once per
+// loop turn, between bursts (never per packet), before its cop: every lcore's cop runs on the newest
+// packet time any lcore has read from any port, within one loop turn, and time never moves backwards.
+// Under the handoff plan a worker adopts the published time only in a turn whose handoff rings it
+// emptied: the rings carry the sender's time in order between the packets (time marks, handoff.h),
+// so a handed-off packet older than the published time is always tracked before the cop runs at it.
+//
+// Several ports replayed at different paces combine into that one newest time: a port whose file is
+// read behind the others (a slower capture, or one whose packets are older) delivers packets in the
+// replay's past; they are tracked at the current replay time (never moving it back), as on one lcore
+// polling both ports, so its flows' last seen is the combined timeline's, not the file's. Replay one
+// capture per run (or merge captures with mergecap) when per-file timing matters.
 #pragma once
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <memory>
 
 namespace flowcop::app {
 
@@ -89,6 +108,12 @@ public:
         return true;
     }
     uint64_t now_ns() const noexcept { return _now_ns; }
+    // Moves time to ns if that is later (another lcore's newer packet, a time mark); never backwards.
+    void advance_to(uint64_t ns) noexcept
+    {
+        if (ns > _now_ns)
+            _now_ns = ns;
+    }
     // The time observe(m) would advance to, without advancing (now_ns() for a packet with no timestamp).
     uint64_t time_of(const rte_mbuf* m) const noexcept
     {
@@ -101,6 +126,32 @@ public:
 private:
     TimestampField _field;
     uint64_t _now_ns = 0;
+};
+
+// The newest packet time each worker has read from its ports (see the header comment). Worker w alone
+// writes slot w (publish(), once per RX burst, a release store: on x86 a plain store); any worker reads
+// them all (newest(), once per loop turn). Created by the service before the workers under --clock
+// packet, destroyed after them.
+class ReplayTime {
+public:
+    explicit ReplayTime(unsigned workers) : _slots(std::make_unique<Slot[]>(workers)), _workers(workers) {}
+    void publish(unsigned worker, uint64_t ns) noexcept { _slots[worker].ns.store(ns, std::memory_order_release); }
+    uint64_t newest() const noexcept
+    {
+        uint64_t t = 0;
+        for (unsigned w = 0; w < _workers; ++w) {
+            const uint64_t v = _slots[w].ns.load(std::memory_order_acquire);
+            t = v > t ? v : t;
+        }
+        return t;
+    }
+
+private:
+    struct alignas(64) Slot {
+        std::atomic<uint64_t> ns{0};
+    };
+    std::unique_ptr<Slot[]> _slots;
+    unsigned _workers;
 };
 
 } // namespace flowcop::app

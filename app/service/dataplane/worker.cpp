@@ -28,6 +28,7 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
     if (place.handoff != nullptr) {
         w->_outbox.assign(size_t(place.handoff->workers()) * kBurst, nullptr);
         w->_outbox_size.assign(place.handoff->workers(), 0);
+        w->_told.assign(place.handoff->workers(), 0);
     }
     const std::string name = "flowcop_mbox" + std::to_string(plan.lcore);
     w->_mailbox = rte_ring_create(name.c_str(), 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
@@ -81,19 +82,31 @@ uint64_t Worker::now_ns() const noexcept
 
 void Worker::run(const std::atomic<bool>& quit) noexcept
 {
+    _quit = &quit;
     while (!quit.load(std::memory_order_relaxed)) {
         const uint64_t tsc = rte_rdtsc();
+        // --clock packet: the newest time any worker has read, taken before this turn's RX and handoffs,
+        // and adopted only if the rings that feed this worker were emptied after it: every packet read
+        // before that time has then been tracked here (clock.h).
+        const uint64_t newest = _place.replay != nullptr ? _place.replay->newest() : 0;
         bool rx_backlog = false; // some queue gave a full burst: it may hold more
         for (const RxQueueRef& q : _plan.rx)
             rx_backlog |= poll(q, tsc) == kBurst;
+        bool drained = true;
         if (_place.handoff != nullptr)
-            take_handoffs(tsc);
+            drained = take_handoffs(tsc);
+        // And only if its own queues were drained too (no full burst): under rss a worker reads its own
+        // queue, and a packet older than `newest` may still wait there behind a full burst.
+        if (newest != 0 && drained && !rx_backlog)
+            advance_replay(newest);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
         // A packet clock that has seen no packet yet has no time: nothing can be due.
         if (now >= _next_cop_ns && now != 0)
             run_cop(now);
         drain_mailbox();
+        if (_reap_pending) [[unlikely]]
+            reap_killed();
         // Budgeted like a cop pass, and in RX slack: see worker.h.
         if (_table.rebase_pending() && (!rx_backlog || ++_rebase_deferrals >= kRebaseMaxDeferrals)) {
             _rebase_deferrals = 0;
@@ -105,6 +118,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
     }
     if (_place.handoff != nullptr)
         finish_handoffs();
+    // Every worker's last time: the flows still open end at the replay's end on every lcore.
+    if (_place.replay != nullptr)
+        _packet_clock.advance_to(_place.replay->newest());
     drain_mailbox();
     _table.destroy_all(now_ns(), conntrack::Reason::shutdown);
 }
@@ -118,6 +134,9 @@ uint16_t Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
     store_relaxed(_stats.last_rx_tsc, tsc);
     bump(_stats.rx_packets, uint64_t(n));
     handle(mbufs, n, tsc, &q);
+    // After the handoff's enqueues (release): a worker that sees this time finds those packets in its rings.
+    if (_place.replay != nullptr)
+        _place.replay->publish(_place.index, _packet_clock.now_ns());
     return n;
 }
 
@@ -142,12 +161,21 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     // Before the handoff: the zone is part of the key the owner is computed from.
     if (!_port_zone.empty()) [[unlikely]]
         apply_zones(mbufs, pkts, n, rx);
+    // --clock packet: every packet's time in the order read, before the handoff takes some away.
+    uint64_t times[kBurst];
+    uint8_t orig[kBurst];
+    const Timeline timeline{times, orig, n};
+    const Timeline* tl = nullptr;
+    if (_settings.clock == ClockSource::packet) {
+        stamp(mbufs, n, times, orig, rx != nullptr);
+        tl = &timeline;
+    }
     fragattr::Held held[kBurst];
     const fragattr::Held* attributed = nullptr;
     if (_place.handoff != nullptr && !_place.rss) {
         if (rx != nullptr) {
-            n = hand_off(mbufs, ptrs, n, rx->port);
-            if (n == 0)
+            n = hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? times : nullptr, orig);
+            if (n == 0 && tl == nullptr)
                 return;
         }
     } else if (_place.rss) {
@@ -160,17 +188,19 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
             if (rx == nullptr) {
                 read_marks(mbufs, ptrs, n, held);
             } else {
-                attribute_fragments(mbufs, ptrs, n, held);
-                n = pass_related(mbufs, ptrs, held, n, rx->port);
-                if (n == 0)
+                attribute_fragments(ptrs, n, tl, held);
+                n = pass_related(mbufs, ptrs, held, orig, n, rx->port);
+                if (n == 0 && tl == nullptr)
                     return;
             }
         }
     }
     if (fragmented) [[unlikely]]
-        track_fragmented(mbufs, ptrs, n, tsc, attributed);
+        track_fragmented(ptrs, n, tsc, tl, attributed);
     else
-        track(mbufs, ptrs, n, tsc);
+        track(ptrs, n, tsc, tl);
+    if (n == 0)
+        return;
     if (_settings.mode != Mode::inline_fwd) {
         rte_pktmbuf_free_bulk(mbufs, n);
     } else if (rx != nullptr) {
@@ -194,19 +224,17 @@ void Worker::apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t 
     }
 }
 
-void Worker::attribute_fragments(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n,
+void Worker::attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const Timeline* tl,
                                  fragattr::Held* held) noexcept
 {
     // After the key policy and the zone, keying a fragment's datagram as its flow is keyed. Under
-    // --clock packet each fragment at its own time (track() advances the clock later), so a replay's
-    // datagrams live by the capture's clock.
-    const bool packet_clock = _settings.clock == ClockSource::packet;
+    // --clock packet each fragment at its own time, so a replay's datagrams live by the capture's clock.
     const uint64_t now = now_ns();
     for (uint16_t i = 0; i < n; ++i)
-        held[i] = _fragments->attribute(*ptrs[i], packet_clock ? _packet_clock.time_of(mbufs[i]) : now);
+        held[i] = _fragments->attribute(*ptrs[i], tl != nullptr ? tl->times[tl->orig[i]] : now);
 }
 
-void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc,
+void Worker::track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl,
                               const fragattr::Held* attributed) noexcept
 {
     // After the handoff: under the handoff plan the owner attributes; under rss the worker all of a
@@ -214,13 +242,13 @@ void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptr
     fragattr::Held mine[kBurst];
     const fragattr::Held* held = attributed;
     if (held == nullptr) {
-        attribute_fragments(mbufs, ptrs, n, mine);
+        attribute_fragments(ptrs, n, tl, mine);
         held = mine;
     }
     bool any_held = false;
     for (uint16_t i = 0; i < n; ++i)
         any_held |= held[i].packets != 0;
-    track(mbufs, ptrs, n, tsc);
+    track(ptrs, n, tsc, tl);
     // Later fragments that came before their first: on its flow, now that the first was tracked.
     if (any_held) [[unlikely]]
         for (uint16_t i = 0; i < n; ++i)
@@ -228,30 +256,56 @@ void Worker::track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptr
                 _table.count_held_fragments(*ptrs[i], held[i].packets, held[i].bytes);
 }
 
-void Worker::track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept
+void Worker::stamp(rte_mbuf* const* mbufs, uint16_t n, uint64_t* times, uint8_t* orig, bool from_port) noexcept
 {
-    if (_settings.clock != ClockSource::packet) {
+    for (uint16_t i = 0; i < n; ++i) {
+        if (!_packet_clock.observe(mbufs[i]) && from_port)
+            bump(_stats.no_timestamp);
+        times[i] = _packet_clock.now_ns();
+        orig[i] = uint8_t(i);
+    }
+}
+
+void Worker::track(const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept
+{
+    if (tl == nullptr) {
         _table.process_burst(ptrs, n, _clock.ns_from_tsc(tsc));
         return;
     }
     // Replay: each packet at its own time, and the cop runs wherever the
     // timeline crosses a check instant, as it would have on the wire —
-    // not once per read with the read's latest timestamp.
+    // not once per read with the read's latest timestamp. The timeline is the
+    // whole burst's, handed-off packets included: whichever lcore tracks the
+    // packet that crosses an instant, every lcore's cop runs there.
     uint64_t times[kBurst];
+    for (uint16_t k = 0; k < n; ++k)
+        times[k] = tl->times[tl->orig[k]];
     unsigned start = 0;
-    for (uint16_t i = 0; i < n; ++i) {
-        if (!_packet_clock.observe(mbufs[i]))
-            bump(_stats.no_timestamp);
-        times[i] = _packet_clock.now_ns();
-        if (times[i] >= _next_cop_ns && times[i] != 0 && _next_cop_ns != 0) {
-            _table.process_burst(ptrs + start, i - start, times + start);
-            run_cop(times[i]);
-            start = i;
+    unsigned k = 0; // this worker's packets before timeline position i
+    for (uint16_t i = 0; i < tl->all; ++i) {
+        const uint64_t t = tl->times[i];
+        if (cop_due(t)) {
+            while (k < n && tl->orig[k] < i)
+                ++k;
+            _table.process_burst(ptrs + start, k - start, times + start);
+            run_cop(t);
+            start = k;
         }
     }
     _table.process_burst(ptrs + start, n - start, times + start);
-    if (_next_cop_ns == 0) // the first packets: start the cop's schedule from them
-        _next_cop_ns = times[0] + _settings.check_interval_ns;
+    if (_next_cop_ns == 0 && tl->all != 0) // the first packets: start the cop's schedule from them
+        _next_cop_ns = tl->times[0] + _settings.check_interval_ns;
+}
+
+void Worker::advance_replay(uint64_t ns) noexcept
+{
+    if (ns <= _packet_clock.now_ns())
+        return;
+    _packet_clock.advance_to(ns);
+    if (_next_cop_ns == 0) // the first time this worker learns: the cop's schedule starts there
+        _next_cop_ns = ns + _settings.check_interval_ns;
+    else if (cop_due(ns))
+        run_cop(ns);
 }
 
 void Worker::forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept
@@ -279,6 +333,20 @@ void Worker::run_cop(uint64_t now) noexcept
     _next_cop_ns = now + (r.wheel.budget_exhausted ? kCopRetryNs : _settings.check_interval_ns);
 }
 
+void Worker::reap_killed() noexcept
+{
+    // Under the TSC clock the next tick comes within a check interval; a replay's time may never move again.
+    if (_settings.clock != ClockSource::packet)
+        return;
+    if (_holding_cop) { // inside a burst (waiting on a full ring): after it
+        _reap_pending = true;
+        return;
+    }
+    const uint64_t visit_budget = timerwheel::visit_budget(_settings.fire_budget, _settings.visit_budget_factor);
+    const conntrack::CopResult r = _table.reap_killed(now_ns(), _settings.fire_budget, visit_budget);
+    _reap_pending = r.wheel.budget_exhausted;
+}
+
 void Worker::drain_mailbox() noexcept
 {
     void* obj = nullptr;
@@ -301,6 +369,8 @@ void Worker::execute(Command& cmd) noexcept
                 cmd.result = _table.kill(cmd.key) ? 1 : 0;
             }
         }
+        if (cmd.result != 0)
+            reap_killed();
         break;
     case Command::Type::get:
         packet::apply_vlan_key(cmd.key, _settings.vlan_key);
@@ -320,6 +390,8 @@ void Worker::execute(Command& cmd) noexcept
         cmd.result = 0;
         for (unsigned i = 0; i < cmd.n_ids && i < Command::kMaxIds; ++i)
             cmd.result += _table.kill_id(cmd.ids[i]) ? 1 : 0;
+        if (cmd.result != 0)
+            reap_killed();
         break;
     case Command::Type::set_timeouts:
         _table.set_timeouts(cmd.timeouts, cmd.active_timeout_s);

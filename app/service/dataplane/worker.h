@@ -28,6 +28,16 @@
 // another worker owns to it through the same rings, marked with what the attribution found;
 // every other packet stays where it arrived.
 //
+// --clock packet (clock.h): a burst's packet times are taken in the order read, before the handoff,
+// so this lcore's cop runs where the timeline crosses a check instant even when the packet that
+// crosses it goes to another lcore; the handoff rings carry the same timeline to the owners as time
+// marks (handoff.h), and a worker that reads ports publishes its newest time (ReplayTime) for the
+// others to adopt once per loop turn. A full handoff ring holds back the poller of a port that reads a
+// file (WorkerSettings::wait_ports) instead of dropping; it keeps taking from its own rings meanwhile.
+// A kill (-D, -F, /flowcop/kill) under the packet clock ends its flows at once (reap_killed()) rather
+// than at the next tick of a replay time that may never move again; under the TSC clock the next tick
+// comes within one check interval.
+//
 // The cop runs every check interval. When a budget stops a pass with work left,
 // the next pass is scheduled kCopRetryNs (1 ms) later — not immediately, which
 // would starve RX (the seed's schedule_imm trap), and not a whole interval
@@ -85,6 +95,9 @@ struct WorkerSettings {
     packet::VlanKey vlan_key = packet::VlanKey::both;      // applied to every parsed packet and to kills
     std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone): key.zone of its packets
     fragattr::Config fragments;                            // the lcore's fragment attributor
+    // By port id: 1 when a full handoff ring may hold that port's poller back rather than drop (a port
+    // that reads a file under --clock packet: it loses nothing by waiting). Empty: every port drops.
+    std::vector<uint8_t> wait_ports;
 };
 
 // Where a worker sits among the others (port_plan.h, handoff.h).
@@ -95,6 +108,7 @@ struct WorkerPlace {
     uint64_t owner_seed = 0;         // flow_owner.h
     bool rss = false;                // the rss plan: the rings carry only ICMP errors and fragments
     RssOwnerConf rss_owner;          // rss: which worker the ports deliver a flow to (rss_owner.h)
+    ReplayTime* replay = nullptr;    // --clock packet: the time every worker publishes (clock.h); else nullptr
 };
 
 // Registers the mbuf dynamic field that carries a handed-off fragment's attribution under the rss plan
@@ -125,6 +139,13 @@ private:
            TimestampField ts, const WorkerSettings& settings) noexcept
         : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
     {}
+    // --clock packet: a burst's packet times in the order read (`all` of them, those handed off
+    // included), and for each packet this worker tracks its index among them.
+    struct Timeline {
+        const uint64_t* times;
+        const uint8_t* orig;
+        uint16_t all;
+    };
     // Returns how many packets the burst brought (kBurst: the queue may hold more).
     uint16_t poll(const RxQueueRef& q, uint64_t tsc) noexcept;
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
@@ -138,24 +159,47 @@ private:
     // once their first fragment was tracked.
     // `attributed`: the rss plan's fragments, already attributed (here or by the worker that handed them
     // over), with what was held for each first fragment; nullptr: attribute them here.
-    void track_fragmented(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, uint64_t tsc,
+    void track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl,
                           const fragattr::Held* attributed = nullptr) noexcept;
-    // The lcore's fragment attributor over a burst: what each first fragment had held for it.
-    void attribute_fragments(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n,
+    // The lcore's fragment attributor over a burst (each fragment at its time in tl, else now): what each
+    // first fragment had held for it.
+    void attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const Timeline* tl,
                              fragattr::Held* held) noexcept;
-    void track(rte_mbuf* const* mbufs, const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc) noexcept;
+    void track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
+    // tl: --clock packet (each packet at its own time, the cop wherever the timeline crosses a check
+    // instant); nullptr: the TSC clock.
+    void track(const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
+    // --clock packet: each packet's time as the packet clock advances over the burst; from_port: read
+    // from a port here (packets without a timestamp are counted where they are read).
+    void stamp(rte_mbuf* const* mbufs, uint16_t n, uint64_t* times, uint8_t* orig, bool from_port) noexcept;
+    // --clock packet: time moves to ns (another worker's, a time mark) and the cop runs if that crosses
+    // its next instant.
+    void advance_replay(uint64_t ns) noexcept;
+    bool cop_due(uint64_t ns) const noexcept
+    {
+        return ns >= _next_cop_ns && ns != 0 && _next_cop_ns != 0 && !_holding_cop;
+    }
     void forward(rte_mbuf** mbufs, uint16_t n, uint16_t tx_port) noexcept;
-    // worker_handoff.cpp: the handoff plan's two halves.
-    uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port) noexcept;
-    void take_handoffs(uint64_t tsc) noexcept;
+    // worker_handoff.cpp: the handoff plan's two halves. hand_off() leaves this worker's packets first
+    // and, for each, its index in the burst in orig; times (--clock packet, else nullptr) adds the time
+    // marks. take_handoffs() returns true when every ring that feeds this worker gave less than a burst
+    // (it emptied them).
+    uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port, const uint64_t* times,
+                      uint8_t* orig) noexcept;
+    unsigned wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept;
+    bool take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
     // worker_related.cpp: the rss plan's handoff of ICMP errors and fragments (see above). Compacts the
     // burst (and `held`) to the packets this worker owns and returns how many.
-    uint16_t pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint16_t n,
+    // Like hand_off(), it leaves each kept packet's index in the burst in orig.
+    uint16_t pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,
                           uint16_t rx_port) noexcept;
     // Packets from the rings under rss: what the sending worker's attribution found, from each mbuf's mark.
     void read_marks(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, fragattr::Held* held) noexcept;
     void run_cop(uint64_t now_ns) noexcept;
+    // --clock packet: ends the kill-marked flows now (FlowTable::reap_killed); what the budget leaves
+    // waits for the next turn.
+    void reap_killed() noexcept;
     void drain_mailbox() noexcept;
     void execute(Command& cmd) noexcept;
     uint64_t now_ns() const noexcept;
@@ -165,6 +209,7 @@ private:
     WorkerPlace _place;
     std::vector<rte_mbuf*> _outbox;     // handoff: kBurst packets staged per owner
     std::vector<uint16_t> _outbox_size; // handoff: per owner
+    std::vector<uint64_t> _told;        // handoff, --clock packet: the newest time each worker was sent
     conntrack::FlowTable& _table;
     const TscClock& _clock;
     PacketClock _packet_clock;
@@ -175,7 +220,10 @@ private:
     std::unique_ptr<fragattr::FragmentAttributor> _fragments;
     int _mark_offset = -1; // rss: the mbuf dynfield that carries a handed-off fragment's attribution
     uint64_t _next_cop_ns = 0;
-    unsigned _rebase_deferrals = 0; // turns a pending rebase step has waited for RX slack
+    const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
+    bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked
+    bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn
+    unsigned _rebase_deferrals = 0;           // turns a pending rebase step has waited for RX slack
 };
 
 } // namespace flowcop::app

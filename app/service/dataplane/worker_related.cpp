@@ -55,7 +55,7 @@ int register_handoff_mark() noexcept
     return rte_mbuf_dynfield_register(&desc);
 }
 
-uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint16_t n,
+uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,
                               uint16_t rx_port) noexcept
 {
     const unsigned me = _place.index;
@@ -90,6 +90,7 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
             mbufs[local] = mbufs[i];
             ptrs[local] = ptrs[i];
             held[local] = held[i];
+            orig[local] = uint8_t(i);
             ++local;
             continue;
         }
@@ -100,16 +101,20 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
     }
     if (!staged)
         return local;
+    // As under the handoff plan: a port that reads a file waits for a full ring, any other drops and counts.
+    const bool can_wait = rx_port < _settings.wait_ports.size() && _settings.wait_ports[rx_port] != 0;
     for (unsigned o = 0; o < workers; ++o) {
         const unsigned k = _outbox_size[o];
         if (k == 0)
             continue;
         _outbox_size[o] = 0;
         rte_mbuf** out = &_outbox[o * kBurst];
-        const unsigned put =
-            rte_ring_enqueue_burst(_place.handoff->ring(me, o), reinterpret_cast<void* const*>(out), k, nullptr);
+        rte_ring* ring = _place.handoff->ring(me, o);
+        unsigned put = rte_ring_enqueue_burst(ring, reinterpret_cast<void* const*>(out), k, nullptr);
+        if (put < k && can_wait) [[unlikely]]
+            put += wait_enqueue(ring, out + put, k - put);
         bump(_stats.handed_off, uint64_t(put));
-        if (put < k) { // as under the handoff plan: a port cannot wait for a busy owner
+        if (put < k) {
             bump(_stats.handoff_dropped, uint64_t(k - put));
             rte_pktmbuf_free_bulk(out + put, k - put);
         }

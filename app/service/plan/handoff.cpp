@@ -51,7 +51,9 @@ HandoffRings::~HandoffRings()
         void* objs[64];
         unsigned n;
         while ((n = rte_ring_dequeue_burst(r, objs, 64, nullptr)) != 0)
-            rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), n);
+            for (unsigned i = 0; i < n; ++i)
+                if (!is_time_mark(objs[i]))
+                    rte_pktmbuf_free(static_cast<rte_mbuf*>(objs[i]));
         rte_ring_free(r);
     }
 }

@@ -9,7 +9,18 @@
 // dequeues it (the SP/SC ring flags make both lock-free and free of atomics the two share beyond the
 // ring's own head and tail). A full ring drops the packets that do not fit: the producer frees and
 // counts them (WorkerStats::handoff_dropped) rather than wait for a busy owner, so one slow worker
-// cannot stall the others' RX.
+// cannot stall the others' RX (a NIC cannot wait) -- except a replay from a file, which waits (below).
+//
+// Time marks (--clock packet): besides mbufs a ring carries the sender's packet time, as a tagged
+// entry (time_mark(): the time shifted left, low bit set; an mbuf pointer is never odd), placed in order
+// between the packets, so the receiving worker sees the replay's timeline as the sender read it and its
+// cop runs where that timeline crosses a check instant, even for packets another worker tracked
+// (dataplane/clock.h, worker.h). A mark goes to a worker once per distinct time the sender read that it
+// has not told it yet; marks are not packets and are never counted as such.
+//
+// Waiting (--clock packet, a port that reads a file): a full ring holds the sender back rather than
+// dropping; while it waits it keeps taking from the rings that feed it, so two workers each waiting on
+// the other cannot deadlock, and it stops waiting (drops and counts) once the service is stopping.
 //
 // Capacity: each worker can have kBacklogPerOwner packets waiting for it in all, split over the rings
 // that feed it (never fewer than kMinRingCapacity per ring); the mbuf pool is made bigger by
@@ -30,6 +41,20 @@
 struct rte_ring;
 
 namespace flowcop::app {
+
+// A ring entry carrying a packet time instead of an mbuf (see the contract).
+inline void* time_mark(uint64_t ns) noexcept
+{
+    return reinterpret_cast<void*>((uintptr_t(ns) << 1) | 1u);
+}
+inline bool is_time_mark(const void* entry) noexcept
+{
+    return (reinterpret_cast<uintptr_t>(entry) & 1u) != 0;
+}
+inline uint64_t time_of_mark(const void* entry) noexcept
+{
+    return uint64_t(reinterpret_cast<uintptr_t>(entry) >> 1);
+}
 
 class HandoffRings {
 public:

@@ -10,5 +10,6 @@ modules it needs:
   harness      run() to completion, Tap, and the end-of-run invariants (integration, hostile, soak)
   pcaplib      classic pcap files: frame builders, write_pcap(), read_pcap(), dissect()
   pcapgen      the synthetic capture whose every count is known in advance
+  layouts      LAYOUTS: the lcore layouts every replay scenario runs on (selected() for CI's narrowing)
   scenario     crafted TCP conversations on a millisecond timeline with their expected flows
 """
