@@ -170,8 +170,6 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         stamp(mbufs, n, times, orig, rx != nullptr);
         tl = &timeline;
     }
-    fragattr::Held held[kBurst];
-    const fragattr::Held* attributed = nullptr;
     if (_place.handoff != nullptr && !_place.rss) {
         if (rx != nullptr) {
             n = hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? times : nullptr, orig);
@@ -179,26 +177,26 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
                 return;
         }
     } else if (_place.rss) {
-        // Only ICMP errors and fragments may belong to another worker's flow (worker.h).
-        bool related = rx == nullptr;
+        // Only ICMP errors and fragments may belong to another worker's flow (worker.h), and only they
+        // come through the rings under rss: out of line, so the common burst pays a scan of its verdicts
+        // (here, not in the parse loop: the other plans pay nothing for it) and one branch.
+        bool related = rx == nullptr || fragmented != 0;
         for (uint16_t i = 0; i < n; ++i)
             related |= pkts[i].verdict == packet::Verdict::icmp_error;
-        if ((related || fragmented) && _place.handoff != nullptr) [[unlikely]] {
-            attributed = held;
-            if (rx == nullptr) {
-                read_marks(mbufs, ptrs, n, held);
-            } else {
-                attribute_fragments(ptrs, n, tl, held);
-                n = pass_related(mbufs, ptrs, held, orig, n, rx->port);
-                if (n == 0 && tl == nullptr)
-                    return;
-            }
+        if (related) [[unlikely]] {
+            handle_related(mbufs, ptrs, n, tsc, rx, tl, orig, fragmented != 0);
+            return;
         }
     }
     if (fragmented) [[unlikely]]
-        track_fragmented(ptrs, n, tsc, tl, attributed);
+        track_fragmented(ptrs, n, tsc, tl);
     else
         track(ptrs, n, tsc, tl);
+    release(mbufs, n, rx);
+}
+
+void Worker::release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept
+{
     if (n == 0)
         return;
     if (_settings.mode != Mode::inline_fwd) {

@@ -165,7 +165,6 @@ private:
     // first fragment had held for it.
     void attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const Timeline* tl,
                              fragattr::Held* held) noexcept;
-    void track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
     // tl: --clock packet (each packet at its own time, the cop wherever the timeline crosses a check
     // instant); nullptr: the TSC clock.
     void track(const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
@@ -189,6 +188,12 @@ private:
     unsigned wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept;
     bool take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
+    // Forwards (inline) or frees a tracked burst.
+    void release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept;
+    // worker_related.cpp: handle()'s rest for a burst with an ICMP error or a fragment under rss, or one
+    // from the rings: attribute, pass on what another worker owns, track and release the rest.
+    void handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint64_t tsc, const RxQueueRef* rx,
+                        const Timeline* tl, uint8_t* orig, bool fragmented) noexcept;
     // worker_related.cpp: the rss plan's handoff of ICMP errors and fragments (see above). Compacts the
     // burst (and `held`) to the packets this worker owns and returns how many.
     // Like hand_off(), it leaves each kept packet's index in the burst in orig.

@@ -55,6 +55,25 @@ int register_handoff_mark() noexcept
     return rte_mbuf_dynfield_register(&desc);
 }
 
+void Worker::handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint64_t tsc, const RxQueueRef* rx,
+                            const Timeline* tl, uint8_t* orig, bool fragmented) noexcept
+{
+    fragattr::Held held[kBurst];
+    if (rx == nullptr) {
+        read_marks(mbufs, ptrs, n, held);
+    } else {
+        attribute_fragments(ptrs, n, tl, held);
+        n = pass_related(mbufs, ptrs, held, orig, n, rx->port);
+        if (n == 0 && tl == nullptr)
+            return;
+    }
+    if (fragmented)
+        track_fragmented(ptrs, n, tsc, tl, held);
+    else
+        track(ptrs, n, tsc, tl);
+    release(mbufs, n, rx);
+}
+
 uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,
                               uint16_t rx_port) noexcept
 {
