@@ -49,6 +49,7 @@ ipfix::ExporterConfig ipfix_config(const Options& opt, const PortPlan& plan)
     c.path_mtu = opt.ipfix_mtu;
     c.template_refresh_ns = uint64_t(opt.ipfix_template_refresh_s) * 1'000'000'000;
     c.template_refresh_messages = opt.ipfix_template_refresh_messages;
+    c.max_rate = opt.ipfix_max_rate;
     c.ring_events = opt.events_ring - 1;       // N slots hold N - 1 events (see the --events writer below)
     c.max_tracked_flows = opt.flows_per_lcore; // at most one long flow per table slot
     for (const WorkerPlan& w : plan.workers)
@@ -89,6 +90,51 @@ PortCaps flowgen_caps(const flowgen::Config& fg, uint16_t id)
     c.reta_size = rc.reta_size;
     c.soft_rss = true;
     return c;
+}
+
+// One request posted to one worker, from posting to its answer: the one owner of a posted Command.
+// It frees the Command unless the worker failed to answer by the deadline: the worker may still write
+// it then, so it is abandoned on purpose, never freed (a worker answers within one loop turn; only a
+// stopping one does not).
+class PostedCommand {
+public:
+    explicit PostedCommand(const Command& request) : _cmd(new Command(request)) {}
+    ~PostedCommand()
+    {
+        if (!_abandoned)
+            delete _cmd;
+    }
+    PostedCommand(const PostedCommand&) = delete;
+    PostedCommand& operator=(const PostedCommand&) = delete;
+
+    // False if the worker's mailbox is full.
+    bool post(Worker& worker) noexcept { return worker.post(_cmd); }
+    // Waits for the answer; false (and abandoned) if none came by `deadline`. It spins briefly before
+    // sleeping, so a walk's many kill_ids commands are not each a scheduler tick long.
+    bool wait(std::chrono::steady_clock::time_point deadline)
+    {
+        for (unsigned spins = 0; !_cmd->done.load(std::memory_order_acquire); ++spins) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                _abandoned = true;
+                return false;
+            }
+            if (spins < 64)
+                std::this_thread::yield();
+            else
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        return true;
+    }
+    const Command& answer() const noexcept { return *_cmd; }
+
+private:
+    Command* _cmd;
+    bool _abandoned = false;
+};
+
+std::chrono::steady_clock::time_point answer_deadline()
+{
+    return std::chrono::steady_clock::now() + std::chrono::seconds(2);
 }
 
 int worker_main(void* arg)
@@ -150,45 +196,26 @@ uint32_t Service::read_slice(size_t worker, uint32_t start, uint32_t max_records
     return worker < _tables.size() ? _tables[worker]->read_slice(start, max_records, out, n) : conntrack::kNoPosition;
 }
 
-bool Service::ask(size_t worker, Command* cmd, bool& abandoned)
+int Service::ask(size_t worker, const Command& request, conntrack::FlowSnapshot* flow)
 {
-    abandoned = false;
-    if (worker >= _workers.size() || !running() || !_workers[worker]->post(cmd))
-        return false;
-    // The owner answers within one loop turn; spin briefly before sleeping, so a walk's many
-    // kill_ids commands are not each a scheduler tick long.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    for (unsigned spins = 0; !cmd->done.load(std::memory_order_acquire); ++spins) {
-        if (std::chrono::steady_clock::now() >= deadline) {
-            abandoned = true; // on purpose: the worker may still write it
-            return false;
-        }
-        if (spins < 64)
-            std::this_thread::yield();
-        else
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-    return true;
+    if (worker >= _workers.size() || !running())
+        return -1;
+    PostedCommand posted(request);
+    if (!posted.post(*_workers[worker]) || !posted.wait(answer_deadline()))
+        return -1;
+    if (flow != nullptr)
+        *flow = posted.answer().flow;
+    return posted.answer().result;
 }
 
-int Service::ask_each(const Command& proto, conntrack::FlowSnapshot& out, size_t& worker)
+int Service::ask_each(const Command& request, conntrack::FlowSnapshot& out, size_t& worker)
 {
     for (size_t w = 0; w < _workers.size(); ++w) {
-        auto* c = new Command(proto);
-        bool abandoned = false;
-        if (!ask(w, c, abandoned)) {
-            if (!abandoned)
-                delete c;
-            return -1;
-        }
-        const int result = c->result;
+        const int result = ask(w, request, &out);
         if (result != 0) {
-            out = c->flow;
             worker = w;
-        }
-        delete c;
-        if (result != 0)
             return result;
+        }
     }
     return 0;
 }
@@ -213,19 +240,11 @@ int Service::set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack
 
 int Service::kill_ids(size_t worker, const uint64_t* ids, unsigned n)
 {
-    auto* c = new Command();
-    c->type = Command::Type::kill_ids;
-    c->n_ids = std::min(n, Command::kMaxIds);
-    std::copy(ids, ids + c->n_ids, c->ids);
-    bool abandoned = false;
-    if (!ask(worker, c, abandoned)) {
-        if (!abandoned)
-            delete c;
-        return -1;
-    }
-    const int killed = c->result;
-    delete c;
-    return killed;
+    Command c;
+    c.type = Command::Type::kill_ids;
+    c.n_ids = std::min(n, Command::kMaxIds);
+    std::copy(ids, ids + c.n_ids, c.ids);
+    return ask(worker, c, nullptr);
 }
 
 void Service::build_stats_view()
@@ -290,12 +309,29 @@ Service::~Service()
 
 StartError Service::start()
 {
-    std::string error;
-    const unsigned lcores = rte_lcore_count();
     flowgen::Config fg;
     if (!_opt.flowgen.empty())
         if (std::string e = flowgen::parse_config(_opt.flowgen.c_str(), fg); !e.empty())
             return {2, format_flag_error("--flowgen", e)};
+    if (StartError e = create_pool(fg); e.exit_code != 0)
+        return e;
+    if (StartError e = start_ports(fg); e.exit_code != 0)
+        return e;
+    const TimestampField ts = TimestampField::lookup();
+    if (_opt.clock == ClockSource::packet && ts.offset < 0)
+        return {2, format_flag_error("--clock", "packet: no port provides packet timestamps "
+                                                "(DPDK's pcap vdev and --flowgen do)")};
+    if (StartError e = create_streams(); e.exit_code != 0)
+        return e;
+    if (StartError e = create_workers(ts); e.exit_code != 0)
+        return e;
+    return start_control();
+}
+
+StartError Service::create_pool(const flowgen::Config& fg)
+{
+    std::string error;
+    const unsigned lcores = rte_lcore_count();
     const uint16_t ports = rte_eth_dev_count_avail() + (_opt.flowgen.empty() ? 0 : 1);
     // The synthetic port holds up to its RX rings, its TX rings and a burst of
     // mbufs from the same pool, on top of what the real queues need.
@@ -311,13 +347,18 @@ StartError Service::start()
     _pool = create_mbuf_pool(mbufs, _opt.mbuf_data_room, error);
     if (_pool == nullptr)
         return {1, "flowcop: " + error};
+    return {};
+}
 
+StartError Service::start_ports(const flowgen::Config& fg)
+{
+    std::string error;
     if (!_opt.flowgen.empty()) {
         _flowgen = flowgen::Port::create(fg, _pool, int(rte_socket_id()), error);
         if (!_flowgen)
             return {1, format_flag_error("--flowgen", error)};
+        _flowgen_reads_file = !fg.replay.empty() && fg.overflow == flowgen::Overflow::wait;
     }
-
     if (_opt.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
         return {2, format_flag_error("--mode", "inline forwards between port pairs (0<->1, 2<->3, ...) but " +
                                                    std::to_string(rte_eth_dev_count_avail()) + " port(s) were found")};
@@ -337,20 +378,11 @@ StartError Service::start()
             return got;
         };
     }
-    if (!setup_ports(_opt, _pool, _plan, error, _flowgen ? &soft : nullptr)) {
-        _ports_started = true; // close whatever did start
+    _ports_started = true; // from here on, close whatever did start
+    if (!setup_ports(_opt, _pool, _plan, error, _flowgen ? &soft : nullptr))
         return {1, "flowcop: " + error};
-    }
-    _ports_started = true;
     for (const std::string& w : _plan.warnings)
         log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: %s", w.c_str());
-
-    const TimestampField ts = TimestampField::lookup();
-    if (_opt.clock == ClockSource::packet && ts.offset < 0)
-        return {2, format_flag_error("--clock", "packet: no port provides packet timestamps "
-                                                "(DPDK's pcap vdev and --flowgen do)")};
-
-    const unsigned n_workers = unsigned(_plan.workers.size());
     // Under rss too: the ICMP errors and fragments a port delivers to a worker that does not own their
     // flow go to the owner through them (worker_related.cpp); every other packet stays where it arrived.
     if (_plan.handoff() || _plan.rss()) {
@@ -361,9 +393,15 @@ StartError Service::start()
         if (!_handoff)
             return {1, "flowcop: " + error};
     }
+    return {};
+}
+
+StartError Service::create_streams()
+{
+    std::string error;
     // The event stream always exists: flowcopctl -E follows it through the control socket, whose
     // subscription stays paused (the lcores build no event for it) while nobody follows.
-    _stream = events::Stream::create(n_workers, error);
+    _stream = events::Stream::create(unsigned(_plan.workers.size()), error);
     if (!_stream)
         return {1, "flowcop: " + error};
     _follow = _stream->subscribe("flowcopctl -E", kFollowKinds, CtlServer::kFollowRingEvents, error);
@@ -383,21 +421,46 @@ StartError Service::start()
         if (!_ipfix)
             return {2, format_flag_error("--ipfix", error)};
     }
-    control_cpus(); // learnt now, on the main thread, before any thread needs it
+    return {};
+}
 
+namespace {
+
+conntrack::TableConfig table_config(const Options& opt, unsigned lcore)
+{
+    conntrack::TableConfig tc;
+    tc.name = "flowcop_flows" + std::to_string(lcore);
+    tc.capacity = opt.flows_per_lcore;
+    tc.socket_id = int(rte_lcore_to_socket_id(lcore));
+    tc.memory = conntrack::eal_memory(); // hugepages, on the lcore's socket
+    tc.lcore = uint16_t(lcore);
+    tc.wheel.buckets = opt.wheel_buckets;
+    tc.wheel.tick_ns = uint64_t(opt.tick_ms) * 1'000'000;
+    tc.timeouts = timeouts_from(opt);
+    tc.active_timeout_s = opt.active_timeout_s;
+    tc.interim_s = opt.ipfix.empty() ? 0 : opt.ipfix_active_timeout_s; // only IPFIX reads them
+    tc.loose_pickup = opt.loose_pickup;
+    tc.window = window_policy_from(opt);
+    tc.proto_timeouts = proto_timeouts_from(opt);
+    tc.track = opt.track;
+    tc.invalid_event_rate = opt.events_invalid_rate;
+    return tc;
+}
+
+// file_port: the --flowgen port when it replays a file (replay=, overflow=wait), else -1.
+WorkerSettings worker_settings(const Options& opt, int file_port)
+{
     WorkerSettings ws;
-    ws.mode = _opt.mode;
-    ws.clock = _opt.clock;
-    ws.check_interval_ns = uint64_t(_opt.check_interval_ms) * 1'000'000;
-    ws.fire_budget = _opt.timeout_budget;
-    ws.visit_budget_factor = _opt.visit_budget_factor;
-    ws.vlan_key = _opt.vlan_key;
-    const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
-    ws.port_zones = _opt.port_zones;
-    if (_opt.clock == ClockSource::packet) {
-        // One replay time for every lcore (clock.h); a port that reads a file can wait for a full handoff
-        // ring (handoff.h) and loses nothing by it, where a NIC (or the flowgen port's generator) drops.
-        _replay = std::make_unique<ReplayTime>(n_workers);
+    ws.mode = opt.mode;
+    ws.clock = opt.clock;
+    ws.check_interval_ns = uint64_t(opt.check_interval_ms) * 1'000'000;
+    ws.fire_budget = opt.timeout_budget;
+    ws.visit_budget_factor = opt.visit_budget_factor;
+    ws.vlan_key = opt.vlan_key;
+    ws.port_zones = opt.port_zones;
+    if (opt.clock == ClockSource::packet) {
+        // A port that reads a file can wait for a full handoff ring (handoff.h) and loses nothing by it;
+        // a NIC (or the flowgen port's generator) cannot, and drops.
         uint16_t port = 0;
         RTE_ETH_FOREACH_DEV(port)
         {
@@ -410,36 +473,31 @@ StartError Service::start()
             }
         }
         // The flowgen port replaying a file (replay=, overflow=wait) reads a file too.
-        if (_flowgen && !fg.replay.empty() && fg.overflow == flowgen::Overflow::wait) {
-            const uint16_t fg_port = _flowgen->port_id();
-            if (ws.wait_ports.size() <= fg_port)
-                ws.wait_ports.resize(size_t(fg_port) + 1, 0);
-            ws.wait_ports[fg_port] = 1;
+        if (file_port >= 0) {
+            if (ws.wait_ports.size() <= size_t(file_port))
+                ws.wait_ports.resize(size_t(file_port) + 1, 0);
+            ws.wait_ports[size_t(file_port)] = 1;
         }
     }
-    for (unsigned w = 0; w < n_workers; ++w) {
+    return ws;
+}
+
+} // namespace
+
+StartError Service::create_workers(const TimestampField& ts)
+{
+    std::string error;
+    const WorkerSettings ws = worker_settings(_opt, _flowgen && _flowgen_reads_file ? int(_flowgen->port_id()) : -1);
+    const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
+    // One replay time for every lcore (clock.h), under --clock packet only.
+    if (_opt.clock == ClockSource::packet)
+        _replay = std::make_unique<ReplayTime>(unsigned(_plan.workers.size()));
+    for (unsigned w = 0; w < _plan.workers.size(); ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
-        conntrack::TableConfig tc;
-        tc.name = "flowcop_flows" + std::to_string(lcore);
-        tc.capacity = _opt.flows_per_lcore;
-        tc.socket_id = int(rte_lcore_to_socket_id(lcore));
-        tc.memory = conntrack::eal_memory(); // hugepages, on the lcore's socket
-        tc.lcore = uint16_t(lcore);
-        tc.wheel.buckets = _opt.wheel_buckets;
-        tc.wheel.tick_ns = uint64_t(_opt.tick_ms) * 1'000'000;
-        tc.timeouts = timeouts_from(_opt);
-        tc.active_timeout_s = _opt.active_timeout_s;
-        tc.interim_s = _opt.ipfix.empty() ? 0 : _opt.ipfix_active_timeout_s; // only IPFIX reads them
-        tc.loose_pickup = _opt.loose_pickup;
-        tc.window = window_policy_from(_opt);
-        tc.proto_timeouts = proto_timeouts_from(_opt);
-        tc.track = _opt.track;
-        tc.invalid_event_rate = _opt.events_invalid_rate;
-        auto table = conntrack::FlowTable::create(tc, error);
+        auto table = conntrack::FlowTable::create(table_config(_opt, lcore), error);
         if (!table)
             return {1, "flowcop: lcore " + std::to_string(lcore) + ": " + error};
-        if (_stream)
-            table->set_events(&_stream->producer(w));
+        table->set_events(&_stream->producer(w));
         WorkerPlace place;
         place.index = w;
         place.peer = _plan.peer;
@@ -454,7 +512,13 @@ StartError Service::start()
         _tables.push_back(std::move(table));
         _workers.push_back(std::move(worker));
     }
+    return {};
+}
 
+StartError Service::start_control()
+{
+    std::string error;
+    control_cpus(); // learnt now, on the main thread, before any thread needs it
     build_stats_view();
     if (_opt.metrics_enabled) {
         // civetweb's threads inherit the affinity of the thread that starts the server.
@@ -479,36 +543,24 @@ StartError Service::start()
     return {};
 }
 
-int Service::broadcast(const Command& proto)
+int Service::broadcast(const Command& request)
 {
-    // Commands are abandoned, never freed, if a worker does not answer: it may
-    // still write to them. A worker answers within one loop turn, so a timeout
-    // only happens while it is stopping.
-    std::vector<Command*> cmds;
+    std::vector<std::unique_ptr<PostedCommand>> posted; // nullptr where it could not be posted
     int sum = 0;
     for (auto& w : _workers) {
-        auto* c = new Command(proto);
-        if (!running() || !w->post(c)) {
-            delete c;
-            cmds.push_back(nullptr);
+        auto p = std::make_unique<PostedCommand>(request);
+        if (!running() || !p->post(*w)) {
+            p.reset();
             sum = -1;
-            continue;
         }
-        cmds.push_back(c);
+        posted.push_back(std::move(p));
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    for (Command* c : cmds) {
-        if (c == nullptr)
-            continue;
-        while (!c->done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-        if (!c->done.load(std::memory_order_acquire)) {
-            sum = -1; // abandoned on purpose
-            continue;
-        }
-        if (sum >= 0)
-            sum += c->result;
-        delete c;
+    const auto deadline = answer_deadline();
+    for (auto& p : posted) {
+        if (!p || !p->wait(deadline))
+            sum = -1;
+        else if (sum >= 0)
+            sum += p->answer().result;
     }
     return sum;
 }

@@ -38,7 +38,8 @@ struct rte_mempool;
 
 namespace flowcop::flowgen {
 class Port;
-}
+struct Config;
+} // namespace flowcop::flowgen
 
 namespace flowcop::app {
 
@@ -94,17 +95,21 @@ public:
     const StatsView& stats_view() const noexcept { return _view; }
 
 private:
-    // Posts a command to every worker and waits for all of them (control plane only).
+    // Posts a copy of `request` to every worker and waits for all of them (control plane only).
     // Returns the sum of the results, or -1 if some worker did not answer in time.
-    int broadcast(const Command& cmd);
-    // Posts `cmd` (heap-allocated) to one worker and waits for it (2 s at most). True once done: the
-    // caller then owns and frees it; false if it was not posted (the caller frees it) or abandoned
-    // (the worker may still write it: it must not be freed, and the caller forgets it).
-    bool ask(size_t worker, Command* cmd, bool& abandoned);
-    // Asks each worker in turn a copy of `proto` (a command about one flow) until one answers non-zero:
-    // that result, with its `flow` in `out` and its index in `worker`; 0 if every worker answered 0, -1
-    // if one did not answer.
-    int ask_each(const Command& proto, conntrack::FlowSnapshot& out, size_t& worker);
+    int broadcast(const Command& request);
+    // Posts a copy of `request` to one worker and waits for it (2 s at most): its result (and its `flow`
+    // in *flow when given), or -1 if it was not posted or not answered.
+    int ask(size_t worker, const Command& request, conntrack::FlowSnapshot* flow);
+    // Asks each worker in turn (a command about one flow) until one answers non-zero: that result, with
+    // its `flow` in `out` and its index in `worker`; 0 if every worker answered 0, -1 if one did not answer.
+    int ask_each(const Command& request, conntrack::FlowSnapshot& out, size_t& worker);
+    // start()'s steps, in order; each fails with one sentence and an exit code.
+    StartError create_pool(const flowgen::Config& fg);   // the mbuf pool, sized for every queue and ring
+    StartError start_ports(const flowgen::Config& fg);   // the synthetic port, the ports and the lcore plan
+    StartError create_streams();                         // the event stream, --events and --ipfix
+    StartError create_workers(const TimestampField& ts); // one flow table and one worker per polling lcore
+    StartError start_control(); // the stats view, the exporter, telemetry and the control socket
     void build_stats_view();
     void housekeeping();
 
@@ -132,6 +137,7 @@ private:
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};
     bool _ports_started = false;
+    bool _flowgen_reads_file = false; // --flowgen replay= (overflow=wait): a file port, which may wait for a full ring
 };
 
 } // namespace flowcop::app

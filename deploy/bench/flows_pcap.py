@@ -94,6 +94,49 @@ def frame(src_ip, sport, dst_ip, dport, seq, ack, to_server):
     return eth + b"\x08\x00" + ip + tcp
 
 
+def tcp_frame(src_ip, sport, dst_ip, dport, seq, ack, flags, payload, to_server):
+    """An Ethernet + IPv4 + TCP frame with correct checksums, padded to the 60-byte minimum."""
+    ip = struct.pack("!BBHHHBBHII", 0x45, 0, 40 + len(payload), 0, 0x4000, 64, 6, 0, src_ip, dst_ip)
+    ip = ip[:10] + struct.pack("!H", 0xFFFF - _fold(_sum16(ip))) + ip[12:]
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0) + payload
+    pseudo = struct.pack("!IIBBH", src_ip, dst_ip, 0, 6, len(tcp))
+    body = tcp + (b"\0" if len(tcp) % 2 else b"")
+    tcp = tcp[:16] + struct.pack("!H", 0xFFFF - _fold(_sum16(pseudo) + _sum16(body))) + tcp[18:]
+    eth = (SERVER_MAC + CLIENT_MAC) if to_server else (CLIENT_MAC + SERVER_MAC)
+    fr = eth + b"\x08\x00" + ip + tcp
+    return fr + b"\0" * max(0, FRAME_LEN - len(fr))
+
+
+CHURN_FRAMES = 8  # frames of one short connection (write_churn)
+
+
+def write_churn(path, connections):
+    """A churn of short TCP connections, one after another: each a handshake, a 6-byte request and its
+    6-byte answer, and both FINs acknowledged (8 frames), leaving the flow assured in TIME_WAIT. Replayed
+    with infinite_rx through a table smaller than `connections`, every SYN meets a full table of closing
+    flows (the early-drop path, issue 27); keys are flow_endpoints(i). Returns the frames written."""
+    rec = struct.Struct("<IIII")
+    n = 0
+    with open(path, "wb", buffering=1 << 22) as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(connections):
+            cip, cport, sip, sport = flow_endpoints(i)
+            cs, ss = (i * 7919 + 1) & 0xFFFFFFFF, (i * 104729 + 7) & 0xFFFFFFFF
+            p = len(PAYLOAD)
+            steps = [(True, 0x02, cs, 0, b""), (False, 0x12, ss, cs + 1, b""), (True, 0x10, cs + 1, ss + 1, b""),
+                     (True, 0x18, cs + 1, ss + 1, PAYLOAD), (False, 0x18, ss + 1, cs + 1 + p, PAYLOAD),
+                     (True, 0x11, cs + 1 + p, ss + 1 + p, b""), (False, 0x11, ss + 1 + p, cs + 2 + p, b""),
+                     (True, 0x10, cs + 2 + p, ss + 2 + p, b"")]
+            for to_server, flags, seq, ack, payload in steps:
+                fr = (tcp_frame(cip, cport, sip, sport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, payload, True)
+                      if to_server else
+                      tcp_frame(sip, sport, cip, cport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, flags, payload, False))
+                f.write(rec.pack(1700000000 + n // 1000000, n % 1000000, len(fr), len(fr)))
+                f.write(fr)
+                n += 1
+    return n
+
+
 def write(path, flows, passes, seed, udp_share=0.0):
     rng = random.Random(seed)
     order = list(range(flows))

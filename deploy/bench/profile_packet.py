@@ -14,6 +14,9 @@ the same pcap vdev with infinite_rx=1 as in packet_rate.py:
   baseline with --baseline-build, the flowcop of that build (the commit before), profiled as flowcop;
            with --baseline-args alone, this build's flowcop with other options (e.g. --track tcp
            against every protocol tracked), so one run compares a configuration with another.
+--churn CAPACITY profiles a churn of short connections instead (flows_pcap.write_churn): --flows connections
+of 8 frames each, one after another, through tables of CAPACITY flows, so every SYN meets a full table of
+TIME_WAIT flows: the insert path with early drop (issue 27).
 --udp-share F profiles the mixed capture instead (packet_rate.py's `mixed`: that share of the flows UDP
 request/response flows), every program on it, so the UDP path's rows show beside TCP's.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
@@ -66,6 +69,9 @@ FLOWCOP_ROWS = [
     ("        protostate::step", r":flowcop::protostate::step\("),
     ("    rte_hash_lookup_with_hash_bulk (baseline)", r":rte_hash_lookup_with_hash_bulk "),
     ("    FlowTable::track (record + state)", r":flowcop::conntrack::FlowTable::track\("),
+    # A new flow (--churn: every connection's SYN at a full table).
+    ("    FlowTable::create_flow (admit + init)", r":flowcop::conntrack::FlowTable::create_flow\("),
+    ("      FlowTable::early_drop (sample, drop)", r":flowcop::conntrack::FlowTable::early_drop\("),
     ("      tcpstate::step", r":flowcop::tcpstate::step\("),
 ]
 EVENTS = ("Ir", "D1mr", "D1mw", "DLmr", "DLmw")
@@ -143,6 +149,8 @@ def run(tool, a, pcap, packets, flows, workdir):
     cmd = packet_rate.command(tool, a, pcap, packets, flows, prefix, 0)
     if tool in packet_rate.FLOWCOPS:
         cmd[cmd.index("--metrics-addr") + 1] = "none"
+        if a.churn:
+            cmd[cmd.index("--flows-per-lcore") + 1] = str(a.churn)
         cmd += (a.flowcop_args if tool == "flowcop" else a.baseline_args).split()
         if a.rss_flowgen:  # the rss plan: two lcores on flowgen's RSS-dealt queues instead of the capture
             cmd = [c for c in cmd if not c.startswith("--vdev=")]
@@ -237,6 +245,10 @@ def main(argv):
                          "keys (queues=2 and a model that never ends, e.g. flows=10000,lifetime=100000,idle_pct=0,"
                          "rst_pct=0,queues=2) instead of the capture; both lcores' Worker::run are counted, per "
                          "packet parsed; testpmd is not run")
+    ap.add_argument("--churn", type=int, default=0, metavar="CAPACITY",
+                    help="profile a churn of short connections instead (flows_pcap.write_churn: --flows "
+                         "connections of 8 frames, one after another) through tables of CAPACITY flows "
+                         "(--flows-per-lcore): every SYN meets a full table of TIME_WAIT flows (issue 27)")
     ap.add_argument("--branch-sim", action="store_true",
                     help="also count mispredicted branches (valgrind --branch-sim: conditional and indirect, "
                          "a simple 2-bit predictor, so a pointer to where, not the hardware's count)")
@@ -258,12 +270,19 @@ def main(argv):
         prov["commit"][:12], prov["buildtype"], prov["date_utc"], prov["lscpu_model"],
         packet_rate.sh(["valgrind", "--version"])), flush=True)
     for n in [int(x) for x in a.flows.split(",")]:
-        packets = n * a.passes
-        pcap = os.path.join(workdir, "flows-%d-passes-%d%s.pcap" % (
-            n, a.passes, ("-udp-%g" % a.udp_share) if a.udp_share > 0 else ""))
-        if not os.path.exists(pcap):
-            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601, a.udp_share)
-            os.rename(pcap + ".tmp", pcap)
+        if a.churn:
+            packets = n * flows_pcap.CHURN_FRAMES
+            pcap = os.path.join(workdir, "churn-%d.pcap" % n)
+            if not os.path.exists(pcap):
+                flows_pcap.write_churn(pcap + ".tmp", n)
+                os.rename(pcap + ".tmp", pcap)
+        else:
+            packets = n * a.passes
+            pcap = os.path.join(workdir, "flows-%d-passes-%d%s.pcap" % (
+                n, a.passes, ("-udp-%g" % a.udp_share) if a.udp_share > 0 else ""))
+            if not os.path.exists(pcap):
+                flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601, a.udp_share)
+                os.rename(pcap + ".tmp", pcap)
         fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
         base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
         rx, rcount = (run("rxonly", a, pcap, packets, n, workdir)[:2] if not a.rss_flowgen

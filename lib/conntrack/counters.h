@@ -12,6 +12,7 @@
 // flows_created_by_proto[p] == flows_expired_by_proto[p] + active flows of p.
 #pragma once
 
+#include <conntrack/early_drop.h>
 #include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <packet/packet.h>
@@ -55,7 +56,11 @@ struct alignas(64) Counters {
 
     uint64_t flows_created = 0;
     std::array<uint64_t, kReasonCount> flows_expired{};
-    uint64_t early_drop_attempts = 0; // table full: sampled for an unassured victim
+    uint64_t early_drop_attempts = 0; // table full: sampled for a victim (flow_table.h "Table full")
+    // Flows a full table dropped for a new one, by class (early_drop.h; from the capacity sample or the
+    // full probe window's home bucket). timed_out ones are in flows_expired under their own reason, the
+    // others under evicted.
+    std::array<uint64_t, kEarlyDropCount> early_dropped{};
     // New keys whose index probe window was full (keys that collide; flow_table.h): the home bucket's
     // least recently seen unassured flow was evicted for it, or, with none, it was refused (and counted
     // in tcp_table_full too).

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // A flow's id: the one packing of (generation, slot) into 64 bits, and its unpacking.
 //
 // Contract: a flow table slot (its position, < the table's capacity) holds one flow at a time, and
@@ -10,6 +9,8 @@
 // carry. Every producer and consumer of an id packs and unpacks it here, nowhere else.
 // Header-only, std only: consumers outside the table (the IPFIX exporter) include it without
 // linking the table.
+#pragma once
+
 #include <cstdint>
 
 namespace flowcop::conntrack {

@@ -24,6 +24,8 @@
 // every walk is bounded by kMaxProbe buckets. The buckets are the caller's memory (attach()).
 #pragma once
 
+#include <conntrack/position.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -38,9 +40,6 @@ inline constexpr unsigned kBucketSlots = 10;
 inline constexpr unsigned kMaxProbe = 16;
 // Keys per bucket at full capacity (5 of 10 slots: a load of 0.5; see above).
 inline constexpr unsigned kKeysPerBucket = 5;
-// "No position": an empty lookup result.
-inline constexpr uint32_t kNoPosition = 0xffffffffu;
-
 struct alignas(64) Bucket {
     uint16_t sig[kBucketSlots]; // 0: the slot is empty
     uint16_t overflow;          // keys homed at or before this bucket that live after it

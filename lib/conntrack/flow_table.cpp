@@ -6,6 +6,8 @@
 #include <events/events.h>
 #include <tcpstate/segment.h>
 
+#include <rte_prefetch.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -320,45 +322,72 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4,
     emit(pos, events::Kind::created, Reason::count, now_ns);
 }
 
+[[gnu::always_inline]] inline EarlyDrop FlowTable::drop_class(uint32_t pos, uint64_t now_ns) const noexcept
+{
+    const FlowRecord& r = _records[pos];
+    if (!(r.flags & FlowRecord::kInUse))
+        return EarlyDrop::count;
+    // Checked first: a flow whose timeout ran out but which the cop has not reaped yet is over, whatever
+    // its state (netfilter's early drop reaps the expired entries it meets too). RST- and kill-marked
+    // flows, whose reason is already decided, are ranked by their state instead (an RST's is CLOSE).
+    if (!(r.flags & (FlowRecord::kReset | FlowRecord::kKilled)) && timeout_deadline_of(pos) <= now_ns)
+        return EarlyDrop::timed_out;
+    if (r.key.proto == kIpProtoTcp && tcpstate::is_closing(r.l4.tcp.state))
+        return EarlyDrop::closing;
+    // The assured bit is the same bit for every protocol (flow_record.h).
+    return r.l4.tcp.assured() ? EarlyDrop::count : EarlyDrop::unassured;
+}
+
 bool FlowTable::early_drop(uint64_t now_ns) noexcept
 {
     bump(_counters.early_drop_attempts);
-    uint32_t victim = kNoPosition;
-    uint64_t oldest = UINT64_MAX;
+    // The samples are random records, each a cache miss: ask for all of them before reading any, so the
+    // misses overlap instead of following one another.
+    uint32_t sample[kEarlyDropSamples];
     for (unsigned k = 0; k < kEarlyDropSamples; ++k) {
-        const uint32_t p = uint32_t((next_random(_rng) >> 32) * _capacity >> 32);
-        const FlowRecord& r = _records[p];
-        if ((r.flags & FlowRecord::kInUse) && !r.l4.tcp.assured() && r.last_seen_ns < oldest) {
-            victim = p;
-            oldest = r.last_seen_ns;
-        }
+        sample[k] = uint32_t((next_random(_rng) >> 32) * _capacity >> 32);
+        rte_prefetch0(&_records[sample[k]]);
     }
-    return victim != kNoPosition && evict(victim, now_ns);
+    Candidate best;
+    for (unsigned k = 0; k < kEarlyDropSamples; ++k)
+        consider(sample[k], now_ns, best);
+    return drop(best, now_ns);
 }
 
 bool FlowTable::evict_in_bucket(const Probe& probe, uint64_t now_ns) noexcept
 {
     const Bucket& b = *_index.home(probe);
-    uint32_t victim = kNoPosition;
-    uint64_t oldest = UINT64_MAX;
-    for (uint32_t m = FlowIndex::occupied(b); m != 0; m &= m - 1) {
-        const uint32_t p = b.pos[__builtin_ctz(m)];
-        const FlowRecord& r = _records[p];
-        if (!r.l4.tcp.assured() && r.last_seen_ns < oldest) {
-            victim = p;
-            oldest = r.last_seen_ns;
-        }
-    }
-    return victim != kNoPosition && evict(victim, now_ns);
+    Candidate best;
+    for (uint32_t m = FlowIndex::occupied(b); m != 0; m &= m - 1)
+        consider(b.pos[__builtin_ctz(m)], now_ns, best);
+    return drop(best, now_ns);
 }
 
-bool FlowTable::evict(uint32_t pos, uint64_t now_ns) noexcept
+[[gnu::always_inline]] inline void FlowTable::consider(uint32_t pos, uint64_t now_ns, Candidate& best) const noexcept
 {
-    Shard& s = _shards[shard_of(pos)];
+    const EarlyDrop c = drop_class(pos, now_ns);
+    const uint64_t seen = _records[pos].last_seen_ns;
+    if (c < best.cls || (c == best.cls && c != EarlyDrop::count && seen < best.last_seen))
+        best = Candidate{pos, c, seen};
+}
+
+bool FlowTable::drop(const Candidate& victim, uint64_t now_ns) noexcept
+{
+    if (victim.cls == EarlyDrop::count)
+        return false;
+    Shard& s = _shards[shard_of(victim.pos)];
     if (!rte_spinlock_trylock(&s.lock))
         return false;
-    end_flow(pos, Reason::evicted, now_ns);
+    Reason reason = Reason::evicted;
+    if (victim.cls == EarlyDrop::timed_out) {
+        // As when a packet finds its flow timed out (track()): its own reason, and the lag of an end the
+        // cop had not made yet.
+        reason = reason_of(victim.pos, now_ns);
+        _counters.timeout_lag_ns.observe(now_ns - timeout_deadline_of(victim.pos));
+    }
+    end_flow(victim.pos, reason, now_ns);
     rte_spinlock_unlock(&s.lock);
+    bump(_counters.early_dropped[static_cast<unsigned>(victim.cls)]);
     return true;
 }
 

@@ -89,16 +89,24 @@
 // (flow_record.h), so the deadline code has no protocol branch. Non-TCP flows end for inactivity,
 // active, killed, evicted or shutdown (never closed or reset).
 //
-// Table full: a new flow first tries to evict an unassured flow (one that never completed a
-// handshake — netfilter's early drop) among kEarlyDropSamples random records, the least recently seen
-// one; otherwise it is refused and counted (tcp_table_full). The search is bounded, as netfilter's is
-// (it scans at most 8 entries of one hash chain): a table that is mostly assured may refuse a flow
-// although an unassured one exists elsewhere — the price of a constant-time insert under a SYN flood.
-// Assured flows are never evicted. Nothing grows: capacity is fixed at create(), and the index's
-// probing is bounded (kMaxProbe buckets). A new key whose whole probe window is full (keys crafted to
-// collide, or very bad luck) evicts the least recently seen unassured flow of its home bucket, the
-// keys it collides with (netfilter's rule applied to the chain); with none, it is refused. Both count
-// in probe_window_full; a refusal also in tcp_table_full. Below capacity no other insert fails.
+// Table full (early drop, as netfilter does it): a new flow first tries to drop one of kEarlyDropSamples
+// random records, preferring (early_drop.h) a flow whose deadline has already passed (the cop had not
+// reaped it: it ends with its own reason), then a TCP flow that is closing (FIN_WAIT, CLOSE_WAIT,
+// LAST_ACK, TIME_WAIT or CLOSE, assured or not: netfilter's tcp_can_early_drop, which its gc applies to
+// assured flows once the table is 95% full), then an unassured flow (one that never completed a
+// handshake, or never saw a reply: netfilter's synchronous early drop); within a class the least
+// recently seen one. The closing and unassured ones end "evicted". With none of these among the sample
+// the new flow is refused and counted (tcp_table_full, proto_table_full). The search is bounded, as
+// netfilter's is (it looks at the entries of 8 hash chains): a table that is mostly assured and open may
+// refuse a flow although a droppable one exists elsewhere, the price of a constant-time insert under a
+// SYN flood. Established (assured, not closing) flows are never dropped. Each drop counts by class in
+// early_dropped. So a table full of short connections in TIME_WAIT keeps admitting new ones, as
+// netfilter's does, instead of refusing them for TIME_WAIT's 120 s.
+// Nothing grows: capacity is fixed at create(), and the index's probing is bounded (kMaxProbe buckets).
+// A new key whose whole probe window is full (keys crafted to collide, or very bad luck) drops the best
+// flow of its home bucket by the same rule, among the keys it collides with (netfilter's rule applied to
+// the chain); with none, it is refused. Both count in probe_window_full; a refusal also in
+// tcp_table_full. Below capacity no other insert fails.
 //
 // Memory (measured by the memory benchmark, tests/benchmarks.md part 4): 128 bytes of record, 32 of
 // cold entry and 12.8 of index (a 64-byte bucket per 5 flows) per flow of capacity,
@@ -114,10 +122,12 @@
 
 #include <conntrack/counters.h>
 #include <conntrack/deadline.h>
+#include <conntrack/early_drop.h>
 #include <conntrack/event_budget.h>
 #include <conntrack/flow_hash.h>
 #include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
+#include <conntrack/flow_snapshot.h>
 #include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <conntrack/table_memory.h>
@@ -175,49 +185,6 @@ struct TableConfig {
     // Update events for invalid TCP segments, per second (EventBudget; --events-invalid-rate); 0 = none.
     uint32_t invalid_event_rate = kDefaultInvalidEventRate;
     uint64_t seed = 0x5eed; // early drop's sampling (deterministic per seed)
-};
-
-// A copy of one flow, taken under its shard lock.
-struct FlowSnapshot {
-    packet::FlowKey key;
-    bool orig_is_lo;
-    bool assured;
-    bool reset;
-    bool killed;
-    tcpstate::State state;     // TCP flows only (proto == Proto::tcp)
-    tcpstate::Tracker tcp;     // the whole tracker (state and its flag bits: seen_reply(), ...); TCP only
-    Proto proto;               // the flow's family
-    protostate::Tracker other; // every other family's state (UNREPLIED/REPLIED, assured)
-    uint32_t related;          // ICMP errors that quoted this flow
-    uint8_t tcp_flags_seen[2]; // [orig, reply]
-    uint32_t position;
-    uint16_t in_port; // the DPDK port of the flow's first packet (IPFIX ingressInterface)
-    uint64_t flow_id; // make_flow_id(generation, position) (flow_id.h): the same from creation to destroy
-    uint64_t first_seen_ns, last_seen_ns;
-    uint64_t packets[2], bytes[2];
-    uint64_t deadline_ns; // the true current deadline (deadline.h): kDueNow when RST- or kill-marked
-    tcpstate::Cap cap;    // the timeout cap window tracking chose (none for other protocols)
-    WindowSpan window;    // TCP window tracking's state (each word loaded relaxed: may be mid-update)
-};
-
-// The flow's state as conntrack -L prints it: TCP's state name, or UNREPLIED/REPLIED for the others.
-inline const char* state_name(const FlowSnapshot& f) noexcept
-{
-    return f.proto == Proto::tcp ? tcpstate::state_name(f.state) : protostate::state_name(f.other);
-}
-// Whether a packet from the reply side was accepted (conntrack's SEEN_REPLY), whatever the protocol.
-inline bool seen_reply(const FlowSnapshot& f) noexcept
-{
-    return f.proto == Proto::tcp ? f.tcp.seen_reply() : f.other.seen_reply();
-}
-
-struct SnapshotFilter {
-    bool match_addr = false;
-    uint8_t addr[16] = {}; // IPv4-mapped for IPv4; matches either endpoint
-    bool match_port = false;
-    uint16_t port = 0; // matches either endpoint
-    bool match_proto = false;
-    Proto proto = Proto::tcp;
 };
 
 struct CopResult {
@@ -394,10 +361,23 @@ private:
         return (pkt.extra.frag_flags & packet::kFragAttributed) &&
                (_track & track_bit(proto_of_ip(pkt.key.proto, packet::key_is_ipv4(pkt.key))));
     }
+    // Early drop ("Table full"): a flow sampled for eviction, the best so far of a search.
+    struct Candidate {
+        uint32_t pos = kNoPosition;
+        EarlyDrop cls = EarlyDrop::count; // count: none found yet
+        uint64_t last_seen = UINT64_MAX;
+    };
+    // How early drop ranks the flow at pos (early_drop.h); EarlyDrop::count when not in use or not droppable.
+    EarlyDrop drop_class(uint32_t pos, uint64_t now_ns) const noexcept;
+    // Keeps in `best` the lower class, then the least recently seen, of `best` and the flow at pos.
+    void consider(uint32_t pos, uint64_t now_ns, Candidate& best) const noexcept;
+    // Ends the victim (its own expiry reason when timed out, else evicted) and counts it by class; false
+    // when there is none or its shard lock is held.
+    bool drop(const Candidate& victim, uint64_t now_ns) noexcept;
+    // The table is full: drop the best of kEarlyDropSamples random records.
     bool early_drop(uint64_t now_ns) noexcept;
-    // The probe window of `probe` is full: evict the least recently seen unassured flow of its home bucket.
+    // The probe window of `probe` is full: drop the best flow of its home bucket.
     bool evict_in_bucket(const Probe& probe, uint64_t now_ns) noexcept;
-    bool evict(uint32_t pos, uint64_t now_ns) noexcept;
     // True when the flow moved to an earlier bucket (or was armed anew): see TimerWheel::schedule.
     bool rearm(uint32_t pos) noexcept;
     bool fire(uint32_t pos, uint64_t now_ns) noexcept;

@@ -14,7 +14,7 @@ enum class Reason : uint8_t {
     closed,     // a FIN exchange finished and the TIME_WAIT/CLOSE timeout ran out, or a SYN reopened it
     reset,      // ended by an RST (reaped on the next tick)
     killed,     // a control-plane kill (reaped on the next tick)
-    evicted,    // an unassured flow dropped to admit a new one when the table was full
+    evicted,    // an unassured or closing flow dropped to admit a new one when the table was full
     shutdown,   // still open when flowcop stopped
     count
 };

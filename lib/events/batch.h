@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Private: the writer's output batch. Lines are formatted straight into one large buffer; a side table
 // remembers where each line ends and which producer it came from, so that after a failed or short
 // write every event is credited exactly once, to written or to dropped_write, and to its own lcore.
+#pragma once
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

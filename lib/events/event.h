@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // One flow event and its JSON-lines rendering.
 //
 // Contract: an Event is a plain value (trivially copyable, size a multiple of 8 so the ring copies it
@@ -35,6 +34,8 @@
 // state's own.
 // Times are Unix seconds with 6 decimals, truncated (not rounded) so a line never shows a time later
 // than the nanosecond clock it came from. A nullptr `state` (or `reason` on destroy) prints as null.
+#pragma once
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // flowcop::events: the flow event stream, and its JSON-lines log, without ever stalling the data plane.
 //
 // Each lcore emit()s fixed-size Events into one single-producer rte_ring per subscriber (no syscall,
@@ -10,6 +9,8 @@
 // events are counted too. No EAL is needed: rings live in memory this library allocates.
 // See event.h (the record and line format), stream.h (subscribing), producer.h (the lcore side) and
 // writer.h (the JSON thread and the file).
+#pragma once
+
 #include <events/event.h>
 #include <events/producer.h>
 #include <events/stream.h>

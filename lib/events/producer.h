@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The per-lcore side of the event stream: emit() copies an Event into the single-producer ring of
 // every subscriber (stream.h) that asked for its kind.
 //
@@ -12,6 +11,8 @@
 // Degraded behaviour: emit() never blocks and never allocates; a subscriber whose ring is full loses
 // that event, counted in its dropped_full, and the other subscribers still get it.
 // Invariant, per subscriber: offered == accepted into its ring + dropped_full.
+#pragma once
+
 #include <cstdint>
 
 #include <events/event.h>

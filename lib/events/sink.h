@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Private: the output file descriptor and a write loop that survives EINTR, short writes, EAGAIN and
 // readers that stop reading. Used only by the writer thread (or, before start(), by nobody).
+#pragma once
+
 #include <atomic>
 #include <cstddef>
 #include <string>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The event stream: one Producer per lcore, and subscribers that each receive the kinds they asked
 // for through their own single-producer/single-consumer ring per lcore.
 //
@@ -14,6 +13,8 @@
 // offered()/dropped_full() may be read from any thread. No EAL is needed: rings live in memory this
 // library allocates.
 // Degraded behaviour: see producer.h (full rings drop and count, never block).
+#pragma once
+
 #include <events/producer.h>
 
 #include <cstddef>

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Consumer threads of the event stream (the JSON writer, the IPFIX exporter) are made here, the one
 // way: every signal blocked, so the thread never runs a signal handler and a write to a closed pipe or
 // socket returns EPIPE instead of raising SIGPIPE; then `on_start` (the service pins the thread to
 // DPDK's control-thread CPUs there), then `body`. Throws std::system_error if the thread cannot be
 // created, as std::thread does (setup time only).
+#pragma once
+
 #include <pthread.h>
 #include <signal.h>
 

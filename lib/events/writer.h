@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The event log: one thread drains the writer's subscription to the event stream (stream.h), formats
 // JSON lines into one large batch and writes it with write(2).
 //
@@ -22,6 +21,8 @@
 // the writer thread to open the path again before its next drain; every line written before goes to
 // the old file, every later one to the new, none is lost or written twice. If the path cannot be
 // opened the writer keeps the old file and says so (log type flowcop.events). Output "-" (stdout) is never reopened.
+#pragma once
+
 #include <atomic>
 #include <cstdint>
 #include <functional>

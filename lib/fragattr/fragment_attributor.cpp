@@ -2,6 +2,7 @@
 // The fragment attributor's table (fragment_attributor.h).
 #include <fragattr/fragment_attributor.h>
 
+#include <packet/mix.h>
 #include <stats/relaxed.h>
 
 #include <cstddef>
@@ -51,17 +52,6 @@ bool same_datagram(const FlowKey& a, const FlowKey& b) noexcept
     return std::memcmp(x, y, kPortsAt) == 0 && std::memcmp(x + kAfterPorts, y + kAfterPorts, kTailBytes) == 0;
 }
 
-// murmur3's 64-bit finaliser: every input bit reaches every output bit.
-uint64_t fmix(uint64_t h) noexcept
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdu;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53u;
-    h ^= h >> 33;
-    return h;
-}
-
 uint64_t datagram_hash(const FlowKey& k, uint32_t id, bool src_is_lo, uint64_t seed) noexcept
 {
     const auto* b = reinterpret_cast<const uint8_t*>(&k);
@@ -69,11 +59,11 @@ uint64_t datagram_hash(const FlowKey& k, uint32_t id, bool src_is_lo, uint64_t s
     for (size_t i = 0; i < kPortsAt; i += 8) {
         uint64_t w;
         std::memcpy(&w, b + i, 8);
-        h = fmix(h ^ w) + i;
+        h = packet::fmix64(h ^ w) + i;
     }
     uint64_t tail = 0;
     std::memcpy(&tail, b + kAfterPorts, kTailBytes);
-    return fmix(h ^ tail);
+    return packet::fmix64(h ^ tail);
 }
 
 uint32_t buckets_for(uint32_t capacity) noexcept

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // One IPFIX collector reached over UDP: a connected, non-blocking socket and its counters.
 //
 // Ownership: Collector::open() returns the only owner of the socket. Threading: send() is called by
@@ -10,6 +9,8 @@
 // tried as usual, so a collector that comes back receives again without a restart. UDP gives no
 // delivery guarantee beyond that: a datagram the network or the collector's buffer drops after a
 // successful send shows only as a gap in the sequence numbers the collector sees.
+#pragma once
+
 #include <sys/uio.h>
 
 #include <cstdint>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Delta counts for flows reported more than once (interim records, `--ipfix-active-timeout`).
 //
 // IPFIX's octetDeltaCount/packetDeltaCount count what happened since the flow's previous record, so
@@ -24,6 +23,8 @@
 // entry cannot be allocated, is refused (apply() returns false) and must not be exported: the flow's
 // next record then carries the counts since its last exported one, so a collector's sums stay right.
 // Nothing here throws.
+#pragma once
+
 #include <events/event.h>
 
 #include <cstddef>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The information elements flowcop exports (RFC 7011 / 7012 / 5103), and flowcop's own.
 //
 // Contract: one table, kElements, indexed by Element, gives each element's IANA id, encoded length
@@ -20,6 +19,8 @@
 //     2 flowcopEndReason  unsigned8  flowcop's own end reason (conntrack::Reason value), finer than
 //                                    flowEndReason (reset and closed are both "end of flow detected")
 //     3 flowcopFlowId     unsigned64 the flow's id, stable from its first to its last record
+#pragma once
+
 #include <cstdint>
 
 namespace flowcop::ipfix {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // One observation domain's IPFIX message stream (RFC 7011): flow records in, finished messages out.
 //
 // Messages: a 16-octet header (version 10, length, export time in seconds, sequence number,
@@ -17,6 +16,8 @@
 // that call. Times are Unix-epoch ns from the caller (the wall clock), never read here.
 // Degraded behaviour: none at run time: every Event can be encoded (template.h); the constructor
 // clamps max_message_bytes into [min_message_bytes(), 65535].
+#pragma once
+
 #include <ipfix/defaults.h>
 #include <ipfix/template.h>
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // flowcop's end reasons as IPFIX flowEndReason values (IANA registry, RFC 5102 / 7012 element 136).
 //
 //   flowcop reason  flowEndReason            why
@@ -15,6 +14,8 @@
 // flowcop's exact reason also goes out as flowcopEndReason (elements.h), so closed and reset, or
 // killed and shutdown, stay apart for a collector that reads it; an interim record's flowcopEndReason
 // is kNotEnded (255), so it never reads as a real end.
+#pragma once
+
 #include <conntrack/reason.h>
 #include <events/event.h>
 

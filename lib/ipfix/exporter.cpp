@@ -24,6 +24,13 @@ uint64_t wall_ns() noexcept
     return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
+uint64_t mono_ns() noexcept
+{
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
 } // namespace
 
 // Finished messages waiting for one send to every collector. The encoder's buffer is reused for its
@@ -112,6 +119,7 @@ std::unique_ptr<Exporter> Exporter::open(const ExporterConfig& config, events::S
         x->_domains[i].deltas = DeltaTracker(config.max_tracked_flows);
     }
     x->_batch = std::make_unique<Batch>(*x, x->_max_message);
+    x->_pacer = Pacer(config.max_rate);
     return x;
 }
 
@@ -209,10 +217,19 @@ bool Exporter::drain(unsigned p, uint64_t now_ns) noexcept
 
 void Exporter::send_batch() noexcept
 {
-    if (_batch->size() == 0)
-        return;
-    for (auto& c : _collectors)
-        c->send(_batch->messages(), _batch->size());
+    const unsigned n = _batch->size();
+    for (unsigned sent = 0; sent < n;) {
+        const uint64_t now = mono_ns();
+        const uint32_t go = _pacer.grant(now, n - sent);
+        if (go == 0) {
+            // Paced: wait for the bucket (at most one message's time: 100 us at the default rate).
+            std::this_thread::sleep_for(std::chrono::nanoseconds(_pacer.wait_ns(now)));
+            continue;
+        }
+        for (auto& c : _collectors)
+            c->send(_batch->messages() + sent, go);
+        sent += go;
+    }
     _batch->clear();
 }
 

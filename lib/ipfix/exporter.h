@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // The IPFIX export thread: drains its subscription to the event stream (destroyed flows and interim
 // reports of long ones), encodes one message stream per lcore (its own observation domain, encoder.h)
 // and sends every message to every collector over UDP (collector.h). A flow reported more than once
@@ -15,15 +14,20 @@
 // Destruction calls stop_and_flush(). Threading: open/start/stop_and_flush/~Exporter are control-plane
 // calls from one thread at a time; stats() and collector_stats() may be read from any thread.
 // Timing: a record leaves in the next message of its domain; a message is sent when it is full, when
-// it has waited kMaxHoldNs since its first record, or at stop_and_flush(); the thread polls every
-// kPollIntervalUs when idle. Export time, flow times and template refresh use the wall clock.
+// it has waited kMaxHoldNs since its first record, or at stop_and_flush(), and no faster than
+// config.max_rate messages a second (pacer.h: the thread waits, so a burst such as the stop's open
+// flows reaches a collector at a rate it can read); the thread polls every kPollIntervalUs when idle. Export time, flow times and template refresh use the wall clock.
 // Invariant per lcore, after stop_and_flush() (approximately while running):
 //   stats(i).records + stats(i).dropped_full + stats(i).dropped_untracked == stats(i).offered.
 // Messages are the same for every collector, so each collector sees one sequence per domain; a
 // message that fails to one collector is counted in that collector's send_errors only.
+#pragma once
+
 #include <ipfix/collector.h>
+#include <ipfix/defaults.h>
 #include <ipfix/deltas.h>
 #include <ipfix/encoder.h>
+#include <ipfix/pacer.h>
 
 #include <events/stream.h>
 
@@ -54,6 +58,9 @@ struct ExporterConfig {
     // Per lcore: flows with interim records outstanding that the delta tracker remembers (deltas.h).
     // Pass the lcore's flow table capacity, which the tracker cannot exceed; 0 is refused by open().
     uint32_t max_tracked_flows = 0;
+    // Messages a second to each collector (pacer.h), in bursts of at most Pacer::kBurstMessages; 0 =
+    // unpaced. Every record still goes (the thread waits), so a stop takes records / rate seconds more.
+    uint32_t max_rate = kDefaultMaxRate;
 };
 
 struct ExporterStats {
@@ -117,6 +124,7 @@ private:
     unsigned _n_domains = 0;
     std::vector<std::unique_ptr<Collector>> _collectors;
     std::unique_ptr<Batch> _batch;
+    Pacer _pacer;
     size_t _max_message = 0;
     std::function<void()> _on_thread_start;
     std::thread _thread;

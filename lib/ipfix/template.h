@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // flowcop's data templates and the encoding of one flow record (RFC 7011 section 3.4).
 //
 // A template is chosen per record from what the Event carries: the address family, whether the flow
@@ -22,6 +21,8 @@
 // writes fields in template order: placed first, the forward value is the one it keeps.
 //
 // Threading: the templates are immutable after first use; encode functions are reentrant.
+#pragma once
+
 #include <ipfix/elements.h>
 
 #include <events/event.h>

@@ -100,8 +100,8 @@ struct Tracker {
 
     // Never cleared once set. Set when a packet moves the flow into ESTABLISHED from SYN_RECV or
     // ESTABLISHED after (or with) a packet from the reply side: the handshake's final ACK, or, for a
-    // flow picked up mid-stream, the first packet seen from the other side. Assured flows are never
-    // early-dropped to make room for new ones.
+    // flow picked up mid-stream, the first packet seen from the other side. Assured flows are not
+    // early-dropped to make room for new ones unless they are closing (is_closing()).
     bool assured() const noexcept { return (flags & detail::kAssured) != 0; }
     // A packet from the reply side has been accepted (ignored packets do not count).
     bool seen_reply() const noexcept { return (flags & detail::kSeenReply) != 0; }
@@ -204,6 +204,16 @@ struct Timeouts {
 constexpr bool expiry_is_closed(State s) noexcept
 {
     return s == State::time_wait || s == State::close;
+}
+
+// A flow that is shutting down (a FIN or an RST was seen): FIN_WAIT, CLOSE_WAIT, LAST_ACK, TIME_WAIT or
+// CLOSE. A full flow table may drop such a flow for a new one even when it is assured, as netfilter's
+// tcp_can_early_drop lets its conntrack do: its connection is over or nearly so, and keeping it for the
+// 120 s of TIME_WAIT would refuse new connections meanwhile.
+constexpr bool is_closing(State s) noexcept
+{
+    return s == State::fin_wait || s == State::close_wait || s == State::last_ack || s == State::time_wait ||
+           s == State::close;
 }
 
 } // namespace flowcop::tcpstate

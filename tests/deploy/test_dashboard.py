@@ -108,6 +108,61 @@ def test_dashboard_layout_ids_and_variables():
     check([r["gridPos"]["y"] for r in rows] == sorted(r["gridPos"]["y"] for r in rows), "rows in order")
 
 
+def quantity(expr):
+    """What a panel query draws: a rate or a level, of bytes, seconds or counts."""
+    bare = re.sub(r'\{[^}]*\}', "", expr)
+    kind = "rate" if re.search(r"\b(?:rate|irate|increase|deriv)\(", bare) else "level"
+    names = re.findall(r"\b(?:flowcop|process)[:_][a-z0-9_:]+", bare)
+    what = ("bytes" if any("bytes" in n for n in names) else
+            "seconds" if any(n.endswith("_seconds") or "seconds:" in n for n in names) else "count")
+    return kind, what
+
+
+def test_one_unit_per_panel():
+    """every panel draws one unit: one unit set for the panel, none overridden per series, and every query of it
+    the same quantity (a rate or a level; bytes, seconds or counts)"""
+    for p in PANELS:
+        if p["type"] in ("row", "table"):
+            continue
+        fc = p.get("fieldConfig", {})
+        check(fc.get("defaults", {}).get("unit"), f"{p['title']}: no unit")
+        overridden = [o for o in fc.get("overrides", []) if any(pr.get("id") == "unit" for pr in o.get("properties", []))]
+        check(not overridden, f"{p['title']}: a unit overridden per series: {overridden}")
+        kinds = {quantity(t["expr"]) for t in p["targets"]}
+        check(len(kinds) == 1, f"{p['title']}: queries of different quantities on one axis: {sorted(kinds)}")
+
+
+def test_process_row_and_the_rows_deployment_md_lists():
+    """a Process row draws uptime, restarts, CPU and RSS from the process metrics; deployment.md names every row"""
+    rows = [p for p in PANELS if p["type"] == "row"]
+    (proc,) = [r for r in rows if r["title"] == "Process"] or [None]
+    check(proc, "no Process row")
+    below = sorted((p for p in PANELS if p["type"] != "row" and
+                    proc["gridPos"]["y"] < p["gridPos"]["y"] < min([r["gridPos"]["y"] for r in rows
+                                                                     if r["gridPos"]["y"] > proc["gridPos"]["y"]]
+                                                                    + [10 ** 6])),
+                   key=lambda p: p["gridPos"]["x"])
+    reads = {p["title"]: set().union(*(referenced(t["expr"]) for t in p["targets"])) for p in below}
+    want = {"Uptime": ("process_start_time_seconds", "s"), "Restarts": ("process_start_time_seconds", "none"),
+            "CPU": ("process_cpu_seconds_total", "percentunit"), "Resident memory": ("process_resident_memory_bytes", "bytes")}
+    for title, (metric, unit) in want.items():
+        p = [q for q in below if q["title"] == title]
+        check(p and metric in reads[title] and p[0]["fieldConfig"]["defaults"]["unit"] == unit,
+              f"Process row: panel {title!r} reading {metric} in {unit} (row has {reads})")
+    restarts = [t["expr"] for p in below if p["title"] == "Restarts" for t in p["targets"]]
+    check(restarts and all("changes(process_start_time_seconds" in e for e in restarts),
+          f"Restarts counts the changes of the start time: {restarts}")
+    alerts = {r["alert"]: r["expr"] for r in RULES if "alert" in r}
+    check("absent(up{job=\"flowcop\"})" in " ".join(alerts.values()), "an alert on absent(up{job=\"flowcop\"})")
+    check(any("changes(process_start_time_seconds" in e for e in alerts.values()), "an alert on restart flapping")
+    text = re.sub(r"\s+", " ", open(os.path.join(REPO, "deploy", "deployment.md")).read())
+    m = re.search(r"The rows are ((?:\"[^\"]+\"(?:, | and )?)+)", text)
+    check(m, "deployment.md has no 'The rows are ...' sentence")
+    listed = re.findall(r'"([^"]+)"', m.group(1))
+    check(listed == [r["title"] for r in rows], f"deployment.md lists rows {listed}, the dashboard has "
+          f"{[r['title'] for r in rows]}")
+
+
 def test_provisioning_matches_the_dashboard_and_prometheus():
     """provisioning YAML: a file provider, a Prometheus data source whose timeInterval is the scrape interval"""
     ds = yaml.safe_load(open(os.path.join(GRAFANA, "provisioning", "datasources", "flowcop.yml")))
@@ -284,7 +339,7 @@ def referenced(expr):
     """Metric names an expression reads (recorded series and PromQL keywords are not metrics)."""
     bare = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # label values are not names
     bare = re.sub(r"\b(?:by|on|without|ignoring|group_left|group_right)\s*\([^)]*\)", "", bare)
-    return set(re.findall(r"\b(flowcop_[a-z0-9_]+|up|ALERTS)\b(?!\s*\()", bare))
+    return set(re.findall(r"\b(flowcop_[a-z0-9_]+|process_[a-z0-9_]+|up|ALERTS)\b(?!\s*\()", bare))
 
 
 def selectors(expr):
@@ -437,7 +492,8 @@ def test_prometheus_evaluates_every_rule_and_answers_every_panel():
 
 
 if __name__ == "__main__":
-    run([test_dashboard_layout_ids_and_variables, test_provisioning_matches_the_dashboard_and_prometheus,
+    run([test_dashboard_layout_ids_and_variables, test_one_unit_per_panel, test_process_row_and_the_rows_deployment_md_lists,
+         test_provisioning_matches_the_dashboard_and_prometheus,
          test_every_panel_an_alert_or_doc_names_exists, test_every_runbook_and_doc_link_resolves,
          test_a_panel_naming_an_alert_draws_its_threshold,
          test_every_queried_metric_and_label_is_served_by_the_binary,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Test fixtures: events that carry (lcore, sequence) so a line can be traced back to its emit(), a
 // temporary directory, file reading, and stderr capture.
+#pragma once
+
 #include <events/event.h>
 #include <events/stream.h>
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // A strict little JSON (RFC 8259) recogniser for the tests: checks syntax and returns the top-level
 // object's keys in order, so a test can check both "it parses" and "it has exactly these fields"
 // without a JSON library or a python subprocess.
+#pragma once
+
 #include <cctype>
 #include <optional>
 #include <string>

@@ -16,7 +16,7 @@
 //   table must count at least those as out of window.
 //   the cop never counts a lock failure (nothing else holds a shard here).
 // - a burst: exact per-verdict counts; no reset/killed/shutdown expiry; a flow whose key got no
-//   packet is unchanged, or was evicted, and only unassured flows are evicted; flows appear only
+//   packet is unchanged, or was early-dropped (an assured one only when closing or past its deadline); flows appear only
 //   for keys that got a packet. Expiry on arrival: a flow whose first packet of the burst comes at
 //   or after its deadline ends with lag = time - deadline; one whose deadline falls between its
 //   packets of the burst may end at the first packet past it (if the ones before were invalid).

@@ -126,9 +126,9 @@ class _Collector:
 
 class Nfcapd(_Collector):
     """nfcapd with deploy/collectors/nfdump-flowcop.conf's options but -w DIR -b HOST -p PORT (a free
-    one); host "::1" listens on IPv6. The directory is created first, as deployment.md says."""
+    one) and any (flag, value) overrides; host "::1" listens on IPv6. The directory is created first, as deployment.md says."""
 
-    def __init__(self, workdir, host="127.0.0.1"):
+    def __init__(self, workdir, host="127.0.0.1", overrides=()):
         self.host = host
         self.v6 = ":" in host
         self.dir = os.path.join(workdir, "nfcapd_" + ("v6" if self.v6 else "v4"))
@@ -136,7 +136,7 @@ class Nfcapd(_Collector):
         os.makedirs(self.dir)
         self.port = free_udp_port(host)
         opts = shipped_nfcapd_options()
-        for flag, value in (("-w", self.dir), ("-b", host), ("-p", str(self.port))):
+        for flag, value in (("-w", self.dir), ("-b", host), ("-p", str(self.port))) + tuple(overrides):
             opts = with_option(opts, flag, value)
         cmd = ["nfcapd"] + opts
         if self.v6:

@@ -35,7 +35,7 @@ def run(cmd, timeout=20):
 
 def options_from_sources(root):
     """Every long option the parser's table defines, read from the sources (not from --help)."""
-    with open(os.path.join(root, "app", "service", "option_table.cpp")) as f:
+    with open(os.path.join(root, "app", "service", "options", "option_table.cpp")) as f:
         table = f.read()
     # --tcp-timeout-<state> exists for every state tcpstate names after "none" (options.h).
     with open(os.path.join(root, "lib", "tcpstate", "names.cpp")) as f:

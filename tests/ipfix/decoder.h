@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // A small IPFIX collector for tests, written from RFC 7011 (not from the encoder): it checks the
 // message rules a collector relies on and returns each data record as (enterprise, id) -> value.
 // Checked: version 10; the header's length equals the datagram's; every set fits its message and is
@@ -7,6 +6,8 @@
 // was defined earlier in the same observation domain (this message or an earlier one); a data set
 // holds whole records only (flowcop pads nothing); each message's sequence number equals the data
 // records this domain sent before it. A broken rule is recorded in `errors`, never thrown.
+#pragma once
+
 #include <cstdint>
 #include <cstring>
 #include <map>

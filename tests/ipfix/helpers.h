@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#pragma once
 // Test fixtures: destroyed-flow Events with recognisable fields, and a sink that feeds the decoder.
+#pragma once
+
 #include <ipfix/encoder.h>
 
 #include <events/event.h>

@@ -16,7 +16,7 @@
 
 #include <service/options/options.h>
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 #include <packet/flow_key.h>
 
 #include <cstddef>

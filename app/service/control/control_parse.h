@@ -11,7 +11,7 @@
 
 #include <service/options/options.h>
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 #include <packet/flow_key.h>
 
 #include <string>

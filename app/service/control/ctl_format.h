@@ -18,7 +18,7 @@
 // (0: due). Times are Unix seconds with 6 decimals, truncated, as in events. Pure, any thread.
 #pragma once
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 
 #include <cstddef>
 #include <cstdint>

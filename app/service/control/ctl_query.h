@@ -21,7 +21,7 @@
 
 #include <service/options/proto_names.h>
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 #include <events/event.h>
 #include <packet/flow_key.h>
 

@@ -9,6 +9,7 @@
 #include "stats_rows.h"
 #include <service/dataplane/commands.h>
 
+#include <conntrack/flow_table.h>
 #include <events/thread.h>
 #include <stats/family.h>
 #include <stats/relaxed.h>

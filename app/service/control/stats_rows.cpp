@@ -61,6 +61,9 @@ constexpr Label kVerdict{"verdict", packet::kVerdictCount,
 constexpr Label kWindowReason{"reason", tcpstate::kWindowReasonCount - 1, [](unsigned i) noexcept {
                                   return tcpstate::window_reason_name(tcpstate::WindowReason(i + 1));
                               }};
+constexpr Label kEarlyDropClass{"reason", conntrack::kEarlyDropCount, [](unsigned i) noexcept {
+                                    return conntrack::early_drop_name(static_cast<conntrack::EarlyDrop>(i));
+                                }};
 constexpr Label kTableFull{"reason", 1, [](unsigned) noexcept { return "table_full"; }};
 constexpr const char* kEventDropReasons[] = {"ring_full", "write_error"};
 constexpr Label kEventDropReason{"reason", 2, [](unsigned i) noexcept { return kEventDropReasons[i]; }};
@@ -176,8 +179,14 @@ const Lcore kLcoreRows[] = {
          }},
     {.prometheus = "flowcop_flows_early_drop_attempts_total",
      .telemetry = "flows_early_drop_attempts",
-     .help = "Times a full table looked for an unassured flow to evict",
+     .help = "Times a full table looked for a flow to drop for a new one (timed out, closing or unassured)",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.table->early_drop_attempts); }},
+    {.prometheus = "flowcop_flows_early_dropped_total",
+     .telemetry = "flows_early_dropped",
+     .help = "Flows a full table dropped to admit a new one, by class: timed_out (past its deadline, ends with "
+             "its own reason), closing (TCP FIN_WAIT to CLOSE), unassured (both end evicted)",
+     .labels = {kEarlyDropClass},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->early_dropped[i[0]]); }},
     {.prometheus = "flowcop_flows_probe_window_full_total",
      .telemetry = "flows_probe_window_full",
      .help = "New flows whose keys collided with a full probe window of the table's index (evicted in the home "

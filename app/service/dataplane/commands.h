@@ -11,7 +11,7 @@
 // Command is the same request, not yet done: broadcast() posts one per worker.
 #pragma once
 
-#include <conntrack/flow_table.h>
+#include <conntrack/flow_snapshot.h>
 #include <packet/flow_key.h>
 #include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>

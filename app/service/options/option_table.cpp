@@ -462,6 +462,12 @@ std::vector<Spec> build_specs()
     t.push_back(number(
         "--ipfix-template-refresh-messages", "N", "... and after every N IPFIX messages, whichever comes first.", 1,
         1000000, set_number<&O::ipfix_template_refresh_messages>, show_number<&O::ipfix_template_refresh_messages>));
+    t.push_back(number("--ipfix-max-rate", "N",
+                       "Send at most N IPFIX messages a second to each collector, in bursts of\n"
+                       "at most 32, so a burst of records (the flows still open at a stop, a\n"
+                       "flush) reaches it at a rate it can read: UDP loses what a collector's\n"
+                       "socket buffer cannot hold, uncounted here. 0 = unpaced.",
+                       0, 1000000, set_number<&O::ipfix_max_rate>, show_number<&O::ipfix_max_rate>));
     t.push_back(number("--ipfix-domain-base", "N",
                        "Lcore L exports in IPFIX observation domain N + L; give each flowcop\n"
                        "instance that exports from one host its own range.",

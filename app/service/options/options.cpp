@@ -83,6 +83,7 @@ Options default_options()
     o.ipfix_mtu = ipfix::kDefaultPathMtu;
     o.ipfix_template_refresh_s = ipfix::kDefaultTemplateRefreshS;
     o.ipfix_template_refresh_messages = ipfix::kDefaultTemplateRefreshMessages;
+    o.ipfix_max_rate = ipfix::kDefaultMaxRate;
     o.ipfix_domain_base = ipfix::kDefaultDomainBase;
     o.ipfix_active_timeout_s = ipfix::kDefaultActiveTimeoutS;
     constexpr protostate::Timeouts kProtoDefaults = protostate::Timeouts::netfilter_defaults();

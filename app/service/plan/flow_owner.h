@@ -21,6 +21,7 @@
 #pragma once
 
 #include <packet/flow_key.h>
+#include <packet/mix.h>
 
 #include <cstdint>
 #include <cstring>
@@ -44,13 +45,7 @@ inline uint64_t owner_hash(const packet::FlowKey& key, uint64_t seed) noexcept
         std::memcpy(&w, bytes + i, sizeof(packet::FlowKey) - i);
         h = (h ^ w) * kMul;
     }
-    // murmur3's 64-bit finaliser: every key bit reaches the high bits owner() uses.
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    return packet::fmix64(h); // every key bit reaches the high bits owner() uses
 }
 
 // The owner among `workers` (> 0): the hash's high 32 bits scaled onto [0, workers) (Lemire's

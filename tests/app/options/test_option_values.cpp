@@ -38,6 +38,7 @@ std::vector<Range> numeric_options()
         {"--ipfix-mtu", 576, 65535, false},
         {"--ipfix-template-refresh", 1, 86400, false},
         {"--ipfix-template-refresh-messages", 1, 1000000, false},
+        {"--ipfix-max-rate", 0, 1000000, false},
         {"--ipfix-domain-base", 0, 4294966271, false},
         {"--ipfix-active-timeout", 0, 86400, false},
         {"--events-ring", 64, 4194304, true},

@@ -127,6 +127,7 @@ std::vector<Case> one_case_per_option()
         {"--ipfix-template-refresh", "300", [](const Options& o) { return o.ipfix_template_refresh_s == 300; }},
         {"--ipfix-template-refresh-messages", "20",
          [](const Options& o) { return o.ipfix_template_refresh_messages == 20; }},
+        {"--ipfix-max-rate", "2500", [](const Options& o) { return o.ipfix_max_rate == 2500; }},
         {"--ipfix-domain-base", "100", [](const Options& o) { return o.ipfix_domain_base == 100; }},
         {"--ipfix-active-timeout", "60", [](const Options& o) { return o.ipfix_active_timeout_s == 60; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},

@@ -16,6 +16,7 @@ TEST_CASE("IPFIX export is off by default, with the documented defaults", "[app]
     CHECK(o.ipfix_mtu == 1500);
     CHECK(o.ipfix_template_refresh_s == 60);
     CHECK(o.ipfix_template_refresh_messages == 1000);
+    CHECK(o.ipfix_max_rate == 10000);
     CHECK(o.ipfix_domain_base == 1);
     CHECK(o.ipfix_active_timeout_s == 1800);
 }
@@ -57,6 +58,8 @@ TEST_CASE("The IPFIX numbers are range-checked like every number", "[app][option
     CHECK(rejected({"--ipfix-mtu", "65536"}).rfind("flowcop: --ipfix-mtu: ", 0) == 0);
     CHECK(rejected({"--ipfix-template-refresh", "0"}).rfind("flowcop: --ipfix-template-refresh: ", 0) == 0);
     CHECK(parsed({"--ipfix-template-refresh-messages", "1"}).ipfix_template_refresh_messages == 1);
+    CHECK(parsed({"--ipfix-max-rate", "0"}).ipfix_max_rate == 0);
+    CHECK(parsed({"--ipfix-max-rate", "2500"}).ipfix_max_rate == 2500);
     CHECK(parsed({"--ipfix-domain-base", "0"}).ipfix_domain_base == 0);
     CHECK(parsed({"--ipfix-active-timeout", "0"}).ipfix_active_timeout_s == 0);
     CHECK(parsed({"--ipfix-active-timeout", "86400"}).ipfix_active_timeout_s == 86400);

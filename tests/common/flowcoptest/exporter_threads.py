@@ -16,7 +16,7 @@ import re
 import socket
 from urllib.parse import urlsplit
 
-EXPORTER_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "app", "service",
+EXPORTER_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "app", "service", "control",
                           "exporter.h")
 WORKER_THREAD = "civetweb-worker"  # civetweb names its workers so (prctl, 15 bytes)
 
