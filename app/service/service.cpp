@@ -77,6 +77,22 @@ protostate::Timeouts proto_timeouts_from(const Options& opt)
 
 namespace {
 
+// The capabilities the --flowgen port declares (drivers/net/flowgen/port.h): its own queues, and with
+// queues=N the RSS a NIC would report, dealt in software (PortCaps::soft_rss).
+PortCaps flowgen_caps(const flowgen::Config& fg, uint16_t id)
+{
+    const flowgen::Port::RssCaps rc = flowgen::Port::rss_caps_for(fg);
+    PortCaps c;
+    c.id = id;
+    c.name = "flowgen";
+    c.max_rx_queues = c.max_tx_queues = c.own_rx_queues = rc.queues;
+    c.rss_offloads = rc.offloads;
+    c.hash_key_size = rc.key_bytes;
+    c.reta_size = rc.reta_size;
+    c.soft_rss = true;
+    return c;
+}
+
 // One request posted to one worker, from posting to its answer: the one owner of a posted Command.
 // It frees the Command unless the worker failed to answer by the deadline: the worker may still write
 // it then, so it is abandoned on purpose, never freed (a worker answers within one loop turn; only a
@@ -325,11 +341,12 @@ StartError Service::create_pool(const flowgen::Config& fg)
     std::string error;
     const unsigned lcores = rte_lcore_count();
     const uint16_t ports = rte_eth_dev_count_avail() + (_opt.flowgen.empty() ? 0 : 1);
-    // The synthetic port holds up to its RX ring, its TX ring and a burst of
+    // The synthetic port holds up to its RX rings, its TX rings and a burst of
     // mbufs from the same pool, on top of what the real queues need.
-    uint64_t extra = _opt.flowgen.empty() ? 0 : 2 * fg.ring + 2 * fg.burst;
+    uint64_t extra = _opt.flowgen.empty() ? 0 : 2 * uint64_t(fg.ring) * fg.queues + 2 * fg.burst;
     // What the ownership plan adds: handoff rings full of packets, queues a device brings beyond one per lcore.
-    extra += planned_extra_mbufs(_opt, !_opt.flowgen.empty(), lcores, error);
+    const PortCaps fg_caps = flowgen_caps(fg, 0);
+    extra += planned_extra_mbufs(_opt, _opt.flowgen.empty() ? nullptr : &fg_caps, lcores, error);
     if (!error.empty())
         return {1, "flowcop: " + error};
     uint64_t mbufs = 0;
@@ -348,16 +365,35 @@ StartError Service::start_ports(const flowgen::Config& fg)
         _flowgen = flowgen::Port::create(fg, _pool, int(rte_socket_id()), error);
         if (!_flowgen)
             return {1, format_flag_error("--flowgen", error)};
+        _flowgen_reads_file = !fg.replay.empty() && fg.overflow == flowgen::Overflow::wait;
     }
     if (_opt.mode == Mode::inline_fwd && rte_eth_dev_count_avail() % 2 != 0)
         return {2, format_flag_error("--mode", "inline forwards between port pairs (0<->1, 2<->3, ...) but " +
                                                    std::to_string(rte_eth_dev_count_avail()) + " port(s) were found")};
+    SoftRssPort soft;
+    if (_flowgen) {
+        soft.caps = flowgen_caps(fg, _flowgen->port_id());
+        soft.program = [port = _flowgen.get()](const uint8_t* key, uint16_t len, uint64_t hf,
+                                               const std::vector<uint16_t>& table) {
+            return port->program_rss(key, len, hf, table);
+        };
+        soft.read_back = [port = _flowgen.get()] {
+            RssReadback got;
+            got.conf_read = got.reta_read = true;
+            got.key.assign(port->rss().key().begin(), port->rss().key().end());
+            got.hf = port->rss().hash_fields();
+            got.table = port->rss().table();
+            return got;
+        };
+    }
     _ports_started = true; // from here on, close whatever did start
-    if (!setup_ports(_opt, _pool, _plan, error))
+    if (!setup_ports(_opt, _pool, _plan, error, _flowgen ? &soft : nullptr))
         return {1, "flowcop: " + error};
     for (const std::string& w : _plan.warnings)
         log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: %s", w.c_str());
-    if (_plan.handoff()) {
+    // Under rss too: the ICMP errors and fragments a port delivers to a worker that does not own their
+    // flow go to the owner through them (worker_related.cpp); every other packet stays where it arrived.
+    if (_plan.handoff() || _plan.rss()) {
         std::vector<int> sockets;
         for (const WorkerPlan& w : _plan.workers)
             sockets.push_back(int(rte_lcore_to_socket_id(w.lcore)));
@@ -419,7 +455,8 @@ conntrack::TableConfig table_config(const Options& opt, unsigned lcore)
     return tc;
 }
 
-WorkerSettings worker_settings(const Options& opt)
+// file_port: the --flowgen port when it replays a file (replay=, overflow=wait), else -1.
+WorkerSettings worker_settings(const Options& opt, int file_port)
 {
     WorkerSettings ws;
     ws.mode = opt.mode;
@@ -443,6 +480,12 @@ WorkerSettings worker_settings(const Options& opt)
                 ws.wait_ports[port] = 1;
             }
         }
+        // The flowgen port replaying a file (replay=, overflow=wait) reads a file too.
+        if (file_port >= 0) {
+            if (ws.wait_ports.size() <= size_t(file_port))
+                ws.wait_ports.resize(size_t(file_port) + 1, 0);
+            ws.wait_ports[size_t(file_port)] = 1;
+        }
     }
     return ws;
 }
@@ -452,7 +495,7 @@ WorkerSettings worker_settings(const Options& opt)
 StartError Service::create_workers(const TimestampField& ts)
 {
     std::string error;
-    const WorkerSettings ws = worker_settings(_opt);
+    const WorkerSettings ws = worker_settings(_opt, _flowgen && _flowgen_reads_file ? int(_flowgen->port_id()) : -1);
     const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
     // One replay time for every lcore (clock.h), under --clock packet only.
     if (_opt.clock == ClockSource::packet)
@@ -468,6 +511,8 @@ StartError Service::create_workers(const TimestampField& ts)
         place.peer = _plan.peer;
         place.handoff = _handoff.get();
         place.owner_seed = owner_seed;
+        place.rss = _plan.rss();
+        place.rss_owner = rss_owner_conf(_plan);
         place.replay = _replay.get();
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)

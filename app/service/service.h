@@ -137,6 +137,7 @@ private:
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};
     bool _ports_started = false;
+    bool _flowgen_reads_file = false; // --flowgen replay= (overflow=wait): a file port, which may wait for a full ring
 };
 
 } // namespace flowcop::app

@@ -24,6 +24,8 @@ then its counters are zeroed (callgrind_control -z), and after --window seconds 
 dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
 Valgrind serialises threads and runs ~50x slower, so windows are seconds, packets hundreds of thousands.
     /usr/bin/python3 deploy/bench/profile_packet.py --build build-bench --flows 1000000
+--rss-flowgen KEYS profiles the rss plan instead: -l 0-1 over --flowgen KEYS (queues=2), both lcores'
+Worker::run counted, per packet parsed (issue 27: the rss plan's cost of its ICMP error and fragment check).
 The table step is FlowTable::submit (the pipeline since issue 19: the work of three bursts per call,
 prepare + probe + finish) or, in the baseline, FlowTable::process_burst with rte_hash's bulk lookup.
 """
@@ -50,6 +52,10 @@ FLOWCOP_ROWS = [
     # once per loop, are in it too (with nothing due they cost nothing per packet).
     ("Worker::run (all of the per-packet path)", r":flowcop::app::Worker::run\("),
     ("  pcap PMD rx burst (alloc + copy, as testpmd)", r"librte_net_pcap"),
+    # A burst's work after its RX (parse, the plan's handoff or check, the table step, the free): the
+    # per-packet path without the polling loop, which --rss-flowgen's idle lcores spin in while valgrind
+    # runs the generator thread (present when the compiler kept it out of line).
+    ("  Worker::handle (a burst's work after RX)", r":flowcop::app::Worker::handle\("),
     ("  rte_pktmbuf_free_bulk (as testpmd)", r":rte_pktmbuf_free_bulk "),
     ("  packet::parse (L2-L4 headers)", r":flowcop::packet::parse\("),
     # The table step: submit() since issue 19 (the pipeline), process_burst() before it (the baseline).
@@ -146,6 +152,10 @@ def run(tool, a, pcap, packets, flows, workdir):
         if a.churn:
             cmd[cmd.index("--flows-per-lcore") + 1] = str(a.churn)
         cmd += (a.flowcop_args if tool == "flowcop" else a.baseline_args).split()
+        if a.rss_flowgen:  # the rss plan: two lcores on flowgen's RSS-dealt queues instead of the capture
+            cmd = [c for c in cmd if not c.startswith("--vdev=")]
+            cmd[cmd.index("-l") + 1] = "0-1"
+            cmd += ["--flowgen", a.rss_flowgen]
     vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
     if a.branch_sim:
         vg.append("--branch-sim=yes")
@@ -230,6 +240,11 @@ def main(argv):
     ap.add_argument("--baseline-args", default="",
                     help="more flowcop options for the baseline; without --baseline-build, also profile "
                          "--build's flowcop with these options as the baseline")
+    ap.add_argument("--rss-flowgen", default="",
+                    help="profile flowcop (and the baseline) under the rss plan: -l 0-1 over --flowgen with these "
+                         "keys (queues=2 and a model that never ends, e.g. flows=10000,lifetime=100000,idle_pct=0,"
+                         "rst_pct=0,queues=2) instead of the capture; both lcores' Worker::run are counted, per "
+                         "packet parsed; testpmd is not run")
     ap.add_argument("--churn", type=int, default=0, metavar="CAPACITY",
                     help="profile a churn of short connections instead (flows_pcap.write_churn: --flows "
                          "connections of 8 frames, one after another) through tables of CAPACITY flows "
@@ -270,7 +285,8 @@ def main(argv):
                 os.rename(pcap + ".tmp", pcap)
         fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
         base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
-        rx, rcount, _ = run("rxonly", a, pcap, packets, n, workdir)
+        rx, rcount = (run("rxonly", a, pcap, packets, n, workdir)[:2] if not a.rss_flowgen
+                      else ({}, {"from_bursts": 1, "telemetry": (0, 0)}))
         fn = fcount["parsed"] or fcount["from_bursts"]
         rn = rcount["from_bursts"]
         print("\nflows %d: flowcop %d packets in the window (parse calls; 32 x %d rx bursts = %d; telemetry "
@@ -297,9 +313,10 @@ def main(argv):
                 if v is None and depth > 0:
                     continue  # a function this build does not have (the other table's)
                 print(fmt((name if depth == 0 else "." * (2 * depth) + " ") + label.strip(), v))
-        prog = next((v for k, v in rx.items() if "PROGRAM TOTALS" in k), None)
-        print(fmt("testpmd rxonly, whole process", per_packet(prog, rn)))
-        print(fmt(".. pcap PMD rx burst", per_packet(pick(rx, r"librte_net_pcap"), rn)))
+        if not a.rss_flowgen:
+            prog = next((v for k, v in rx.items() if "PROGRAM TOTALS" in k), None)
+            print(fmt("testpmd rxonly, whole process", per_packet(prog, rn)))
+            print(fmt(".. pcap PMD rx burst", per_packet(pick(rx, r"librte_net_pcap"), rn)))
         sys.stdout.flush()
     return 0
 

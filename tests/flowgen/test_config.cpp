@@ -12,10 +12,10 @@ using namespace flowcop::flowgen;
 
 namespace {
 
-const char* const all_keys[] = {"flows",    "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct",
-                                "rst_pct",  "pkt_size",      "ipv6_pct", "pps",           "wave",
-                                "packets",  "duration",      "seed",     "start",         "realtime",
-                                "overflow", "vlan",          "ring",     "burst"};
+const char* const all_keys[] = {"flows",    "new_flow_rate", "lifetime", "lifetime_dist", "idle_pct", "rst_pct",
+                                "pkt_size", "ipv6_pct",      "pps",      "wave",          "packets",  "duration",
+                                "seed",     "start",         "realtime", "overflow",      "vlan",     "ring",
+                                "burst",    "queues",        "replay"};
 
 std::string parse_error(const char* kv)
 {
@@ -275,4 +275,22 @@ TEST_CASE("help documents every key", "[flowgen][config]")
         CHECK(contains(h, std::string("  ") + k + "="));
     }
     CHECK(contains(h, "default 1000;"));
+}
+
+// queues=N and replay=FILE (the ring-backed port a NIC's RSS fills, and its capture source).
+TEST_CASE("queues and replay: ranges, and replay refuses the traffic model's keys beside it", "[flowgen][config]")
+{
+    Config c;
+    CHECK(parse_config("queues=4,replay=/tmp/x.pcap,ring=64,burst=8", c) == "");
+    CHECK(c.queues == 4);
+    CHECK(c.replay == "/tmp/x.pcap");
+    CHECK(parse_error("queues=0") == "flowgen: queues: '0' is not a number in 1..64");
+    CHECK(parse_error("queues=65") == "flowgen: queues: '65' is not a number in 1..64");
+    CHECK(parse_error("replay=").find("flowgen: replay:") == 0);
+    const std::string e = parse_error("replay=/tmp/x.pcap,flows=10");
+    CHECK(e.find("flowgen: flows: a key of the traffic model, which replay= replaces") == 0);
+    CHECK(parse_error("replay=/tmp/x.pcap,realtime=1,overflow=drop") == "");
+    Config bad;
+    bad.queues = 0;
+    CHECK(check_config(bad).find("queues") != std::string::npos);
 }

@@ -77,7 +77,7 @@ def build(path):
 
 
 def run_layout(tap, exe, tmp, path, n, late, layout):
-    res = harness.run(exe, layout.vdevs(path), OPTS, tmpdir=tmp, scrape_when_rx=n, timeout=60,
+    res = harness.run(exe, layout.vdevs(path), OPTS + layout.opts(path), tmpdir=tmp, scrape_when_rx=n, timeout=60,
                       lcores=layout.lcores)
     tap.note("%d frames, flowcop took %.1f s" % (n, res.elapsed))
     hostile.finish(tap, res, "wave")

@@ -52,13 +52,14 @@ def ended(res):
 
 def run_layout(tap, exe, tmp, path, layout, seen):
     L = " [%s]" % layout.name
-    plain = harness.run(exe, layout.vdevs(path), ["--clock", "packet"], tmpdir=tmp, timeout=60,
+    plain = harness.run(exe, layout.vdevs(path), ["--clock", "packet"] + layout.opts(path), tmpdir=tmp, timeout=60,
                         lcores=layout.lcores)
     nf = collectors.Nfcapd(tmp, "127.0.0.1")
     try:
         tap.ok(nf.ready, "nfcapd listens on 127.0.0.1" + L, nf.log_text())
         res = harness.run(exe, layout.vdevs(path),
-                          ["--clock", "packet", "--ipfix", nf.address(), "--ipfix-active-timeout", str(INTERVAL_S)],
+                          ["--clock", "packet", "--ipfix", nf.address(), "--ipfix-active-timeout", str(INTERVAL_S)]
+                          + layout.opts(path),
                           tmpdir=tmp, timeout=60, lcores=layout.lcores)
     finally:
         nf.stop()

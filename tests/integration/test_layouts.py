@@ -295,7 +295,7 @@ def run_replay(tap, exe, tmp, name):
     seen = {}
     for layout in layouts.selected():
         label = "%s [%s]" % (name, layout.name)
-        res = harness.run(exe, layout.vdevs(path), spec["opts"], lcores=layout.lcores, tmpdir=tmp,
+        res = harness.run(exe, layout.vdevs(path), spec["opts"] + layout.opts(path), lcores=layout.lcores, tmpdir=tmp,
                           scrape_when_rx=n if spec.get("scrape") else None, timeout=120, memory_mb=1024)
         tap.note("%s: %d frames, flowcop took %.1f s" % (label, n, res.elapsed))
         harness.check_invariants(tap, res, label)
@@ -350,8 +350,9 @@ def run_kills(tap, exe, ctl_exe, tmp):
 
 def kills_on(tap, exe, ctl_exe, path, n, layout, label):
     # --track tcp and long timeouts: nothing ends by itself; the capture ends and time stands still.
-    with Flowcop(exe, path, ["--clock", "packet", "--track", "tcp", "--stop-when-idle-ms", "0",
-                             "--metrics-addr", "127.0.0.1:0", "--flows-per-lcore", "65536"],
+    with Flowcop(exe, layout.pcap_vdev(path), ["--clock", "packet", "--track", "tcp", "--stop-when-idle-ms", "0",
+                                               "--metrics-addr", "127.0.0.1:0", "--flows-per-lcore", "65536"]
+                 + layout.opts(path),
                  "kills", lcores=layout.lcores) as fc:
         wait_until(lambda: stats(fc)["rx_packets"] == n or None, 30, "the capture replayed")
         time.sleep(0.3)
@@ -391,8 +392,9 @@ def run_timeouts(tap, exe, tmp):
     results = {}
     for layout in layouts.selected():
         label = "live timeout [%s]" % layout.name
-        with Flowcop(exe, path, ["--clock", "tsc", "--track", "tcp", "--stop-when-idle-ms", "0",
-                                 "--metrics-addr", "127.0.0.1:0", "--flows-per-lcore", "65536"],
+        with Flowcop(exe, layout.pcap_vdev(path), ["--clock", "tsc", "--track", "tcp", "--stop-when-idle-ms", "0",
+                                                   "--metrics-addr", "127.0.0.1:0", "--flows-per-lcore", "65536"]
+                     + layout.opts(path),
                      "timeouts", lcores=layout.lcores) as fc:
             wait_until(lambda: stats(fc)["rx_packets"] == n or None, 30, "the capture replayed")
             before = stats(fc)

@@ -334,7 +334,7 @@ def main():
             path = os.path.join(tmp, "crafted_%s.pcap" % label.split(",")[0].replace(" ", "_"))
             n = sc.write(path, isolate=isolate)
             clock = FAST if build is not reopen_in_burst else ["--clock", "packet"]  # 1 s ticks: RSTs wait
-            res = harness.run(exe, layout.vdevs(path), clock + opts, tmpdir=tmp, lcores=layout.lcores,
+            res = harness.run(exe, layout.vdevs(path), clock + opts + layout.opts(path), tmpdir=tmp, lcores=layout.lcores,
                               scrape_when_rx=n if scrape else None, timeout=30)
             label_l = "%s [%s]" % (label, layout.name)
             tap.note("%s: %d frames (%d fillers), flowcop took %.1f s" % (label_l, n, sc.fillers, res.elapsed))

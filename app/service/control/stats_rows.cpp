@@ -318,15 +318,19 @@ const Lcore kLcoreRows[] = {
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->tx_dropped); }},
     {.prometheus = "flowcop_handoff_sent_total",
      .telemetry = "handoff_sent",
-     .help = "Handoff plan: packets this lcore received and passed to the lcore that owns their flow",
+     .help =
+         "Packets this lcore received and passed to the lcore that owns their flow (handoff plan: any; rss plan: ICMP "
+         "errors and fragments)",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->handed_off); }},
     {.prometheus = "flowcop_handoff_received_total",
      .telemetry = "handoff_received",
-     .help = "Handoff plan: packets other lcores passed to this one, the owner of their flow",
+     .help =
+         "Packets other lcores passed to this one, the owner of their flow (handoff plan: any; rss plan: ICMP errors "
+         "and fragments)",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->handoff_received); }},
     {.prometheus = "flowcop_handoff_dropped_total",
      .telemetry = "handoff_dropped",
-     .help = "Handoff plan: packets dropped (freed) because the ring to their flow's owner was full",
+     .help = "Packets dropped (freed) because the handoff ring to their flow's owner was full",
      .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->handoff_dropped); }},
     {.telemetry = "packets_without_timestamp",
      .help = "Packets that carried no RX timestamp under --clock packet (time did not move for them)",

@@ -47,6 +47,11 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
     fragattr::Config fc = settings.fragments;
     fc.seed ^= rte_rdtsc() * 0x9e3779b97f4a7c15ull ^ plan.lcore; // a different hash per lcore and run
     w->_fragments = std::make_unique<fragattr::FragmentAttributor>(fc, w->_fragment_memory);
+    if (place.rss && place.handoff != nullptr && (w->_mark_offset = register_handoff_mark()) < 0) {
+        error = "lcore " + std::to_string(plan.lcore) +
+                ": cannot register the handoff mark mbuf field: " + rte_strerror(rte_errno);
+        return nullptr;
+    }
     // Under the handoff plan a worker tracks packets of every port, so it knows every port's zone.
     for (const auto& [port, zone] : settings.port_zones) {
         if (zone == 0)
@@ -90,7 +95,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         bool drained = true;
         if (_place.handoff != nullptr)
             drained = take_handoffs(tsc);
-        if (newest != 0 && drained)
+        // And only if its own queues were drained too (no full burst): under rss a worker reads its own
+        // queue, and a packet older than `newest` may still wait there behind a full burst.
+        if (newest != 0 && drained && !rx_backlog)
             advance_replay(newest);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
@@ -166,15 +173,33 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         stamp(mbufs, n, times, orig, rx != nullptr);
         tl = &timeline;
     }
-    if (_place.handoff != nullptr && rx != nullptr) {
-        n = hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? times : nullptr, orig);
-        if (n == 0 && tl == nullptr)
+    if (_place.handoff != nullptr && !_place.rss) {
+        if (rx != nullptr) {
+            n = hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? times : nullptr, orig);
+            if (n == 0 && tl == nullptr)
+                return;
+        }
+    } else if (_place.rss) {
+        // Only ICMP errors and fragments may belong to another worker's flow (worker.h), and only they
+        // come through the rings under rss: out of line, so the common burst pays a scan of its verdicts
+        // (here, not in the parse loop: the other plans pay nothing for it) and one branch.
+        bool related = rx == nullptr || fragmented != 0;
+        for (uint16_t i = 0; i < n; ++i)
+            related |= pkts[i].verdict == packet::Verdict::icmp_error;
+        if (related) [[unlikely]] {
+            handle_related(mbufs, ptrs, n, tsc, rx, tl, orig, fragmented != 0);
             return;
+        }
     }
     if (fragmented) [[unlikely]]
         track_fragmented(ptrs, n, tsc, tl);
     else
         track(ptrs, n, tsc, tl);
+    release(mbufs, n, rx);
+}
+
+void Worker::release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept
+{
     if (n == 0)
         return;
     if (_settings.mode != Mode::inline_fwd) {
@@ -200,18 +225,30 @@ void Worker::apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t 
     }
 }
 
-void Worker::track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept
+void Worker::attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const Timeline* tl,
+                                 fragattr::Held* held) noexcept
 {
-    // After the key policy, the zone and the handoff: the owner attributes, keying a fragment's
-    // datagram as its flow is keyed. Under --clock packet each fragment at its own time, so a
-    // replay's datagrams live by the capture's clock.
+    // After the key policy and the zone, keying a fragment's datagram as its flow is keyed. Under
+    // --clock packet each fragment at its own time, so a replay's datagrams live by the capture's clock.
     const uint64_t now = now_ns();
-    fragattr::Held held[kBurst];
-    bool any_held = false;
-    for (uint16_t i = 0; i < n; ++i) {
+    for (uint16_t i = 0; i < n; ++i)
         held[i] = _fragments->attribute(*ptrs[i], tl != nullptr ? tl->times[tl->orig[i]] : now);
-        any_held |= held[i].packets != 0;
+}
+
+void Worker::track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl,
+                              const fragattr::Held* attributed) noexcept
+{
+    // After the handoff: under the handoff plan the owner attributes; under rss the worker all of a
+    // datagram's fragments reached did, before handing them to the owner (`attributed`).
+    fragattr::Held mine[kBurst];
+    const fragattr::Held* held = attributed;
+    if (held == nullptr) {
+        attribute_fragments(ptrs, n, tl, mine);
+        held = mine;
     }
+    bool any_held = false;
+    for (uint16_t i = 0; i < n; ++i)
+        any_held |= held[i].packets != 0;
     track(ptrs, n, tsc, tl);
     // Later fragments that came before their first: on its flow, now that the first was tracked.
     if (any_held) [[unlikely]]

@@ -19,8 +19,14 @@
 // turns. A step runs only in a turn whose RX polls all came back short of a full burst (the
 // queues were drained: the lcore has slack), or after kRebaseMaxDeferrals turns without one,
 // so the sweep takes the lcore's idle time instead of adding its work to a backlog, and still
-// ends under sustained full bursts. Under the other plans (rss, single_lcore) the
-// handoff costs one predictable branch per burst.
+// ends under sustained full bursts. Under single_lcore the handoff costs one predictable
+// branch per burst. Under rss a port delivers each flow's packets to its owner, except the
+// two kinds a NIC hashes on other fields than the flow's: ICMP errors (their outer addresses)
+// and fragments (addresses only). A burst that holds one of those (a scan of the verdicts
+// and one predictable branch per burst) goes through worker_related.cpp, which attributes
+// the fragments here, where all of a datagram's arrive, and hands those packets whose flow
+// another worker owns to it through the same rings, marked with what the attribution found;
+// every other packet stays where it arrived.
 //
 // --clock packet (clock.h): a burst's packet times are taken in the order read, before the handoff,
 // so this lcore's cop runs where the timeline crosses a check instant even when the packet that
@@ -50,6 +56,7 @@
 #include <service/options/options.h>
 #include <service/plan/handoff.h>
 #include <service/plan/ports.h>
+#include <service/plan/rss_owner.h>
 
 #include <conntrack/flow_table.h>
 #include <fragattr/fragment_attributor.h>
@@ -97,10 +104,16 @@ struct WorkerSettings {
 struct WorkerPlace {
     unsigned index = 0;              // in PortPlan::workers
     std::vector<uint16_t> peer;      // PortPlan::peer: where inline mode forwards each port's packets
-    HandoffRings* handoff = nullptr; // the handoff plan's rings; nullptr under the other plans
+    HandoffRings* handoff = nullptr; // the rings of the handoff and rss plans; nullptr with one worker
     uint64_t owner_seed = 0;         // flow_owner.h
+    bool rss = false;                // the rss plan: the rings carry only ICMP errors and fragments
+    RssOwnerConf rss_owner;          // rss: which worker the ports deliver a flow to (rss_owner.h)
     ReplayTime* replay = nullptr;    // --clock packet: the time every worker publishes (clock.h); else nullptr
 };
+
+// Registers the mbuf dynamic field that carries a handed-off fragment's attribution under the rss plan
+// (worker_related.cpp); its offset, or -1 with rte_errno set.
+int register_handoff_mark() noexcept;
 
 class Worker {
 public:
@@ -144,7 +157,14 @@ private:
     // track() for a burst that holds a fragment: later fragments get their first fragment's ports
     // (kFragAttributed) or wait for it (lib/fragattr); the frames that waited are counted on the flow
     // once their first fragment was tracked.
-    void track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
+    // `attributed`: the rss plan's fragments, already attributed (here or by the worker that handed them
+    // over), with what was held for each first fragment; nullptr: attribute them here.
+    void track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl,
+                          const fragattr::Held* attributed = nullptr) noexcept;
+    // The lcore's fragment attributor over a burst (each fragment at its time in tl, else now): what each
+    // first fragment had held for it.
+    void attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const Timeline* tl,
+                             fragattr::Held* held) noexcept;
     // tl: --clock packet (each packet at its own time, the cop wherever the timeline crosses a check
     // instant); nullptr: the TSC clock.
     void track(const packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl) noexcept;
@@ -168,6 +188,19 @@ private:
     unsigned wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept;
     bool take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
+    // Forwards (inline) or frees a tracked burst.
+    void release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept;
+    // worker_related.cpp: handle()'s rest for a burst with an ICMP error or a fragment under rss, or one
+    // from the rings: attribute, pass on what another worker owns, track and release the rest.
+    void handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint64_t tsc, const RxQueueRef* rx,
+                        const Timeline* tl, uint8_t* orig, bool fragmented) noexcept;
+    // worker_related.cpp: the rss plan's handoff of ICMP errors and fragments (see above). Compacts the
+    // burst (and `held`) to the packets this worker owns and returns how many.
+    // Like hand_off(), it leaves each kept packet's index in the burst in orig.
+    uint16_t pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,
+                          uint16_t rx_port) noexcept;
+    // Packets from the rings under rss: what the sending worker's attribution found, from each mbuf's mark.
+    void read_marks(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, fragattr::Held* held) noexcept;
     void run_cop(uint64_t now_ns) noexcept;
     // --clock packet: ends the kill-marked flows now (FlowTable::reap_killed); what the budget leaves
     // waits for the next turn.
@@ -190,6 +223,7 @@ private:
     std::vector<uint16_t> _port_zone; // by port id; empty when no port has a zone
     void* _fragment_memory = nullptr;
     std::unique_ptr<fragattr::FragmentAttributor> _fragments;
+    int _mark_offset = -1; // rss: the mbuf dynfield that carries a handed-off fragment's attribution
     uint64_t _next_cop_ns = 0;
     const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
     bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked

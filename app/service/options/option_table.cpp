@@ -544,9 +544,9 @@ std::vector<Spec> build_specs()
                        "part of the key.",
                        vlan_key_choices(), set_choice<&O::vlan_key>, show_choice<&O::vlan_key>));
     add_protocol_specs(t);
-    t.push_back(text("--flowgen", "KEY=VAL,...",
-                     "Add a synthetic traffic port; its keys are checked when it is created.", "KEY=VAL,... or off",
-                     set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
+    t.push_back(text(
+        "--flowgen", "KEY=VAL,...", "Add flowcop's own port: a TCP model or replay=FILE; queues=N deals it by RSS.",
+        "KEY=VAL,... or off", set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
     t.push_back(text("--quiet", "",
                      "No live status line, start-up lines or final summary; errors and\n"
                      "warnings are still logged, and a port chosen by --metrics-addr HOST:0\n"

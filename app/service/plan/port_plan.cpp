@@ -31,6 +31,9 @@ std::string blocker_detail(PlanReason r, const PortCaps& p, unsigned workers)
     const std::string w = std::to_string(workers);
     switch (r) {
     case PlanReason::no_rss:
+        if (p.soft_rss)
+            return "has no RSS flowcop can make symmetric (it deals its packets to " + std::to_string(p.own_rx_queues) +
+                   " queue(s): --flowgen takes queues=" + w + ")";
         return "has no RSS flowcop can make symmetric (a virtual device: af_packet spreads packets by the kernel's "
                "fanout hash, which keeps a local socket's own hash)";
     case PlanReason::too_few_queues:
@@ -58,9 +61,11 @@ PortSetup setup_for(const PortCaps& p, OwnershipPlan kind, unsigned workers, Mod
     case OwnershipPlan::single_lcore: s.rx_queues = std::max<uint16_t>(1, p.own_rx_queues); break;
     case OwnershipPlan::rss:
         s.rx_queues = w;
-        s.spread = s.symmetric = true;
+        s.symmetric = true;
+        s.spread = !p.soft_rss; // a port that deals in software is configured as the plain ring device it is
         s.key_bytes = p.hash_key_size;
         s.reta_size = p.reta_size;
+        s.soft_rss = p.soft_rss;
         break;
     case OwnershipPlan::handoff:
         if (p.own_rx_queues > 0) {

@@ -18,6 +18,11 @@
 //     workers). Worker i polls queue i of every port, so a flow hashes to one worker from any port in
 //     either direction and no packet is handed off. ports.cpp reads the key, fields and table back
 //     after start; a port that did not keep them makes the plan handoff (fall_back_to_handoff).
+//     flowcop's own ring-backed port (--flowgen queues=N) declares such a NIC's capabilities
+//     (PortCaps::soft_rss) and deals its packets in software as the plan's table says, so the rss
+//     plan's packet path runs end to end without a NIC. Under rss the few packets whose RX queue is not
+//     their flow's owner's (ICMP errors, hashed on their outer addresses; fragments, hashed on
+//     addresses only) are handed to the owner through the handoff rings (rss_owner.h).
 //   - handoff: several workers, and some port cannot do the above (no RSS: virtual devices such as
 //     af_packet, whose kernel fanout keeps a local socket's own hash; too few queues; a key it will
 //     not take; no programmable table; hash fields that differ). Every queue each port delivers
@@ -57,6 +62,12 @@ struct PortCaps {
     uint16_t hash_key_size = 0; // bytes; 0 = the key cannot be set
     uint16_t reta_size = 0;     // redirection table entries; 0 = none flowcop can program
     uint16_t own_rx_queues = 0; // RX queues the device created itself at probe (nb_rx_queues before configure)
+    // flowcop's own port (--flowgen queues=N, drivers/net/flowgen/rss_dealer.h) deals its packets to its
+    // queues by a Toeplitz hash in software, as a NIC does: rss_offloads, hash_key_size and reta_size
+    // are what it declares (the ring PMD under it reports none), and the rss plan's key, fields and
+    // table are given to it rather than through ethdev (ports.h, SoftRssPort). The plan's rules are the
+    // same for it as for a NIC.
+    bool soft_rss = false;
 };
 
 enum class OwnershipPlan : uint8_t { single_lcore, rss, handoff };
@@ -101,6 +112,7 @@ struct PortSetup {
     bool symmetric = false; // the rss plan's key, hash fields and redirection table are programmed
     uint16_t key_bytes = 0; // symmetric: the port's key length
     uint16_t reta_size = 0; // symmetric: the port's table size
+    bool soft_rss = false;  // PortCaps::soft_rss: programmed through the port itself, not ethdev
 };
 
 struct PortPlan {

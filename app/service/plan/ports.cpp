@@ -130,7 +130,7 @@ rte_mempool* create_mbuf_pool(uint64_t mbufs, uint16_t data_room, std::string& e
     return nullptr;
 }
 
-bool read_port_caps(std::vector<PortCaps>& caps, std::string& error)
+bool read_port_caps(std::vector<PortCaps>& caps, std::string& error, const SoftRssPort* soft)
 {
     // EAL logs a network vdev that failed to probe (a missing capture file or
     // interface) and carries on without it: refuse to track fewer ports than given.
@@ -164,6 +164,12 @@ bool read_port_caps(std::vector<PortCaps>& caps, std::string& error)
         // Queues a device made at probe are queues it delivers to whatever flowcop configures
         // (af_packet's qpairs sockets, one per pcap rx file); a NIC has none before configure.
         c.own_rx_queues = info.nb_rx_queues;
+        if (soft != nullptr && soft->caps.id == p) { // the ring PMD under it reports no RSS: its own word
+            c.rss_offloads = soft->caps.rss_offloads;
+            c.hash_key_size = soft->caps.hash_key_size;
+            c.reta_size = soft->caps.reta_size;
+            c.soft_rss = true;
+        }
         caps.push_back(c);
     }
     return true;
@@ -178,9 +184,19 @@ std::vector<unsigned> eal_lcores()
     return lcores;
 }
 
-std::string program_rss(const PortPlan& plan, const PortSetup& ps)
+std::string program_rss(const PortPlan& plan, const PortSetup& ps, const SoftRssPort* soft)
 {
     const uint16_t port = ps.id;
+    if (ps.soft_rss) {
+        if (soft == nullptr || soft->caps.id != port)
+            return "deals its packets in software but flowcop cannot reach it";
+        uint8_t key[kMaxRssKeyBytes];
+        symmetric_key(key, ps.key_bytes);
+        if (std::string why = soft->program(key, ps.key_bytes, plan.rss_hf, redirection_table(plan, ps.reta_size));
+            !why.empty())
+            return "refused the RSS configuration (" + why + ")";
+        return rss_mismatch(plan, ps, soft->read_back());
+    }
     std::vector<rte_eth_rss_reta_entry64> groups = reta_groups(redirection_table(plan, ps.reta_size));
     int rc = rte_eth_dev_rss_reta_update(port, groups.data(), ps.reta_size);
     if (rc != 0)
@@ -198,40 +214,40 @@ std::string program_rss(const PortPlan& plan, const PortSetup& ps)
     return rss_mismatch(plan, ps, got);
 }
 
-uint64_t planned_extra_mbufs(const Options& opt, bool flowgen, unsigned lcores, std::string& error)
+uint64_t planned_extra_mbufs(const Options& opt, const PortCaps* flowgen, unsigned lcores, std::string& error)
 {
     std::vector<PortCaps> caps;
     if (!read_port_caps(caps, error))
         return 0;
-    if (flowgen) { // flowgen::Port: one RX and one TX queue of its own, no RSS (port.h)
-        PortCaps fg;
+    if (flowgen != nullptr) { // flowgen::Port: its own queues, and RSS in software with queues=N (port.h)
+        PortCaps fg = *flowgen;
         fg.id = caps.empty() ? 0 : uint16_t(caps.back().id + 1);
-        fg.name = "flowgen";
-        fg.own_rx_queues = 1;
         caps.push_back(fg);
     }
     PortPlan plan;
     std::string ignored; // setup_ports() reports it
     if (!plan_ports(caps, eal_lcores(), opt.mode, plan, ignored))
         return 0;
-    uint64_t extra = plan.handoff() ? HandoffRings::mbufs_held(unsigned(plan.workers.size())) : 0;
+    // The rss plan has the rings too, for the ICMP errors and fragments it hands to their flow's owner.
+    uint64_t extra =
+        plan.kind != OwnershipPlan::single_lcore ? HandoffRings::mbufs_held(unsigned(plan.workers.size())) : 0;
     for (const PortSetup& p : plan.ports)
         if (p.rx_queues > lcores)
             extra += uint64_t(p.rx_queues - lcores) * kRxDescriptors;
     return extra;
 }
 
-bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error)
+bool setup_ports(const Options& opt, rte_mempool* pool, PortPlan& plan, std::string& error, const SoftRssPort* soft)
 {
     std::vector<PortCaps> caps;
-    if (!read_port_caps(caps, error) || !plan_ports(caps, eal_lcores(), opt.mode, plan, error))
+    if (!read_port_caps(caps, error, soft) || !plan_ports(caps, eal_lcores(), opt.mode, plan, error))
         return false;
     for (const PortSetup& ps : plan.ports)
         if (!configure(ps, plan, pool, error))
             return false;
     if (plan.rss())
         for (const PortSetup& ps : plan.ports)
-            if (std::string why = program_rss(plan, ps); !why.empty()) {
+            if (std::string why = program_rss(plan, ps, soft); !why.empty()) {
                 fall_back_to_handoff(plan, PlanReason::rss_not_kept,
                                      "port " + std::to_string(ps.id) + " (" + plan.port_name(ps.id) + ") " + why);
                 break;

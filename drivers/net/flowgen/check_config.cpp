@@ -59,6 +59,8 @@ std::string check_config(const Config& c)
         return out_of_range("ring", c.ring, kMinRing, kMaxRing);
     if (!in(c.burst, 1, kMaxBurst))
         return out_of_range("burst", c.burst, 1, kMaxBurst);
+    if (!in(c.queues, 1, kMaxQueues))
+        return out_of_range("queues", c.queues, 1, kMaxQueues);
     if (c.burst > c.ring)
         return "flowgen: burst: " + std::to_string(c.burst) + " is larger than ring (" + std::to_string(c.ring) + ")";
     // A flow needs at least 9 segments (3 handshake, one data each way, up to 4 to close); 10 slots per

@@ -20,6 +20,7 @@ using detail::parse_uint;
 struct Ctx {
     Config cfg;
     std::string error;
+    std::string model_key; // a key of the traffic model that was given (refused beside replay=)
 };
 
 int fail(void* opaque, const char* key, const char* value, const char* expected)
@@ -118,32 +119,43 @@ int on_vlan(const char* key, const char* value, void* opaque)
     return 0;
 }
 
+int on_replay(const char* key, const char* value, void* opaque)
+{
+    if (value == nullptr || *value == '\0')
+        return fail(opaque, key, value, "the path of an Ethernet pcap file");
+    cfg_of(opaque).replay = value;
+    return 0;
+}
+
 struct Key {
     const char* name;
     arg_handler_t handler;
+    bool model; // a key of the traffic model: meaningless when frames come from replay=
 };
 
 // Order is the order of help() and of the "valid:" list.
 constexpr Key kKeys[] = {
-    {"flows", on_uint<uint64_t, &Config::flows, 1, kMaxFlows>},
-    {"new_flow_rate", on_uint<uint64_t, &Config::new_flow_rate, 1, kMaxNewFlowRate>},
-    {"lifetime", on_lifetime},
-    {"lifetime_dist", on_lifetime_dist},
-    {"idle_pct", on_uint<uint32_t, &Config::idle_pct, 0, 100>},
-    {"rst_pct", on_uint<uint32_t, &Config::rst_pct, 0, 100>},
-    {"pkt_size", on_uint<uint32_t, &Config::pkt_size, kMinPktSize, kMaxPktSize>},
-    {"ipv6_pct", on_uint<uint32_t, &Config::ipv6_pct, 0, 100>},
-    {"pps", on_uint<uint64_t, &Config::pps, 1, kMaxPps>},
-    {"wave", on_wave},
-    {"packets", on_uint<uint64_t, &Config::packets, 0, UINT64_MAX>},
-    {"duration", on_duration},
-    {"seed", on_uint<uint64_t, &Config::seed, 0, UINT64_MAX>},
-    {"start", on_uint<uint64_t, &Config::start_s, 0, kMaxStartS>},
-    {"realtime", on_realtime},
-    {"overflow", on_overflow},
-    {"vlan", on_vlan},
-    {"ring", on_uint<uint32_t, &Config::ring, kMinRing, kMaxRing>},
-    {"burst", on_uint<uint32_t, &Config::burst, 1, kMaxBurst>},
+    {"flows", on_uint<uint64_t, &Config::flows, 1, kMaxFlows>, true},
+    {"new_flow_rate", on_uint<uint64_t, &Config::new_flow_rate, 1, kMaxNewFlowRate>, true},
+    {"lifetime", on_lifetime, true},
+    {"lifetime_dist", on_lifetime_dist, true},
+    {"idle_pct", on_uint<uint32_t, &Config::idle_pct, 0, 100>, true},
+    {"rst_pct", on_uint<uint32_t, &Config::rst_pct, 0, 100>, true},
+    {"pkt_size", on_uint<uint32_t, &Config::pkt_size, kMinPktSize, kMaxPktSize>, true},
+    {"ipv6_pct", on_uint<uint32_t, &Config::ipv6_pct, 0, 100>, true},
+    {"pps", on_uint<uint64_t, &Config::pps, 1, kMaxPps>, true},
+    {"wave", on_wave, true},
+    {"packets", on_uint<uint64_t, &Config::packets, 0, UINT64_MAX>, true},
+    {"duration", on_duration, true},
+    {"seed", on_uint<uint64_t, &Config::seed, 0, UINT64_MAX>, true},
+    {"start", on_uint<uint64_t, &Config::start_s, 0, kMaxStartS>, true},
+    {"realtime", on_realtime, false},
+    {"overflow", on_overflow, false},
+    {"vlan", on_vlan, true},
+    {"ring", on_uint<uint32_t, &Config::ring, kMinRing, kMaxRing>, false},
+    {"burst", on_uint<uint32_t, &Config::burst, 1, kMaxBurst>, false},
+    {"queues", on_uint<uint16_t, &Config::queues, 1, kMaxQueues>, false},
+    {"replay", on_replay, false},
 };
 
 const Key* find_key(const char* name)
@@ -175,6 +187,14 @@ void apply(const rte_kvargs& kv, Ctx& ctx)
             ctx.error = "flowgen: " + std::string(name) + ": given more than once";
             return;
         }
+        if (find_key(name)->model && ctx.model_key.empty())
+            ctx.model_key = name;
+    }
+    if (rte_kvargs_count(&kv, "replay") != 0 && !ctx.model_key.empty()) {
+        ctx.error = "flowgen: " + ctx.model_key +
+                    ": a key of the traffic model, which replay= replaces (with replay: queues, realtime, overflow, "
+                    "ring, burst)";
+        return;
     }
     for (const Key& k : kKeys)
         if (rte_kvargs_process(&kv, k.name, k.handler, &ctx) < 0)

@@ -50,6 +50,7 @@ inline constexpr uint32_t kMinPktSize = 64, kMaxPktSize = 9000;
 inline constexpr uint64_t kMaxStartS = 4'102'444'800; // 2100-01-01
 inline constexpr uint32_t kMinRing = 64, kMaxRing = 1u << 20;
 inline constexpr uint32_t kMaxBurst = 1024;
+inline constexpr uint16_t kMaxQueues = 64;
 
 struct Config {
     uint64_t flows = 1000;         // concurrent flows
@@ -71,6 +72,12 @@ struct Config {
     std::optional<uint16_t> vlan;       // 802.1Q VLAN ID 1..4094 on every frame
     uint32_t ring = 4096;               // Port only: rx/tx ring entries
     uint32_t burst = 32;                // Port only: frames generated per ring enqueue
+    // Port only: RX queues (and as many TX queues). With more than one, each frame goes to the queue a
+    // NIC's symmetric RSS would give it (rss_dealer.h), so flowcop can run its rss plan on the port.
+    uint16_t queues = 1;
+    // Frames from this Ethernet pcap file, in its order and with its timestamps, instead of the model
+    // (capture.h). The model's keys do not apply and parse_config() refuses them beside it.
+    std::string replay;
 };
 
 // "" or one sentence naming the bad key/value. On error `out` is unchanged. kvargs may be nullptr.

@@ -4,8 +4,10 @@
 // mbufs) and port.h (Port: the ethdev). See drivers/net/flowgen/flowgen.md for the traffic model.
 #pragma once
 
+#include <flowgen/capture.h>
 #include <flowgen/config.h>
 #include <flowgen/core.h>
 #include <flowgen/generator.h>
 #include <flowgen/port.h>
+#include <flowgen/rss_dealer.h>
 #include <flowgen/stats.h>

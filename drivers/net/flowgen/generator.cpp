@@ -11,6 +11,14 @@ Generator::Generator(const Config& cfg) : _core(cfg), _error(_core.error())
 {
     if (!_error.empty())
         return;
+    if (!cfg.replay.empty()) {
+        _capture = std::make_unique<Capture>();
+        if ((_error = _capture->open(cfg.replay)).empty() && _capture->frames() == 0)
+            _error = "flowgen: replay: '" + cfg.replay + "' holds no frame";
+        _replay_now_us = _capture->first_timestamp_us();
+        if (!_error.empty())
+            return;
+    }
     if (rte_mbuf_dyn_rx_timestamp_register(&_ts_offset, &_ts_flag) != 0)
         _error = std::string("flowgen: cannot register the mbuf Rx timestamp field: ") + rte_strerror(rte_errno) +
                  " (is EAL initialised?)";
@@ -31,7 +39,7 @@ std::string Generator::check_pool(const rte_mempool* pool) const
 
 unsigned Generator::next_burst(rte_mempool* pool, rte_mbuf** out, unsigned n) noexcept
 {
-    if (!_error.empty() || n == 0 || _core.finished())
+    if (!_error.empty() || n == 0 || finished())
         return 0;
     if (pool == nullptr || rte_pktmbuf_data_room_size(pool) < RTE_PKTMBUF_HEADROOM + max_frame_len()) {
         ++_alloc_failures;
@@ -49,7 +57,7 @@ unsigned Generator::next_burst(rte_mempool* pool, rte_mbuf** out, unsigned n) no
     for (; filled < got; ++filled) {
         rte_mbuf* m = out[filled];
         uint64_t ts = 0;
-        const uint32_t len = _core.next(rte_pktmbuf_mtod(m, uint8_t*), ts);
+        const uint32_t len = next_frame(rte_pktmbuf_mtod(m, uint8_t*), rte_pktmbuf_tailroom(m), ts);
         if (len == 0)
             break;
         m->data_len = static_cast<uint16_t>(len);
@@ -63,9 +71,26 @@ unsigned Generator::next_burst(rte_mempool* pool, rte_mbuf** out, unsigned n) no
     return filled;
 }
 
+uint32_t Generator::next_frame(uint8_t* buf, uint32_t cap, uint64_t& ts) noexcept
+{
+    if (!_capture)
+        return _core.next(buf, ts);
+    const uint32_t len = _capture->next(buf, cap, ts);
+    if (len != 0)
+        _replay_now_us = ts;
+    return len;
+}
+
 Stats Generator::stats() const noexcept
 {
-    Stats s = _core.stats();
+    Stats s;
+    if (_capture) {
+        s.packets = _capture->read();
+        s.virtual_now_us = _replay_now_us;
+        s.finished = _capture->finished();
+    } else {
+        s = _core.stats();
+    }
     s.alloc_failures = _alloc_failures;
     return s;
 }

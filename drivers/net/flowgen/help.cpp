@@ -46,7 +46,16 @@ const char* help()
            "                   port_rx_missed), as a NIC drops on a full descriptor ring. Needs realtime=1.\n"
            "  vlan=ID          802.1Q tag with this VLAN ID on every frame (default none; 1..4094).\n"
            "  ring=N           rx and tx ring entries of the port (default 4096; 64..1048576).\n"
-           "  burst=N          frames generated per ring enqueue (default 32; 1..1024, <= ring).\n";
+           "  burst=N          frames generated per ring enqueue (default 32; 1..1024, <= ring).\n"
+           "  queues=N         rx queues, and as many tx queues (default 1; 1..64). With more than one,\n"
+           "                   each frame goes to the queue a NIC's RSS would give it: a Toeplitz\n"
+           "                   hash of the outer addresses, and ports for unfragmented TCP, UDP and\n"
+           "                   SCTP (fragments and other protocols: addresses only), symmetric key\n"
+           "                   and a 128-entry table, which flowcop's rss plan programs.\n"
+           "  replay=FILE      frames from an Ethernet pcap file, in its order, with its timestamps,\n"
+           "                   instead of the model (default none). With replay only queues,\n"
+           "                   realtime (paced to the capture's timestamps), overflow, ring and\n"
+           "                   burst apply. The port stops at the file's end.\n";
 }
 
 } // namespace flowcop::flowgen

@@ -52,7 +52,7 @@ void drain_and_free(rte_ring* r)
 
 } // namespace
 
-Port::Port(const Config& cfg) : _cfg(cfg), _gen(cfg) {}
+Port::Port(const Config& cfg) : _cfg(cfg), _gen(cfg), _dealer(cfg.queues) {}
 
 std::unique_ptr<Port> Port::create(const Config& cfg, rte_mempool* pool, int socket, std::string& error)
 {
@@ -85,15 +85,24 @@ std::string Port::setup(rte_mempool* pool, int socket)
         _own_pool = true;
     }
     const unsigned ring_flags = RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ;
-    if ((_rx = rte_ring_create(("flowgen_rx" + n).c_str(), _cfg.ring, socket, ring_flags)) == nullptr)
-        return dpdk_error("cannot create ring flowgen_rx" + n);
-    if ((_tx = rte_ring_create(("flowgen_tx" + n).c_str(), _cfg.ring, socket, ring_flags)) == nullptr)
-        return dpdk_error("cannot create ring flowgen_tx" + n);
+    for (unsigned q = 0; q < _cfg.queues; ++q) {
+        // Queue 0 keeps the names of a one-queue port's rings.
+        std::string suffix = n;
+        if (q != 0) { // appended piecewise: GCC 12's -O3 warns (-Wrestrict) on "_" + std::to_string(q)
+            suffix += '_';
+            suffix += std::to_string(q);
+        }
+        _rx.push_back(rte_ring_create(("flowgen_rx" + suffix).c_str(), _cfg.ring, socket, ring_flags));
+        if (_rx.back() == nullptr)
+            return dpdk_error("cannot create ring flowgen_rx" + suffix);
+        _tx.push_back(rte_ring_create(("flowgen_tx" + suffix).c_str(), _cfg.ring, socket, ring_flags));
+        if (_tx.back() == nullptr)
+            return dpdk_error("cannot create ring flowgen_tx" + suffix);
+    }
 
-    rte_ring* const rx[1] = {_rx};
-    rte_ring* const tx[1] = {_tx};
     const std::string dev = "net_flowgen" + n;
-    const int id = rte_eth_from_rings(dev.c_str(), rx, 1, tx, 1, static_cast<unsigned>(socket));
+    const int id = rte_eth_from_rings(dev.c_str(), _rx.data(), _cfg.queues, _tx.data(), _cfg.queues,
+                                      static_cast<unsigned>(socket));
     char name[RTE_ETH_NAME_MAX_LEN];
     if (id < 0 || rte_eth_dev_get_name_by_port(static_cast<uint16_t>(id), name) != 0)
         return dpdk_error("rte_eth_from_rings(" + dev + ") failed");
@@ -103,7 +112,55 @@ std::string Port::setup(rte_mempool* pool, int socket)
     _gen.set_port(_port_id);
     _ts_offset = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, nullptr);
     _pending.resize(_cfg.burst);
+    _pend_queue.resize(_cfg.burst);
     return {};
+}
+
+Port::RssCaps Port::rss_caps_for(const Config& cfg) noexcept
+{
+    if (cfg.queues < 2)
+        return {cfg.queues, 0, 0, 0};
+    return {cfg.queues, RssDealer::kKeyBytes, RssDealer::kRetaSize, RssDealer::offloads()};
+}
+
+std::string Port::program_rss(const uint8_t* key, uint16_t key_len, uint64_t hash_fields,
+                              const std::vector<uint16_t>& table)
+{
+    if (_thread.joinable())
+        return "flowgen: the port is running: program its RSS before start()";
+    if (_cfg.queues < 2)
+        return "flowgen: a port of one queue has no RSS (queues=N)";
+    return _dealer.program(key, key_len, hash_fields, table);
+}
+
+unsigned Port::enqueue_pending() noexcept
+{
+    // In the stream's order: a run of frames for one queue at a time, stopping at a ring that is full
+    // (overflow=wait), so no queue's consumer can read a frame before an earlier one is in its ring.
+    unsigned moved = 0;
+    while (_pend_n != 0) {
+        const uint16_t q = _pend_queue[_pend_head];
+        unsigned run = 1;
+        while (run < _pend_n && _pend_queue[_pend_head + run] == q)
+            ++run;
+        const unsigned put =
+            rte_ring_enqueue_burst(_rx[q], reinterpret_cast<void* const*>(_pending.data() + _pend_head), run, nullptr);
+        _pend_head += put;
+        _pend_n -= put;
+        _enqueued += put;
+        moved += put;
+        if (put < run) {
+            if (_cfg.overflow != Overflow::drop)
+                break;
+            // A full descriptor ring: this queue's frames are lost, counted; the other queues go on.
+            rte_pktmbuf_free_bulk(_pending.data() + _pend_head, run - put);
+            _rx_dropped += run - put;
+            _pend_head += run - put;
+            _pend_n -= run - put;
+            moved += run - put;
+        }
+    }
+    return moved;
 }
 
 void Port::start()
@@ -133,32 +190,26 @@ void Port::run()
     unsigned empty_turns = 0;
     while (!_stop.load(std::memory_order_relaxed)) {
         bool worked = false;
-        const unsigned freed = rte_ring_dequeue_burst(_tx, reinterpret_cast<void**>(txb), kTxDrainBatch, nullptr);
-        if (freed != 0) {
-            rte_pktmbuf_free_bulk(txb, freed);
-            _tx_freed += freed;
-            worked = true;
+        for (rte_ring* tx : _tx) {
+            const unsigned freed = rte_ring_dequeue_burst(tx, reinterpret_cast<void**>(txb), kTxDrainBatch, nullptr);
+            if (freed != 0) {
+                rte_pktmbuf_free_bulk(txb, freed);
+                _tx_freed += freed;
+                worked = true;
+            }
         }
         if (_pend_n == 0 && !_gen.finished()) {
             _pend_head = 0;
             _pend_n = _gen.next_burst(_pool, _pending.data(), _cfg.burst);
+            for (unsigned i = 0; i < _pend_n; ++i)
+                _pend_queue[i] = _cfg.queues < 2 ? 0
+                                                 : _dealer.queue(rte_pktmbuf_mtod(_pending[i], const uint8_t*),
+                                                                 rte_pktmbuf_data_len(_pending[i]));
             if (_pend_n != 0 && _cfg.realtime && _ts_offset >= 0)
                 pace(*RTE_MBUF_DYNFIELD(_pending[0], _ts_offset, rte_mbuf_timestamp_t*));
         }
-        if (_pend_n != 0) {
-            const unsigned put = rte_ring_enqueue_burst(
-                _rx, reinterpret_cast<void* const*>(_pending.data() + _pend_head), _pend_n, nullptr);
-            _pend_head += put;
-            _pend_n -= put;
-            _enqueued += put;
-            worked = worked || put != 0;
-            if (_pend_n != 0 && _cfg.overflow == Overflow::drop) { // a full descriptor ring: lost, counted
-                rte_pktmbuf_free_bulk(_pending.data() + _pend_head, _pend_n);
-                _rx_dropped += _pend_n;
-                _pend_n = 0;
-                worked = true;
-            }
-        }
+        if (_pend_n != 0)
+            worked = enqueue_pending() != 0 || worked;
         publish();
         if (worked) {
             empty_turns = 0;
@@ -231,10 +282,14 @@ Port::~Port()
     }
     if (_pend_n != 0)
         rte_pktmbuf_free_bulk(_pending.data() + _pend_head, _pend_n);
-    drain_and_free(_rx);
-    drain_and_free(_tx);
-    rte_ring_free(_rx);
-    rte_ring_free(_tx);
+    for (rte_ring* r : _rx) {
+        drain_and_free(r);
+        rte_ring_free(r);
+    }
+    for (rte_ring* r : _tx) {
+        drain_and_free(r);
+        rte_ring_free(r);
+    }
     if (_own_pool)
         rte_mempool_free(_pool);
 }

@@ -2,7 +2,13 @@
 // Contract: Port is flowgen as an ordinary ethdev: rte_eth_from_rings() over an rx ring that a
 // generator thread fills, so flowcop configures, starts and polls it (rte_eth_rx_burst) like any port.
 //
-// Device: one rx and one tx queue. DPDK's ring PMD prefixes the name it is given, so the ethdev is
+// Device: `queues` rx and as many tx queues (default one of each). With more than one, the thread deals
+// each frame to the rx queue a NIC's receive-side scaling would give it (rss_dealer.h: symmetric
+// Toeplitz over the outer addresses, and ports for unfragmented TCP/UDP/SCTP), strictly in the
+// stream's order (a frame waits while an earlier one's ring is full), so no consumer reads a frame
+// before an earlier one is in its ring; rss_caps() is what the port declares in place of a NIC's
+// rte_eth_dev_info (the ring PMD reports no RSS), and program_rss() takes the key, hash fields and
+// redirection table an application would program with rte_eth_dev_rss_reta_update. DPDK's ring PMD prefixes the name it is given, so the ethdev is
 // called "net_ring_net_flowgenN" (N counts Ports in the process; name() returns it). The application
 // configures and starts it as usual (rte_eth_dev_configure with 1/1 queues, queue setup, start).
 // Rx: mbufs from Generator (see generator.h for their fields and the microsecond timestamp dynfield).
@@ -38,6 +44,7 @@
 
 #include <flowgen/config.h>
 #include <flowgen/generator.h>
+#include <flowgen/rss_dealer.h>
 #include <flowgen/stats.h>
 
 struct rte_mempool;
@@ -60,6 +67,21 @@ public:
     void stop();
     Stats stats() const noexcept;
 
+    // The receive-side scaling the port declares (queues > 1): what a NIC's rte_eth_dev_info says.
+    struct RssCaps {
+        uint16_t queues = 1;
+        uint16_t key_bytes = 0;
+        uint16_t reta_size = 0;
+        uint64_t offloads = 0;
+    };
+    RssCaps rss_caps() const noexcept { return rss_caps_for(_cfg); }
+    static RssCaps rss_caps_for(const Config& cfg) noexcept; // before the port exists
+    // Before start(): the dealing's key, hash fields and table. "" or one sentence (refused, running).
+    std::string program_rss(const uint8_t* key, uint16_t key_len, uint64_t hash_fields,
+                            const std::vector<uint16_t>& table);
+    // What the port deals with (a read-back).
+    const RssDealer& rss() const noexcept { return _dealer; }
+
     ~Port();
     Port(const Port&) = delete;
     Port& operator=(const Port&) = delete;
@@ -73,10 +95,13 @@ private:
 
     Config _cfg;
     Generator _gen;
+    unsigned enqueue_pending() noexcept;
+
     rte_mempool* _pool = nullptr;
     bool _own_pool = false;
-    rte_ring* _rx = nullptr;
-    rte_ring* _tx = nullptr;
+    std::vector<rte_ring*> _rx; // one per queue
+    std::vector<rte_ring*> _tx;
+    RssDealer _dealer;
     bool _has_port = false;
     uint16_t _port_id = 0;
     std::string _name;
@@ -86,6 +111,7 @@ private:
     std::atomic<bool> _stop{false};
     // Thread-owned between start() and stop().
     std::vector<rte_mbuf*> _pending;
+    std::vector<uint16_t> _pend_queue; // the rx queue of each pending frame
     unsigned _pend_head = 0, _pend_n = 0;
     uint64_t _enqueued = 0, _tx_freed = 0, _rx_dropped = 0;
     int64_t _anchor_wall_ns = 0;

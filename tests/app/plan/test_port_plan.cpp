@@ -424,3 +424,81 @@ TEST_CASE("port names are kept by port id for messages and metrics labels, and e
     CHECK(names.size() == kOwnershipPlanCount + kPlanReasonCount);
     CHECK(names.count("?") == 0);
 }
+
+// flowcop's own ring-backed port (--flowgen queues=N) deals its packets in software by the symmetric
+// Toeplitz hash: it declares a NIC's capabilities (the ring PMD under it reports none), and the plan's
+// rules apply to it as to a NIC. Its queues are its own (made at probe), so it needs exactly one per worker.
+TEST_CASE("flowcop's own port that deals by RSS in software gets the rss plan on as many lcores as it has queues, "
+          "configured as the plain ring device it is; with fewer queues, or beside a port without RSS, handoff",
+          "[port_plan][rss][soft]")
+{
+    auto flowgen = [](uint16_t id, uint16_t queues) {
+        PortCaps c = vdev(id, queues, "net_ring_net_flowgen");
+        c.soft_rss = true;
+        if (queues > 1) {
+            c.rss_offloads = wanted_rss_fields();
+            c.hash_key_size = 40;
+            c.reta_size = 128;
+        }
+        return c;
+    };
+    SECTION("queues=2 on two lcores: rss, each worker polls its queue, the table and key are given to the port")
+    {
+        const std::vector<PortCaps> ports{flowgen(0, 2)};
+        const PortPlan plan = make(ports, {0, 1});
+        CHECK(plan.kind == OwnershipPlan::rss);
+        CHECK(plan.reason == PlanReason::symmetric_rss);
+        CHECK(plan.rss_hf == wanted_rss_fields());
+        CHECK(plan.reta_period == 128);
+        REQUIRE(plan.ports.size() == 1);
+        CHECK(plan.ports[0].symmetric);
+        CHECK(plan.ports[0].soft_rss);
+        CHECK_FALSE(plan.ports[0].spread); // no RTE_ETH_MQ_RX_RSS: ethdev would refuse the ring PMD
+        CHECK(plan.ports[0].rx_queues == 2);
+        CHECK(plan.ports[0].key_bytes == 40);
+        for (unsigned w = 0; w < 2; ++w) {
+            REQUIRE(plan.workers[w].rx.size() == 1);
+            CHECK(plan.workers[w].rx[0].queue == w);
+        }
+        const std::vector<uint16_t> table = redirection_table(plan, 128);
+        for (unsigned j = 0; j < 128; ++j)
+            CHECK(table[j] == j % 2);
+        require_every_queue_polled_once(plan, ports);
+    }
+    SECTION("beside a NIC: one configuration for both")
+    {
+        const std::vector<PortCaps> ports{nic(0, 16, 52, 512), flowgen(1, 3)};
+        const PortPlan plan = make(ports, {0, 1, 2});
+        CHECK(plan.kind == OwnershipPlan::rss);
+        CHECK(plan.reta_period == 128);
+        CHECK(plan.ports[0].spread);
+        CHECK_FALSE(plan.ports[0].soft_rss);
+        CHECK(plan.ports[1].soft_rss);
+        require_every_queue_polled_once(plan, ports);
+    }
+    SECTION("queues=2 on three lcores: too few queues, handoff over its two")
+    {
+        const std::vector<PortCaps> ports{flowgen(0, 2)};
+        const PortPlan plan = make(ports, {0, 1, 2});
+        CHECK(plan.kind == OwnershipPlan::handoff);
+        CHECK(plan.reason == PlanReason::too_few_queues);
+        CHECK_FALSE(plan.ports[0].symmetric);
+        require_every_queue_polled_once(plan, ports);
+    }
+    SECTION("queues=1 on two lcores: no RSS, and the sentence says which key gives it")
+    {
+        const PortPlan plan = make({flowgen(0, 1)}, {0, 1});
+        CHECK(plan.kind == OwnershipPlan::handoff);
+        CHECK(plan.reason == PlanReason::no_rss);
+        CHECK(plan.why.find("queues=2") != std::string::npos);
+    }
+    SECTION("beside a pcap port: handoff, named after the pcap port")
+    {
+        const std::vector<PortCaps> ports{flowgen(0, 2), vdev(1)};
+        const PortPlan plan = make(ports, {0, 1});
+        CHECK(plan.kind == OwnershipPlan::handoff);
+        CHECK(plan.reason == PlanReason::no_rss);
+        CHECK(plan.why.find("net_pcap1") != std::string::npos);
+        require_every_queue_polled_once(plan, ports);
+    }
+}

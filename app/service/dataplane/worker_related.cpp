@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The worker's half of the rss plan's handoff (worker.h, port_plan.h): the packets a port delivers to a
+// worker that does not own their flow, because a NIC hashes them on other fields than the flow's.
+//
+// - An ICMP error is hashed on its outer addresses (the router or host that sent it, and the quoted
+//   packet's source), not on the flow it quotes. Its owner is the quoted flow's (rss_owner.h), where
+//   it is counted RELATED on the flow (or unknown_flow if that worker has no such flow either).
+// - A fragment is hashed on its addresses only (a later fragment has no ports; NICs hash the first
+//   one alike), so all fragments of a datagram reach one worker, F, which need not own the flow. F
+//   attributes them (lib/fragattr: it sees the first fragment and every later one, in any order),
+//   then hands each attributed one to the flow's owner: the first fragment, marked with the frames
+//   and bytes of later fragments that came before it (held as counts on F), and each later fragment
+//   marked with the ports the attribution gave it. The owner tracks them from the mark, without an
+//   attributor of its own, so the flow's packets and bytes are the datagram's whatever the order.
+//   A later fragment F cannot attribute (its first has not come, or never does) stays on F, held or
+//   counted unattributed, as under one lcore. Fragments of a flow keyed without ports (GRE, ESP,
+//   ICMP) are hashed like the flow's other packets and never leave F.
+// The mark is an mbuf dynamic field (registered at start), written by F for every packet it hands
+// over here and read only by the owner of that ring, so no stale value is ever read.
+// Every other packet stays where the port delivered it: no handoff, no mark.
+#include "worker.h"
+
+#include <stats/relaxed.h>
+
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
+
+namespace flowcop::app {
+
+using stats::bump;
+
+namespace {
+
+// What the worker that attributed a handed-off fragment found (an ICMP error carries kind none).
+struct HandoffMark {
+    enum Kind : uint8_t { none, first_fragment, later_fragment };
+    uint8_t kind;
+    bool src_is_lo;
+    uint16_t port_lo, port_hi, sport, dport; // later_fragment: the ports its first fragment gave it
+    uint32_t held_packets;                   // first_fragment: later fragments that came before it
+    uint64_t held_bytes;
+};
+
+HandoffMark& mark_of(rte_mbuf* m, int offset) noexcept
+{
+    return *RTE_MBUF_DYNFIELD(m, offset, HandoffMark*);
+}
+
+} // namespace
+
+int register_handoff_mark() noexcept
+{
+    static const rte_mbuf_dynfield desc = {"flowcop_handoff_mark", sizeof(HandoffMark), alignof(HandoffMark), 0};
+    return rte_mbuf_dynfield_register(&desc);
+}
+
+void Worker::handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint64_t tsc, const RxQueueRef* rx,
+                            const Timeline* tl, uint8_t* orig, bool fragmented) noexcept
+{
+    fragattr::Held held[kBurst];
+    if (rx == nullptr) {
+        read_marks(mbufs, ptrs, n, held);
+    } else {
+        attribute_fragments(ptrs, n, tl, held);
+        n = pass_related(mbufs, ptrs, held, orig, n, rx->port);
+        if (n == 0 && tl == nullptr)
+            return;
+    }
+    if (fragmented)
+        track_fragmented(ptrs, n, tsc, tl, held);
+    else
+        track(ptrs, n, tsc, tl);
+    release(mbufs, n, rx);
+}
+
+uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,
+                              uint16_t rx_port) noexcept
+{
+    const unsigned me = _place.index;
+    const unsigned workers = _place.handoff->workers();
+    uint16_t local = 0;
+    bool staged = false;
+    for (uint16_t i = 0; i < n; ++i) {
+        const packet::Packet& p = *ptrs[i];
+        HandoffMark mark{};
+        bool elsewhere = false;
+        if (p.verdict == packet::Verdict::icmp_error) {
+            elsewhere = true;
+        } else if ((p.extra.frag_flags & packet::kFragmented) && (p.key.proto == 6 || p.key.proto == 17)) {
+            // Only TCP and UDP flows are hashed with ports, so only their fragments can be elsewhere.
+            if (p.verdict == packet::Verdict::fragment && (p.extra.frag_flags & packet::kFragAttributed)) {
+                elsewhere = true;
+                mark.kind = HandoffMark::later_fragment;
+                mark.port_lo = p.key.port_lo;
+                mark.port_hi = p.key.port_hi;
+                mark.sport = p.sport;
+                mark.dport = p.dport;
+                mark.src_is_lo = p.src_is_lo;
+            } else if (p.verdict == packet::Verdict::tcp || p.verdict == packet::Verdict::udp) {
+                elsewhere = true;
+                mark.kind = HandoffMark::first_fragment;
+                mark.held_packets = held[i].packets;
+                mark.held_bytes = held[i].bytes;
+            }
+        }
+        const unsigned owner = elsewhere ? rss_owner(p.key, _place.rss_owner) : me;
+        if (owner == me) {
+            mbufs[local] = mbufs[i];
+            ptrs[local] = ptrs[i];
+            held[local] = held[i];
+            orig[local] = uint8_t(i);
+            ++local;
+            continue;
+        }
+        mark_of(mbufs[i], _mark_offset) = mark;
+        mbufs[i]->port = rx_port; // some PMDs (net_ring) leave it unset; the owner forwards and zones by it
+        _outbox[owner * kBurst + _outbox_size[owner]++] = mbufs[i];
+        staged = true;
+    }
+    if (!staged)
+        return local;
+    // As under the handoff plan: a port that reads a file waits for a full ring, any other drops and counts.
+    const bool can_wait = rx_port < _settings.wait_ports.size() && _settings.wait_ports[rx_port] != 0;
+    for (unsigned o = 0; o < workers; ++o) {
+        const unsigned k = _outbox_size[o];
+        if (k == 0)
+            continue;
+        _outbox_size[o] = 0;
+        rte_mbuf** out = &_outbox[o * kBurst];
+        rte_ring* ring = _place.handoff->ring(me, o);
+        unsigned put = rte_ring_enqueue_burst(ring, reinterpret_cast<void* const*>(out), k, nullptr);
+        if (put < k && can_wait) [[unlikely]]
+            put += wait_enqueue(ring, out + put, k - put);
+        bump(_stats.handed_off, uint64_t(put));
+        if (put < k) {
+            bump(_stats.handoff_dropped, uint64_t(k - put));
+            rte_pktmbuf_free_bulk(out + put, k - put);
+        }
+    }
+    return local;
+}
+
+void Worker::read_marks(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, fragattr::Held* held) noexcept
+{
+    for (uint16_t i = 0; i < n; ++i) {
+        const HandoffMark& mark = mark_of(mbufs[i], _mark_offset);
+        packet::Packet& p = *ptrs[i];
+        held[i] = {};
+        if (mark.kind == HandoffMark::first_fragment) {
+            held[i].packets = mark.held_packets;
+            held[i].bytes = mark.held_bytes;
+        } else if (mark.kind == HandoffMark::later_fragment && p.verdict == packet::Verdict::fragment) {
+            p.key.port_lo = mark.port_lo;
+            p.key.port_hi = mark.port_hi;
+            p.sport = mark.sport;
+            p.dport = mark.dport;
+            p.src_is_lo = mark.src_is_lo;
+            p.extra.frag_flags |= packet::kFragAttributed;
+        }
+    }
+}
+
+} // namespace flowcop::app
