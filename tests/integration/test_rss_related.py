@@ -25,7 +25,6 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
