@@ -63,7 +63,7 @@ def write_pings(path):
 
 
 # The event's "proto" as nfdump prints a record's protocol.
-NFDUMP_PROTO = {"tcp": "TCP", "udp": "UDP", "icmp": "ICMP", "icmpv6": "ICMP6", 2: "IGMP", 47: "GRE", 50: "ESP", 132: "SCTP"}
+NFDUMP_PROTO = {"tcp": "TCP", "udp": "UDP", "icmp": "ICMP", "icmpv6": "ICMP6", "2": "IGMP", "47": "GRE", "50": "ESP", "132": "SCTP"}
 
 
 def is_icmp(e):

@@ -126,7 +126,7 @@ def protocols(cap):
             for k, (s, d) in enumerate(((a, b), (b, a))):
                 f = pcaplib.ether(pcaplib.ipv4(s, d, 47, b"\0\0\x08\0"), 0x0800)
                 cap.add(base + k, f + b"\0" * (60 - len(f)))
-            kinds.append(47)  # events name a protocol without a name by its number
+            kinds.append("47")  # events name a protocol without a name by its number, as a string
     # Deadlines: 30 s (UDP, ICMP) and 600 s (GRE) after 0..1.65 s; a frame every ms there, every s elsewhere.
     cap.ticks(29_000, 32_000)
     cap.ticks(599_000, 602_000)

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "mbuf_pool.h"
+#include "options.h"
 #include "option_values.h"
 
 namespace flowcop::app::detail {

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "options.h"
+namespace flowcop::app {
+struct Options; // options.h: what the setters fill and the showers read
+}
 
 namespace flowcop::app::detail {
 
