@@ -9,8 +9,8 @@
 #include <type_traits>
 
 #include "mbuf_pool.h"
-#include "options.h"
 #include "option_values.h"
+#include "options.h"
 
 namespace flowcop::app::detail {
 namespace {
