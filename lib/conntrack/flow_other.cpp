@@ -41,7 +41,7 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
             bump(_counters.fragments_no_flow);
             return;
         }
-        add_fragments(_records[pos], pkt.src_is_lo, 1, pkt.frame_len);
+        add_fragments(_records[pos], pkt.src_is_lo, 1, pkt.ip_len);
         store_relaxed(_records[pos].last_seen_ns, now_ns);
         bump(_counters.fragments_tracked);
         return;
@@ -119,7 +119,7 @@ void FlowTable::track_other(uint32_t pos, const packet::Packet& pkt, uint64_t no
     const bool from_orig = ((r.flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
     const unsigned d = from_orig ? 0 : 1;
     bump(r.packets[d]);
-    bump(r.bytes[d], uint64_t(pkt.frame_len));
+    bump(r.bytes[d], uint64_t(pkt.ip_len));
     store_relaxed(r.last_seen_ns, now_ns);
     bump(_counters.proto_tracked[static_cast<size_t>(record_proto(r))]);
     protostate::Tracker t = r.l4.other.tracker();

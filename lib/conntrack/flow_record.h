@@ -23,7 +23,7 @@
 //                             (FlowTable::set_flow_timeout); 0 otherwise
 //   48..55   last_seen_ns
 //   56..71   packets[2]       [orig, reply], exact 64-bit counters
-//   72..87   bytes[2]         frame bytes, exact 64-bit counters
+//   72..87   bytes[2]         IP bytes (RFC 7012: from the IP header), exact 64-bit counters
 //   88..127  window           WindowSpan: tcpstate::WindowState for TCP (issue 16: per direction
 //                             end/maxend/maxwin/maxack, scale, flags and the retransmission bookkeeping
 //                             it updates on every in-window packet); zero for other protocols
@@ -120,7 +120,7 @@ struct alignas(128) FlowRecord {
     uint8_t l4_aux;
     uint64_t last_seen_ns;
     uint64_t packets[2]; // [orig, reply]
-    uint64_t bytes[2];   // frame bytes
+    uint64_t bytes[2];   // IP bytes (packet::Packet::ip_len)
     WindowSpan window;
 };
 

@@ -193,7 +193,7 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     }
     const unsigned d = static_cast<unsigned>(dir);
     bump(r.packets[d]);
-    bump(r.bytes[d], uint64_t(pkt.frame_len));
+    bump(r.bytes[d], uint64_t(pkt.ip_len));
     store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
     if (outcome == tcpstate::Outcome::ignored) [[unlikely]] {
         // Not valid for the state: it counts in the flow's packets and bytes, but it
@@ -301,7 +301,7 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4,
     r.last_seen_ns = now_ns;
     r.packets[0] = 1;
     r.packets[1] = 0;
-    r.bytes[0] = pkt.frame_len;
+    r.bytes[0] = pkt.ip_len;
     r.bytes[1] = 0;
     // The creating packet teaches the window (and may cap the timeout: a one-sided pickup). Only TCP has
     // one: another protocol's L4State is not a tcpstate::Tracker, and its flags carry no cap.

@@ -210,7 +210,7 @@ public:
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
     // Later fragments that came before their first fragment (what lib/fragattr held and returned for
     // `first`): once `first` was tracked (process_burst() returned), counts `packets`
-    // frames and `bytes` frame bytes on its flow in its direction (fragments_late), with no state step
+    // frames and `bytes` IP bytes on its flow in its direction (fragments_late), with no state step
     // and last seen unchanged (the first fragment moved it); with no flow (its first fragment was
     // refused, or the flow ended) counts them fragments_no_flow. A family not tracked counts nothing,
     // as its attributed fragments do not. Rare (out-of-order fragments): one lookup, never per packet.

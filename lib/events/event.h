@@ -33,6 +33,9 @@
 // `timeout_cap` names the cap TCP window tracking had put on the flow's timeout (timeout_cap_name()), so
 // a reader can tell which timeout applied: the --tcp-timeout-<name> of that name, when lower than the
 // state's own.
+// `bytes_orig`/`bytes_reply` are IP bytes (Event::bytes): the sum of the packets' IP lengths (IPv4 total
+// length, IPv6 40 + payload length), as conntrack's bytes= and IPFIX's octetDeltaCount (RFC 7012), no
+// Ethernet or VLAN header, no padding. (They were frame bytes before issue 27; the names stayed.)
 // Times are Unix seconds with 6 decimals, truncated (not rounded) so a line never shows a time later
 // than the nanosecond clock it came from. A nullptr `state` (or `reason` on destroy) prints as null.
 #pragma once
@@ -78,8 +81,8 @@ struct Event {
     // so a consumer may keep per-flow state by slot and know a newer generation replaced an older flow.
     // Pack and unpack it with conntrack/flow_id.h only.
     uint64_t flow_id;
-    uint64_t packets[2]; // [0] originator -> responder, [1] reply
-    uint64_t bytes[2];
+    uint64_t packets[2];             // [0] originator -> responder, [1] reply
+    uint64_t bytes[2];               // IP bytes (packet::Packet::ip_len summed), [0] originator, [1] reply
     uint8_t src[16], dst[16];        // src = originator; IPv4 as IPv4-mapped IPv6 (::ffff:a.b.c.d), printed dotted
     uint16_t sport, dport;           // host order
     uint16_t vlan_outer, vlan_inner; // 0 = none

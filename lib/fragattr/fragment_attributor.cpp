@@ -22,7 +22,7 @@ struct alignas(64) FragmentAttributor::Entry {
 
     uint64_t expires_ns; // 0: free
     uint32_t id;
-    uint32_t held_bytes; // frame bytes held (saturating)
+    uint32_t held_bytes; // IP bytes held (Packet::ip_len, saturating)
     FlowKey key;         // ports 0 until resolved
     uint16_t covered;    // fragmentable-part bytes seen (saturating)
     uint16_t total;      // the datagram's fragmentable-part length once its last fragment came, else 0
@@ -223,7 +223,7 @@ bool FragmentAttributor::later(packet::Packet& p, uint64_t now_ns) noexcept
         return false;
     }
     ++e->state; // one more frame held (the count is the low bits)
-    e->held_bytes = e->held_bytes + p.frame_len < e->held_bytes ? UINT32_MAX : e->held_bytes + p.frame_len;
+    e->held_bytes = e->held_bytes + p.ip_len < e->held_bytes ? UINT32_MAX : e->held_bytes + p.ip_len;
     bump(_counters.pending);
     account(*e, p, now_ns, false); // pending: never complete
     return false;

@@ -68,7 +68,7 @@ struct alignas(64) Counters {
     uint64_t completed = 0;       // resolved datagrams whose every byte was seen (their slot is free at once)
 };
 
-// What a first fragment brings back: the frames and frame bytes of its datagram that came before it
+// What a first fragment brings back: the frames and IP bytes (Packet::ip_len) of its datagram that came before it
 // and now belong to its flow, in the first fragment's direction.
 struct Held {
     uint32_t packets = 0;

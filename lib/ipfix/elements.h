@@ -40,10 +40,12 @@ enum class Element : uint8_t {
     icmp_v4,       // icmpTypeCodeIPv4: type << 8 | code of an ICMP flow's originator (IPv4 only)
     icmp_v6,       // icmpTypeCodeIPv6: the same for an ICMPv6 flow
     protocol,      // protocolIdentifier
-    octets,        // octetDeltaCount, originator -> responder (frame bytes, as flowcop counts them)
+    octets,        // octetDeltaCount, originator -> responder: IP bytes (RFC 7012: from the IP header)
     packets,       // packetDeltaCount, originator -> responder
     rev_octets,    // reverse octetDeltaCount (RFC 5103): responder -> originator
     rev_packets,   // reverse packetDeltaCount
+    rev_l2_octets, // reverse layer2OctetDeltaCount (before the forward one: template.h)
+    l2_octets,     // layer2OctetDeltaCount: frame bytes, derived (template.h)
     rev_tcp_flags, // reverse tcpControlBits (placed before tcpControlBits: see template.cpp)
     tcp_flags,     // tcpControlBits: OR of the flags the originator sent
     end_reason,    // flowEndReason (end_reason.h)
@@ -80,6 +82,8 @@ inline constexpr ElementSpec kElements[] = {
     {2, 8, 0, "packetDeltaCount"},
     {1, 8, kReversePen, "reverseOctetDeltaCount"},
     {2, 8, kReversePen, "reversePacketDeltaCount"},
+    {352, 8, kReversePen, "reverseLayer2OctetDeltaCount"},
+    {352, 8, 0, "layer2OctetDeltaCount"},
     {6, 1, kReversePen, "reverseTcpControlBits"},
     {6, 1, 0, "tcpControlBits"},
     {136, 1, 0, "flowEndReason"},

@@ -55,6 +55,8 @@ Template build(unsigned variant) noexcept
     add(Element::packets);
     add(Element::rev_octets);
     add(Element::rev_packets);
+    add(Element::rev_l2_octets); // before the forward one: see template.h
+    add(Element::l2_octets);
     if (variant & events::kHasTcpFlags) {
         add(Element::rev_tcp_flags); // before the forward one: see template.h
         add(Element::tcp_flags);
@@ -91,6 +93,13 @@ const std::array<Template, kVariants>& all() noexcept
 }
 
 } // namespace
+
+uint64_t layer2_octets(const events::Event& e, unsigned dir) noexcept
+{
+    constexpr uint64_t kEthHeader = 14, kVlanTag = 4;
+    const uint64_t tags = e.vlan_inner != 0 ? 2 : e.vlan_outer != 0 ? 1 : 0;
+    return e.bytes[dir] + e.packets[dir] * (kEthHeader + kVlanTag * tags);
+}
 
 unsigned variant_of(const events::Event& e) noexcept
 {
@@ -153,6 +162,8 @@ size_t write_record(const Template& t, const events::Event& e, uint8_t* out) noe
         case Element::packets: p = put64(p, e.packets[0]); break;
         case Element::rev_octets: p = put64(p, e.bytes[1]); break;
         case Element::rev_packets: p = put64(p, e.packets[1]); break;
+        case Element::l2_octets: p = put64(p, layer2_octets(e, 0)); break;
+        case Element::rev_l2_octets: p = put64(p, layer2_octets(e, 1)); break;
         case Element::rev_tcp_flags: p = put8(p, e.tcp_flags[1]); break;
         case Element::tcp_flags: p = put8(p, e.tcp_flags[0]); break;
         case Element::end_reason: p = put8(p, flow_end_reason(e)); break;

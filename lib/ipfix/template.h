@@ -20,6 +20,15 @@
 // maps every reverse element it has no reverse slot for onto the forward element, and its decoder
 // writes fields in template order: placed first, the forward value is the one it keeps.
 //
+// Byte counts: octetDeltaCount and its reverse are the flow table's counts, IP bytes (RFC 7012: each
+// packet's IP length, a fragment's own). layer2OctetDeltaCount (352) and its reverse are derived here,
+// not counted: IP bytes + packets x (14 + 4 x the flow's VLAN tags), the tags read from its key
+// (vlan_inner set: 2, vlan_outer set: 1). Exact for a flow whose frames all carry the tags its key
+// shows (--vlan-key both); an estimate that leaves out Ethernet padding of frames under 60 bytes, a
+// third tag, tags whose ID is 0, and tags the key dropped (--vlan-key outer or none). No FCS, as the
+// port counts none. The reverse layer-2 count precedes the forward one for nfdump's sake (as
+// tcpControlBits below).
+//
 // Threading: the templates are immutable after first use; encode functions are reentrant.
 #pragma once
 
@@ -57,6 +66,9 @@ unsigned max_template_bytes() noexcept;
 // Writes the template record (header and field specifiers) at `out`, which has room for
 // t.template_bytes. @return t.template_bytes.
 size_t write_template(const Template& t, uint8_t* out) noexcept;
+
+// layer2OctetDeltaCount of `e` in direction `dir` (0 originator, 1 reply): see "Byte counts" above.
+uint64_t layer2_octets(const events::Event& e, unsigned dir) noexcept;
 
 // Writes `e` as a data record of `t` (t must be template_of(variant_of(e))) at `out`, which has room
 // for t.record_bytes. @return t.record_bytes.

@@ -12,9 +12,8 @@
 // hostile, reads out of bounds or is guessed at: a frame that breaks a rule gets the
 // malformed Verdict of the first rule it breaks (outer layer first; see verdict.h).
 //
-// Output: `out` is zeroed and then filled as far as parsing got: frame_len always;
-// VLAN IDs (key.vlan, vlan_outer/inner, extra.vlan_tags) once the L2 header parsed;
-// ip_version, l4_proto and the key's addresses/proto once the IP header passed its
+// Output: `out` is zeroed and then filled as far as parsing got: VLAN IDs (key.vlan, vlan_outer/inner, extra.vlan_tags) once the L2 header parsed;
+// ip_version, ip_len, l4_proto and the key's addresses/proto once the IP header passed its
 // version, IHL and length checks (so they are set for fragment, ipv6_ext_*,
 // truncated_l4, udp, icmp*, other_l4 too); the extra.frag_* fields for every fragment;
 // ports once the L4 fixed header fitted (also for udp, and for
@@ -139,8 +138,12 @@ inline constexpr uint32_t kMaxHeaderBytes = 256;
 
 struct Packet {
     FlowKey key;
-    uint16_t in_port;        // the DPDK port the frame arrived on (set by the caller; 0 from parse())
-    uint32_t frame_len;      // bytes of the frame as received (what byte counters count)
+    uint16_t in_port; // the DPDK port the frame arrived on (set by the caller; 0 from parse())
+    // The IP packet's length, what byte counters count (RFC 7012 octetDeltaCount): IPv4's total length,
+    // IPv6's 40 + payload length (from the frame for BIG TCP); a fragment's own. Ethernet and VLAN
+    // headers and padding are not in it (IPFIX derives frame bytes from it: lib/ipfix/ipfix.md). 0 when
+    // not IP. The frame's length is not kept: nothing counts it per flow.
+    uint32_t ip_len;
     uint32_t l4_payload_len; // TCP payload bytes (from IP lengths, minus TCP header); UDP: minus 8
     uint32_t seq, ack;       // host order
     uint32_t sack;           // highest SACK right edge in the options, else == ack (tcp_options.h)
@@ -167,8 +170,8 @@ struct Packet {
 };
 static_assert(sizeof(Packet::Extra) == 12, "no padding inside the protocol group");
 static_assert(offsetof(Packet, extra) + sizeof(Packet::Extra) == sizeof(Packet), "nothing after the group");
-static_assert(offsetof(Packet, in_port) == sizeof(FlowKey) && offsetof(Packet, frame_len) == sizeof(FlowKey) + 2,
-              "in_port fills what was padding between the key and frame_len: a Packet is no larger for it");
+static_assert(offsetof(Packet, in_port) == sizeof(FlowKey) && offsetof(Packet, ip_len) == sizeof(FlowKey) + 2,
+              "in_port fills what was padding between the key and ip_len: a Packet is no larger for it");
 
 // Packet::Extra::frag_flags bits.
 inline constexpr uint8_t kFragmented = 0x01; // one fragment of a larger datagram, first or not
@@ -196,7 +199,7 @@ Verdict parse(const uint8_t* frame, uint32_t len, Packet& out) noexcept;
 // Precondition: hdr_len >= min(frame_len, max_header_bytes), i.e. the front of the
 // frame up to the cap is present. If fewer bytes are given, a header past hdr_len is
 // classified as truncated at its layer. Lengths (IP total length against the frame,
-// l4_payload_len, BIG TCP) use frame_len; out.frame_len = frame_len.
+// l4_payload_len, BIG TCP) use frame_len.
 Verdict parse(const uint8_t* hdr, uint32_t hdr_len, uint32_t frame_len, Packet& out) noexcept;
 
 } // namespace flowcop::packet

@@ -7,7 +7,7 @@
 //   into a max_header_bytes stack buffer. Either way parse() sees the same bytes, so
 //   the verdict does not depend on segmentation.
 // - frame_len = m->pkt_len in all cases: a multi-segment jumbo or GSO frame (e.g.
-//   an 80 kB BIG TCP frame) counts and sizes its full length.
+//   an 80 kB BIG TCP frame) is sized by its full length, so its ip_len is whole.
 // - Precondition: m is a valid, consistent mbuf chain (pkt_len == sum of data_len),
 //   as a PMD delivers it. The mbuf is only read; ownership stays with the caller.
 // - Hot-path safe like parse(): no allocation, no exceptions, no logging.

@@ -39,6 +39,7 @@ Verdict parse_ipv4(const View& v, uint32_t l3, Packet& out) noexcept
     }
 
     out.ip_version = 4;
+    out.ip_len = total;
     out.l4_proto = proto;
     const detail::Endpoints ep{ip + 12, ip + 16, 4};
     if (frag & w::kIpv4MfAndOffset) {
@@ -108,7 +109,6 @@ namespace detail {
 Verdict parse_general(const uint8_t* hdr, uint32_t window, uint32_t frame_len, Packet& out) noexcept
 {
     std::memset(&out, 0, sizeof out);
-    out.frame_len = frame_len;
     const View v{hdr, window, frame_len};
     out.verdict = parse_frame(v, out);
     return out.verdict;
@@ -145,7 +145,7 @@ inline bool ipv4_tcp_fast(const uint8_t* b, uint32_t window, uint32_t frame_len,
     // included), then the group, in stores the compiler keeps inline (packet.h).
     std::memset(&out, 0, offsetof(Packet, extra));
     out.extra = {};
-    out.frame_len = frame_len;
+    out.ip_len = total;
     out.ip_version = 4;
     out.l4_proto = w::kProtoTcp;
     detail::read_tcp_fixed_header(th, out);

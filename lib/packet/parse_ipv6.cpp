@@ -27,6 +27,7 @@ Verdict parse_ipv6(const View& v, uint32_t l3, Packet& out) noexcept
     }
 
     out.ip_version = 6;
+    out.ip_len = w::kIpv6HeaderLen + payload;
     uint8_t nh = ip[6];
     out.l4_proto = nh;
     const Endpoints ep{ip + 8, ip + 24, 16};

@@ -110,7 +110,7 @@ private:
             tcpstate::steady(t, pkt.tcp_flags) ? tcpstate::Outcome::ok : tcpstate::step(t, dir, pkt.tcp_flags);
         const unsigned d = static_cast<unsigned>(dir);
         stats::bump(r.packets[d]);
-        stats::bump(r.bytes[d], uint64_t(pkt.frame_len));
+        stats::bump(r.bytes[d], uint64_t(pkt.ip_len));
         if (o == tcpstate::Outcome::ignored)
             return;
         stats::store_relaxed(r.tcp, t);
@@ -127,7 +127,7 @@ private:
         r.first_seen_ns = r.last_seen_ns = now_ns;
         r.packets[0] = 1;
         r.packets[1] = 0;
-        r.bytes[0] = pkt.frame_len;
+        r.bytes[0] = pkt.ip_len;
         r.bytes[1] = 0;
         ++_active;
     }

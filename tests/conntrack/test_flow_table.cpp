@@ -33,9 +33,9 @@ TEST_CASE("Both directions of a flow find the same entry and count per direction
     const auto f = only_flow(h);
     CHECK(f.packets[0] == 2);
     CHECK(f.packets[1] == 3);
-    // Frame bytes: a bare IPv4/TCP frame is 54 bytes.
-    CHECK(f.bytes[0] == 54 + 154);
-    CHECK(f.bytes[1] == 54 + 1054 + 1054);
+    // IP bytes (RFC 7012): a bare IPv4/TCP packet is 40 bytes (its frame 54).
+    CHECK(f.bytes[0] == 40 + 140);
+    CHECK(f.bytes[1] == 40 + 1040 + 1040);
     CHECK(f.state == State::established);
     CHECK(f.assured);
     CHECK(h.accounting_holds());

@@ -83,8 +83,10 @@ const char* check_parse(const uint8_t* data, size_t size)
         return "return value != out.verdict";
     if (static_cast<unsigned>(v) >= packet::kVerdictCount)
         return "verdict out of range";
-    if (p.frame_len != len)
-        return "frame_len != the length given";
+    if (p.ip_len > len)
+        return "ip_len > the length given";
+    if ((p.ip_len != 0) != (p.ip_version != 0))
+        return "ip_len without an IP header, or an IP header without ip_len";
     if (p.l4_payload_len > len)
         return "l4_payload_len exceeds the frame";
     if (v == Verdict::tcp && ((p.ip_version != 4 && p.ip_version != 6) || p.key.proto != 6 || p.l4_proto != 6))
@@ -117,7 +119,7 @@ const char* check_parse(const uint8_t* data, size_t size)
     const std::unique_ptr<uint8_t[]> shorter = copy_of(data, short_len);
     Packet s;
     const Verdict sv = packet::parse(shorter.get(), short_len, len, s);
-    if (sv != s.verdict || static_cast<unsigned>(sv) >= packet::kVerdictCount || s.frame_len != len)
+    if (sv != s.verdict || static_cast<unsigned>(sv) >= packet::kVerdictCount || s.ip_len > len)
         return "the core given fewer header bytes than its precondition broke its output contract";
     return nullptr;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The parser fuzz target's body: one frame through packet::parse, checked against packet.h's and
 // flow_key.h's contracts:
-// - return value == out.verdict, a Verdict below count; frame_len == the length given;
+// - return value == out.verdict, a Verdict below count; ip_len within it, set exactly when ip_version is;
 //   l4_payload_len never exceeds the frame;
 // - a tcp verdict has IP version 4 or 6 and proto 6;
 // - TCP options (tcp_options.h): the window scale is at most 14; without option bytes tcp_opt is 0 and

@@ -90,7 +90,7 @@ packet::Packet make_packet(const packet::FlowKey& key, unsigned kind, bool from_
     std::memset(&p, 0, sizeof p);
     p.key = key;
     p.tcp_flags = packet_flags(kind);
-    p.frame_len = 60 + kind;
+    p.ip_len = 46 + kind;
     p.src_is_lo = !from_hi;
     p.ip_version = 4;
     p.l4_proto = 6;

@@ -92,7 +92,7 @@ void TableModel::create(unsigned k, const packet::Packet& p, uint64_t t)
     f.orig_is_lo = p.src_is_lo;
     f.first_seen = f.last_seen = t;
     f.packets[0] = 1;
-    f.bytes[0] = p.frame_len;
+    f.bytes[0] = p.ip_len;
     f.flags_seen[0] = p.tcp_flags;
     tcpstate::window_create(tcpstate::FlowRef{f.tcp, f.window.seq, f.window.meta}, tcpstate::segment_of(p),
                             _config.timeouts);
@@ -128,7 +128,7 @@ void TableModel::packet(unsigned k, const packet::Packet& p, uint64_t t)
     }
     const unsigned d = static_cast<unsigned>(dir);
     ++f.packets[d];
-    f.bytes[d] += p.frame_len;
+    f.bytes[d] += p.ip_len;
     f.flags_seen[d] |= p.tcp_flags;
     if (o == tcpstate::Outcome::ignored) {
         ++_invalid;

@@ -80,7 +80,7 @@ TEST_CASE("The table model reports a table changed behind its back", "[fuzz][tab
     packet::Packet p{};
     p.key = keys[3];
     p.tcp_flags = packet::kTcpSyn;
-    p.frame_len = 60;
+    p.ip_len = 46;
     p.src_is_lo = true;
     p.verdict = packet::Verdict::tcp;
     const packet::Packet* pp = &p;

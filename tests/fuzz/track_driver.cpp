@@ -91,7 +91,7 @@ std::string endpoint(const uint8_t addr[16], uint16_t port)
 
 void trace_frame(std::FILE* t, const packet::Packet& p, uint64_t now)
 {
-    std::fprintf(t, "    frame t=%.3f %u bytes %s", double(now - kStartNs) / kSecNs, p.frame_len,
+    std::fprintf(t, "    frame t=%.3f %u bytes %s", double(now - kStartNs) / kSecNs, p.ip_len,
                  packet::verdict_name(p.verdict));
     if (p.ip_version != 0) {
         uint8_t src[16], dst[16];

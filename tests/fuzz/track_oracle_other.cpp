@@ -85,7 +85,7 @@ void Oracle::check_other(const packet::Packet* const* pkts, const uint64_t* time
             end_if_due(k, t);
             if (k.live) {
                 const bool from_orig = k.f.orig_is_lo == p.src_is_lo;
-                add_frames(k.f, p.src_is_lo, 1, p.frame_len);
+                add_frames(k.f, p.src_is_lo, 1, p.ip_len);
                 k.f.last_seen_ns = t;
                 protostate::step(k.f.other, from_orig ? protostate::Dir::orig : protostate::Dir::reply,
                                  t - k.f.first_seen_ns);
@@ -101,7 +101,7 @@ void Oracle::check_other(const packet::Packet* const* pkts, const uint64_t* time
                 f.other = protostate::initial(family_of_verdict(p.verdict));
                 f.first_seen_ns = f.last_seen_ns = t;
                 f.packets[0] = 1;
-                f.bytes[0] = p.frame_len;
+                f.bytes[0] = p.ip_len;
                 k.f = f;
                 k.live = true;
                 ++c.tracked;
@@ -120,7 +120,7 @@ void Oracle::check_other(const packet::Packet* const* pkts, const uint64_t* time
             }
             end_if_due(k, t);
             if (k.live) {
-                add_frames(k.f, p.src_is_lo, 1, p.frame_len);
+                add_frames(k.f, p.src_is_lo, 1, p.ip_len);
                 k.f.last_seen_ns = t;
                 ++frag_tracked;
             } else {

@@ -3,7 +3,7 @@
 """Helpers the inline test runs inside a network namespace (`ip netns exec NS python3 ...`).
 
   sniff IFACE OUT.json   count the TCP frames this namespace sends and receives on IFACE, per
-                         4-tuple and direction, with their frame bytes, until SIGTERM (at most
+                         4-tuple and direction, with their IP bytes, until SIGTERM (at most
                          60 s); writes {"src sport dst dport out|in": [frames, bytes]} to OUT.json.
                          An independent count of what flowcop forwarded.
   idle HOST PORT LPORT IDLE_S PATH
@@ -58,7 +58,8 @@ def sniff(iface, out_path):
                                   "out" if addr[2] == PACKET_OUTGOING else "in")
         c = counts.setdefault(key, [0, 0])
         c[0] += 1
-        c[1] += len(data)
+        total = struct.unpack("!H", ip[2:4])[0]
+        c[1] += total if total else len(ip)  # IP bytes, as flowcop counts (0: a GSO frame, length from it)
     with open(out_path, "w") as f:
         json.dump(counts, f)
 

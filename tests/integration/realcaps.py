@@ -43,7 +43,7 @@ def flag_class(flags):
 class Conn:
     def __init__(self, key):
         self.key = key
-        self.frames = []  # (t_us, caplen, src_endpoint, class), in capture order
+        self.frames = []  # (t_us, IP length (pcaplib.ip_length), src_endpoint, class), in capture order
 
     def can_create(self):
         return any(c in ("syn", "synack", "fin", "ack") for _, _, _, c in self.frames)
@@ -147,7 +147,7 @@ class Reading:
             c = self.conns.get(key)
             if c is None:
                 c = self.conns[key] = Conn(key)
-            c.frames.append((t, cap, a, flag_class(fr.flags)))
+            c.frames.append((t, pcaplib.ip_length(data), a, flag_class(fr.flags)))
 
     def tcp_frames(self):
         return self.kinds["tcp"]

@@ -81,8 +81,8 @@ def main():
                 elif seen_first:
                     on_arrival += 1
             want[(family, name)] = {"src": client, "sport": sport,
-                                    "orig": (1, len(query)),
-                                    "reply": (len(order), sum(len(answer[i]) for i in order))}
+                                    "orig": (1, pcaplib.ip_length(query)),  # IP bytes, as flowcop counts
+                                    "reply": (len(order), sum(pcaplib.ip_length(answer[i]) for i in order))}
     # An answer whose first fragment never comes: its two later fragments are held, then unattributed.
     lost = fragments("10.1.0.2", "10.1.0.9", 53, 30000, 0x999, 3)
     records += [(t, lost[2]), (t + 1000, lost[1])]

@@ -48,7 +48,7 @@ def looped_capture(path):
 
 def connection(i):
     """One connection's frames as (time_us, bytes), with payloads up to 1400 bytes, and what each
-    direction carries: (packets, bytes) client to server and server to client."""
+    direction carries: (packets, IP bytes) client to server and server to client."""
     if i % 2:
         c, s = "2001:db8::%x" % (i + 1), "2001:db8:1::1"
     else:
@@ -63,7 +63,7 @@ def connection(i):
         frames.append((t + len(frames) * 1000, frame))
         side = up if to_server else down
         side[0] += 1
-        side[1] += len(frame)
+        side[1] += pcaplib.ip_length(frame)  # IP bytes, as flowcop counts
 
     send(True, SYN)
     send(False, SYN | ACK)

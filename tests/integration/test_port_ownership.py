@@ -62,7 +62,8 @@ def main():
     conns, up_all, down_all = {}, [], []
     for i in range(CONNS):
         client, up, down = connection(i)
-        conns[client] = (len(up), sum(len(f) for _, f in up), len(down), sum(len(f) for _, f in down))
+        conns[client] = (len(up), sum(pcaplib.ip_length(f) for _, f in up), len(down),
+                         sum(pcaplib.ip_length(f) for _, f in down))  # IP bytes, as flowcop counts
         up_all += up
         down_all += down
     up_all.sort(key=lambda r: r[0])

@@ -197,7 +197,7 @@ def bigtcp(tap, name, res, rd):
     d = tcp_destroys(res)
     c = next(iter(rd.conns.values()))
     tap.ok(len(d) == 1 and d[0]["bytes_orig"] + d[0]["bytes_reply"] == c.frames[0][1] > 65535,
-           name + ": the 80 kB BIG TCP frame is one tracked packet of its full length", d)
+           name + ": the 80 kB BIG TCP frame is one tracked packet of its full IP length", d)
 
 
 def malformed_only(tap, name, res, rd):

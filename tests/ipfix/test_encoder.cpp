@@ -63,6 +63,9 @@ TEST_CASE("An IPv4 biflow record decodes to the event's fields, directions and t
     CHECK(r.num(2) == 17);               // packetDeltaCount
     CHECK(r.num(1, kReversePen) == 507); // RFC 5103 reverse: responder -> originator
     CHECK(r.num(2, kReversePen) == 12);
+    // layer2OctetDeltaCount: IP bytes + packets x (Ethernet 14 + two tags of 4), both directions.
+    CHECK(r.num(352) == 1007 + 17 * 22);
+    CHECK(r.num(352, kReversePen) == 507 + 12 * 22);
     CHECK(r.num(136) == kEndOfFlowDetected);
     CHECK(r.num(58) == 100);           // vlanId: outer tag
     CHECK(r.num(59) == 100);           // postVlanId: unchanged
@@ -332,4 +335,23 @@ TEST_CASE("A flush with nothing open sends nothing, and domains are independent"
     REQUIRE(sink.decoder.errors.empty()); // per-domain sequences: 0, 0, then 1 in domain 42
     CHECK(sink.decoder.messages.back().sequence == 1);
     CHECK(b.sequence() == 2);
+}
+
+// layer2OctetDeltaCount is derived from the IP bytes with the tags the flow's key shows (template.h).
+TEST_CASE("layer2OctetDeltaCount adds 14 bytes a packet, and 4 for each VLAN tag of the key", "[ipfix][encoder]")
+{
+    events::Event e = flow_event(3, false, 0);
+    e.packets[0] = 10, e.packets[1] = 0, e.bytes[0] = 1000, e.bytes[1] = 0;
+    CHECK(layer2_octets(e, 0) == 1000 + 10 * 14);
+    CHECK(layer2_octets(e, 1) == 0);
+    e.vlan_outer = 5;
+    CHECK(layer2_octets(e, 0) == 1000 + 10 * 18);
+    e.vlan_inner = 6;
+    CHECK(layer2_octets(e, 0) == 1000 + 10 * 22);
+    // An interim record's delta stays a delta: the derivation is linear in packets and bytes.
+    events::Event half = e;
+    half.packets[0] = 4, half.bytes[0] = 400;
+    events::Event rest = e;
+    rest.packets[0] = 6, rest.bytes[0] = 600;
+    CHECK(layer2_octets(half, 0) + layer2_octets(rest, 0) == layer2_octets(e, 0));
 }

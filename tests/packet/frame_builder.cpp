@@ -341,4 +341,20 @@ std::vector<uint8_t> FrameBuilder::build() const
     return f;
 }
 
+size_t ip_length(const std::vector<uint8_t>& frame)
+{
+    auto be16 = [&frame](size_t at) { return size_t(frame[at]) << 8 | frame[at + 1]; };
+    size_t off = 12;
+    while (off + 2 <= frame.size() && (be16(off) == 0x8100 || be16(off) == 0x88a8 || be16(off) == 0x9100))
+        off += 4;
+    if (off + 2 > frame.size())
+        return 0;
+    const size_t type = be16(off), l3 = off + 2;
+    if (type == 0x0800 && l3 + 4 <= frame.size())
+        return be16(l3 + 2);
+    if (type == 0x86dd && l3 + 6 <= frame.size())
+        return 40 + be16(l3 + 4);
+    return 0;
+}
+
 } // namespace flowcop::test

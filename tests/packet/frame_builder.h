@@ -150,4 +150,9 @@ private:
     size_t _pad_to = 0;
 };
 
+// The IP packet's length in an Ethernet frame (VLAN tags skipped), read from its IP header as flowcop's
+// byte counters count it: IPv4's total length, IPv6's 40 + payload length; 0 when it holds no IP header.
+// Independent of the parser, so tests compare flow bytes with it.
+size_t ip_length(const std::vector<uint8_t>& frame);
+
 } // namespace flowcop::test

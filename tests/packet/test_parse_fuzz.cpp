@@ -70,8 +70,10 @@ const char* broken_invariant(const uint8_t* f, uint32_t len, const Packet& p, Ve
         return "return value != out.verdict";
     if (static_cast<unsigned>(v) >= packet::kVerdictCount)
         return "verdict out of range";
-    if (p.frame_len != len)
-        return "frame_len != len";
+    if (p.ip_len > len)
+        return "ip_len > frame";
+    if ((p.ip_len != 0) != (p.ip_version != 0))
+        return "ip_len without an IP header, or an IP header without ip_len";
     if (p.l4_payload_len > len)
         return "l4_payload_len > frame";
     if (v == Verdict::tcp && ((p.ip_version != 4 && p.ip_version != 6) || p.key.proto != 6 || p.l4_proto != 6))
@@ -305,13 +307,13 @@ TEST_CASE("the core given fewer header bytes than the frame classifies truncatio
         std::unique_ptr<uint8_t[]> front(new uint8_t[hdr]);
         std::memcpy(front.get(), f.data(), hdr);
         CHECK(packet::parse(front.get(), hdr, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l2);
-        CHECK(p.frame_len == f.size());
+        CHECK(p.ip_len == 0);
     }
     std::unique_ptr<uint8_t[]> front(new uint8_t[f.size()]);
     std::memcpy(front.get(), f.data(), f.size());
     CHECK(packet::parse(front.get(), 37, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l3);
     CHECK(packet::parse(front.get(), 57, static_cast<uint32_t>(f.size()), p) == Verdict::truncated_l4);
     CHECK(packet::parse(front.get(), 58, static_cast<uint32_t>(f.size()), p) == Verdict::tcp);
-    CHECK(p.l4_payload_len == 100); // from the IP length, not from the bytes given
-    CHECK(p.frame_len == f.size());
+    CHECK(p.l4_payload_len == 100);   // from the IP length, not from the bytes given
+    CHECK(p.ip_len == 20 + 20 + 100); // the IP packet: not the Ethernet header nor the tag
 }

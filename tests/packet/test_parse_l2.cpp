@@ -32,7 +32,7 @@ TEST_CASE("a frame shorter than the Ethernet header is truncated_l2", "[packet][
         std::vector<uint8_t> f(full.begin(), full.begin() + static_cast<long>(n));
         const auto p = test::parse_bytes(f);
         CHECK(p.verdict == Verdict::truncated_l2);
-        CHECK(p.frame_len == n);
+        CHECK(p.ip_len == 0);
         CHECK(p.ip_version == 0);
     }
 }

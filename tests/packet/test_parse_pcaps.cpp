@@ -28,7 +28,7 @@ struct Replay {
     unsigned verdicts[packet::kVerdictCount] = {};
     std::set<std::string> tcp_keys; // distinct FlowKey bytes of tcp frames
     unsigned tcp_syn = 0;           // SYN without ACK
-    uint64_t tcp_frame_bytes = 0;
+    uint64_t tcp_ip_bytes = 0;
     uint64_t tcp_payload_bytes = 0;
 
     // Packets per key of the UDP and ICMP query flows, and the keys ICMP errors quote.
@@ -79,7 +79,7 @@ Replay replay(const std::string& path)
         if (p.verdict == Verdict::tcp) {
             out.tcp_keys.insert(std::string(reinterpret_cast<const char*>(&p.key), sizeof p.key));
             out.tcp_syn += (p.tcp_flags & (packet::kTcpSyn | packet::kTcpAck)) == packet::kTcpSyn;
-            out.tcp_frame_bytes += p.frame_len;
+            out.tcp_ip_bytes += p.ip_len;
             out.tcp_payload_bytes += p.l4_payload_len;
         }
     }
@@ -252,7 +252,7 @@ TEST_CASE("the 80 kB BIG TCP capture is one tcp frame counting its full length",
     const Replay r = replay(dir + "/tcpdump_bigtcp_ipv4_80kB_frame.pcap");
     CHECK(r.frames == 1);
     CHECK(r[Verdict::tcp] == 1);
-    CHECK(r.tcp_frame_bytes == 80066);
+    CHECK(r.tcp_ip_bytes == 80066 - 14); // the datagram is the frame after its Ethernet header
     CHECK(r.tcp_payload_bytes == 80000);
 }
 

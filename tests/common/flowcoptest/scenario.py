@@ -179,7 +179,8 @@ class Conn:
                                                 ("/vlan" + ",".join(map(str, self.vlans))) if self.vlans else "", life),
                 src=str(ipaddress.ip_address(src)), sport=sp, dst=str(ipaddress.ip_address(dst)), dport=dp,
                 vlan=list(self.key_vlans), packets_orig=len(o), packets_reply=len(r),
-                bytes_orig=sum(len(p.frame) for p in o), bytes_reply=sum(len(p.frame) for p in r),
+                bytes_orig=sum(pcaplib.ip_length(p.frame) for p in o),  # IP bytes, as flowcop counts
+                bytes_reply=sum(pcaplib.ip_length(p.frame) for p in r),
                 first_seen=first.t_us, last_seen=self.last_seen_us(life), reason=reason, time=t_end,
                 state=state, start_state=self.starts.get(life)))
         return out
