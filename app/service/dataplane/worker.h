@@ -186,6 +186,10 @@ private:
     uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port, const uint64_t* times,
                       uint8_t* orig) noexcept;
     unsigned wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept;
+    // Enqueues each owner's staged packets (the outboxes) on its ring, once per owner, and empties the
+    // outboxes: a port that can wait (a file) waits for room, any other drops and counts what did not fit.
+    // with_time_marks: the outboxes hold time marks too (handoff.h), which are neither counted nor freed.
+    void send_outboxes(uint16_t rx_port, bool with_time_marks) noexcept;
     bool take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
     // Forwards (inline) or frees a tracked burst.

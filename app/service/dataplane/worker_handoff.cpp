@@ -54,9 +54,16 @@ uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, u
     }
     if (!staged)
         return local;
+    send_outboxes(rx_port, times != nullptr);
+    return local;
+}
+
+void Worker::send_outboxes(uint16_t rx_port, bool with_time_marks) noexcept
+{
+    const unsigned me = _place.index;
     const bool can_wait = rx_port < _settings.wait_ports.size() && _settings.wait_ports[rx_port] != 0;
     // One enqueue per owner per burst. Packets of one flow keep their order: they all go to one ring.
-    for (unsigned o = 0; o < workers; ++o) {
+    for (unsigned o = 0; o < _outbox_size.size(); ++o) {
         const unsigned k = _outbox_size[o];
         if (k == 0)
             continue;
@@ -66,7 +73,7 @@ uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, u
         unsigned put = rte_ring_enqueue_burst(ring, reinterpret_cast<void* const*>(out), k, nullptr);
         if (put < k && can_wait) [[unlikely]]
             put += wait_enqueue(ring, out + put, k - put);
-        if (times == nullptr) {
+        if (!with_time_marks) {
             bump(_stats.handed_off, uint64_t(put));
             if (put < k) {
                 bump(_stats.handoff_dropped, uint64_t(k - put));
@@ -88,7 +95,6 @@ uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, u
         if (dropped != 0)
             bump(_stats.handoff_dropped, dropped);
     }
-    return local;
 }
 
 unsigned Worker::wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept

@@ -78,7 +78,6 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
                               uint16_t rx_port) noexcept
 {
     const unsigned me = _place.index;
-    const unsigned workers = _place.handoff->workers();
     uint16_t local = 0;
     bool staged = false;
     for (uint16_t i = 0; i < n; ++i) {
@@ -121,23 +120,7 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
     if (!staged)
         return local;
     // As under the handoff plan: a port that reads a file waits for a full ring, any other drops and counts.
-    const bool can_wait = rx_port < _settings.wait_ports.size() && _settings.wait_ports[rx_port] != 0;
-    for (unsigned o = 0; o < workers; ++o) {
-        const unsigned k = _outbox_size[o];
-        if (k == 0)
-            continue;
-        _outbox_size[o] = 0;
-        rte_mbuf** out = &_outbox[o * kBurst];
-        rte_ring* ring = _place.handoff->ring(me, o);
-        unsigned put = rte_ring_enqueue_burst(ring, reinterpret_cast<void* const*>(out), k, nullptr);
-        if (put < k && can_wait) [[unlikely]]
-            put += wait_enqueue(ring, out + put, k - put);
-        bump(_stats.handed_off, uint64_t(put));
-        if (put < k) {
-            bump(_stats.handoff_dropped, uint64_t(k - put));
-            rte_pktmbuf_free_bulk(out + put, k - put);
-        }
-    }
+    send_outboxes(rx_port, false);
     return local;
 }
 
