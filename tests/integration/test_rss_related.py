@@ -13,7 +13,7 @@ that does not own their flow. flowcop hands those to the owner (app/architecture
     lcore that owns the quoted flow (flowcop_icmp_related_total{lcore,result="known_flow"} per lcore
     equals the errors quoting the flows whose `new` event that lcore emitted), none unknown_flow;
   - fragmented UDP answers (IPv4 and IPv6) and a fragmented TCP segment, their fragments in every order,
-    are one flow per connection whose packets and bytes are exactly its frames, in their direction;
+    are one flow per connection whose packets and IP bytes are exactly its frames', in their direction;
   - under rss some packets changed lcore (flowcop_handoff_sent_total > 0, all received, none dropped),
     and every other packet stayed where it arrived (the handoff carried no more than the ICMP errors and
     fragments of the capture).
@@ -28,6 +28,8 @@ import sys
 
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
+
+ip_len = pcaplib.ip_length  # what flowcop's byte counters count (RFC 7012)
 
 T0 = 1_700_000_000 * 1_000_000  # us
 FRAG_HDR = 44
@@ -136,7 +138,7 @@ def build(tmp):
                 for i in order:
                     add(answer[i], second)
                 fragment_frames += len(order)
-                exact[(client, sport)] = ((1, len(query)), (len(order), sum(len(answer[i]) for i in order)))
+                exact[(client, sport)] = ((1, ip_len(query)), (len(order), sum(ip_len(answer[i]) for i in order)))
                 k += 1
 
     # A TCP segment sent in fragments after a handshake, its later fragment first, on several connections.
@@ -152,8 +154,8 @@ def build(tmp):
         for f in [frags[2], frags[0], frags[1]] if j % 2 else frags:
             add(f, second)
         fragment_frames += len(frags)
-        exact[(client, sport)] = ((2 + len(frags), len(frames[0]) + len(frames[2]) + sum(map(len, frags))),
-                                  (1, len(frames[1])))
+        exact[(client, sport)] = ((2 + len(frags), ip_len(frames[0]) + ip_len(frames[2]) + sum(map(ip_len, frags))),
+                                  (1, ip_len(frames[1])))
 
     records = [(T0 + 100 * i, f) for i, f in enumerate(first)]
     records += [(T0 + 100 * len(first) + GAP_US + 100 * i, f) for i, f in enumerate(second)]
