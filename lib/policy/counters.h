@@ -28,14 +28,14 @@ struct RuleCounter {
 
 class alignas(64) Counters {
 public:
-    Counters() : _slots(1) {} // the empty policy: its default slot only
-    explicit Counters(const Policy& p) : _slots(p.rule_count() + 1) {}
+    Counters() : Counters(1) {} // the empty policy: its default slot only
+    explicit Counters(const Policy& p) : Counters(p.rule_count() + 1) {}
 
     // Packet path: counts one packet of `bytes` for the decision's rule. Precondition: d came
     // from the Policy these counters were sized for.
     void count(Decision d, uint32_t bytes) noexcept
     {
-        RuleCounter& c = _slots[d.rule];
+        RuleCounter& c = slot(d.rule);
         stats::bump(c.packets);
         stats::bump(c.bytes, uint64_t{bytes});
     }
@@ -43,15 +43,25 @@ public:
     // Any thread: slot i (i < size(); the last is the default's), loaded relaxed.
     RuleCounter read(size_t i) const noexcept
     {
-        return {stats::load_relaxed(_slots[i].packets), stats::load_relaxed(_slots[i].bytes)};
+        const RuleCounter& c = slot(i);
+        return {stats::load_relaxed(c.packets), stats::load_relaxed(c.bytes)};
     }
-    size_t size() const noexcept { return _slots.size(); }
+    size_t size() const noexcept { return _size; }
 
     // See the contract above; `from` was sized for `old_policy`, this object for `new_policy`.
     void carry_over(const Policy& old_policy, const Counters& from, const Policy& new_policy);
 
 private:
-    std::vector<RuleCounter> _slots;
+    // Whole cache lines (aligned new), so no other lcore's data shares a line with these slots.
+    struct alignas(64) Line {
+        RuleCounter slot[4];
+    };
+    explicit Counters(size_t n) : _lines((n + 3) / 4), _size(n) {}
+    RuleCounter& slot(size_t i) noexcept { return _lines[i / 4].slot[i % 4]; }
+    const RuleCounter& slot(size_t i) const noexcept { return _lines[i / 4].slot[i % 4]; }
+
+    std::vector<Line> _lines;
+    size_t _size;
 };
 
 } // namespace flowcop::policy
