@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Builds and runs one libFuzzer target under ASan+UBSan (tests/fuzzing.md):
-#   tests/fuzz/run.sh parse|track|table [libFuzzer flags...]
+#   tests/fuzz/run.sh parse|track|table|policy [libFuzzer flags...]
 # Without -runs/-max_total_time it stops after 10 million executions. Environment:
 #   FUZZ_BUILD   build dir (default build-fuzz-clang), configured with clang++ on first use
 #   FUZZ_SHARED  extra seed captures (default ../shared/pcaps beside the clone; skipped if absent)
@@ -14,8 +14,8 @@ cd "$here"
 
 target=${1:-}
 case "$target" in
-parse|track|table) shift ;;
-*) echo "usage: $0 parse|track|table [libFuzzer flags...]" >&2; exit 2 ;;
+parse|track|table|policy) shift ;;
+*) echo "usage: $0 parse|track|table|policy [libFuzzer flags...]" >&2; exit 2 ;;
 esac
 
 build=${FUZZ_BUILD:-build-fuzz-clang}
