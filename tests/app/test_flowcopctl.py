@@ -23,6 +23,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from flowcoptest import layouts  # noqa: E402
 from flowcoptest.checks import Fail, check, run_tests, wait_until  # noqa: E402
 from flowcoptest.exposition import Scrape  # noqa: E402
 from flowcoptest.process import DEMO_PCAP, Flowcop, temp_dir  # noqa: E402
@@ -662,6 +663,10 @@ def test_text_columns_per_protocol():
 
 
 if __name__ == "__main__":
-    run_tests([test_usage_and_unreachable, test_text_columns_per_protocol, test_finds_the_instance,
-               test_real_capture_one_lcore, test_real_capture_two_lcores, test_synthetic_table_one_lcore,
-               test_synthetic_table_two_lcores])
+    # The one- and two-lcore cases follow the layout matrix (flowcoptest.layouts): FLOWCOP_TEST_LAYOUTS
+    # narrows them as it narrows the replay scenarios (.ci/run's ASan stage runs the handoff layout).
+    chosen = {l.name for l in layouts.selected()}
+    by_layout = {"single_lcore": [test_real_capture_one_lcore, test_synthetic_table_one_lcore],
+                 "handoff": [test_real_capture_two_lcores, test_synthetic_table_two_lcores]}
+    run_tests([test_usage_and_unreachable, test_text_columns_per_protocol, test_finds_the_instance]
+              + [t for name in ("single_lcore", "handoff") if name in chosen for t in by_layout[name]])
