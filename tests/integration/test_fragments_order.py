@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Replays fragmented UDP datagrams in every kind of order through the real flowcop binary (one
-lcore, packet clock) and checks that each flow's packets and bytes are its datagrams' frames, in
+"""Replays fragmented UDP datagrams in every kind of order through the real flowcop binary (packet
+clock, on every layout of flowcoptest.layouts: on two lcores the lcore that polls the port attributes
+the fragments and hands each to its flow's owner) and checks that each flow's packets and bytes are its datagrams' frames, in
 the direction they travelled, whatever the order: in order, last fragment first, middle first,
 reversed, with duplicates, over IPv4 and IPv6 (Fragment header), each order in its own flow; a
 datagram whose first fragment never comes is counted unattributed and on no flow.
@@ -16,7 +17,7 @@ import struct
 import sys
 
 
-from flowcoptest import harness  # noqa: E402
+from flowcoptest import harness, layouts  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 
 T0 = 1_700_000_000 * 1_000_000  # us
@@ -50,6 +51,31 @@ ORDERS = [("in order", [0, 1, 2, 3]),
           ("middle first", [2, 1, 0, 3]),
           ("reversed", [3, 2, 1, 0]),
           ("duplicates", [3, 3, 2, 0, 1, 2])]
+
+
+def check_layout(tap, exe, lay, path, work, frames, want, late, on_arrival):
+    res = harness.run(exe, lay.vdevs(path), ["--clock", "packet"] + lay.opts(path), lcores=lay.lcores, tmpdir=work,
+                      scrape_when_rx=frames, timeout=30)
+    harness.check_invariants(tap, res, "%s: fragments" % lay)
+    by_port = {(e["dst"] if e["sport"] == 53 else e["src"], e["sport"] if e["sport"] != 53 else e["dport"]): e
+               for e in res.destroys() if e.get("proto") == "udp"}
+    for (family, name), w in want.items():
+        e = by_port.get((w["src"], w["sport"]))
+        label = "%s: %s, answer fragments %s" % (lay, family, name)
+        if not tap.ok(e is not None, label + ": one UDP flow"):
+            continue
+        tap.eq((e["src"], e["packets_orig"], e["bytes_orig"]), (w["src"],) + w["orig"],
+               label + ": the query's frame and bytes in the originator's direction")
+        tap.eq((e["packets_reply"], e["bytes_reply"]), w["reply"],
+               label + ": every answer frame and byte on the flow, in the reply direction")
+    tap.eq(len(by_port), len(want), "%s: no other UDP flow (the lost answer started none)" % lay)
+    m = res.metrics
+    if tap.ok(m is not None, "%s: metrics scraped" % lay):
+        got = {r: int(harness.metric(m, "flowcop_fragments_total", result=r))
+               for r in ("tracked", "no_flow", "attributed_late", "unattributed")}
+        tap.eq(got, {"tracked": on_arrival, "no_flow": 0, "attributed_late": late, "unattributed": 2},
+               "%s: flowcop_fragments_total by result" % lay)
+        tap.eq(int(harness.metric(m, "flowcop_fragments_pending")), 0, "%s: nothing pending at the end" % lay)
 
 
 def main():
@@ -93,28 +119,10 @@ def main():
     path = os.path.join(tmp, "fragments_order.pcap")
     pcaplib.write_pcap(path, records)
 
-    res = harness.run(exe, ["net_pcap0,rx_pcap=" + path], ["--clock", "packet"], tmpdir=tmp,
-                      scrape_when_rx=len(records), timeout=30)
-    harness.check_invariants(tap, res, "fragments")
-    by_port = {(e["dst"] if e["sport"] == 53 else e["src"], e["sport"] if e["sport"] != 53 else e["dport"]): e
-               for e in res.destroys() if e.get("proto") == "udp"}
-    for (family, name), w in want.items():
-        e = by_port.get((w["src"], w["sport"]))
-        label = "%s, answer fragments %s" % (family, name)
-        if not tap.ok(e is not None, label + ": one UDP flow"):
-            continue
-        tap.eq((e["src"], e["packets_orig"], e["bytes_orig"]), (w["src"],) + w["orig"],
-               label + ": the query's frame and bytes in the originator's direction")
-        tap.eq((e["packets_reply"], e["bytes_reply"]), w["reply"],
-               label + ": every answer frame and byte on the flow, in the reply direction")
-    tap.eq(len(by_port), len(want), "no other UDP flow (the lost answer started none)")
-    m = res.metrics
-    if tap.ok(m is not None, "metrics scraped"):
-        got = {r: int(harness.metric(m, "flowcop_fragments_total", result=r))
-               for r in ("tracked", "no_flow", "attributed_late", "unattributed")}
-        tap.eq(got, {"tracked": on_arrival, "no_flow": 0, "attributed_late": late, "unattributed": 2},
-               "flowcop_fragments_total by result")
-        tap.eq(int(harness.metric(m, "flowcop_fragments_pending")), 0, "nothing pending at the end")
+    for lay in layouts.selected():
+        work = os.path.join(tmp, lay.name)
+        os.makedirs(work, exist_ok=True)
+        check_layout(tap, exe, lay, path, work, len(records), want, late, on_arrival)
     tap.done()
 
 

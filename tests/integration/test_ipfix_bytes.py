@@ -10,10 +10,9 @@ length), and an IPv6 UDP packet. Each flow's nfdump in/out bytes (`nfdump -R DIR
 and the JSON events' bytes_orig/bytes_reply must be those IP lengths summed; the frame bytes (which
 the counts were before) differ for every flow, so a frame count cannot pass.
 
-Runs on each layout of flowcoptest.layouts (-l 0, -l 0-1), with its own nfcapd. On two lcores a later
-fragment reaches its flow's owner only by chance (app/architecture.md, "Fragments"): a fragmented
-flow may then count its first fragment alone, still in IP bytes. Skips (TAP SKIP) when
-nfcapd/nfdump are not installed.
+Runs on each layout of flowcoptest.layouts, with its own nfcapd: the same exact counts on every
+layout (the lcore that polls the port attributes the fragments and hands them to their flow's
+owner: app/architecture.md, "Fragments"). Skips (TAP SKIP) when nfcapd/nfdump are not installed.
 
 Usage: test_ipfix_bytes.py FLOWCOP_EXE TMPDIR
 """
@@ -37,7 +36,7 @@ def write_capture(path):
     """Returns ({(src, sport, dst, dport): (packets_orig, ip_bytes_orig, packets_reply, ip_bytes_reply,
     frame_bytes)}, {key of a fragmented flow: (packets, ip_bytes) of its first fragment alone}) for the
     capture it writes at `path`, every IP length counted here from what was built."""
-    t, recs, want, first_only = 1_600_000_000_000_000, [], {}, {}
+    t, recs, want = 1_600_000_000_000_000, [], {}
 
     def add(frame, key, reply, ip_len):
         nonlocal t
@@ -66,13 +65,12 @@ def write_capture(path):
                  pcaplib.ipv4(key[0], key[2], 17, dgram[1480:], ident=ident, flags_frag=1480 // 8)]
         for i in order:
             add(pcaplib.ether(frags[i], pcaplib.ETH_IPV4), key, 0, len(frags[i]))
-        first_only[key] = (1, len(frags[0]), 0, 0)
     # IPv6 UDP: IP 40 + 8 + 100.
     key = ("fd07::1", 7000, "fd07::2", 7001)
     ip6 = pcaplib.ipv6(key[0], key[2], 17, udp(7000, 7001, b"v" * 100))
     add(pcaplib.ether(ip6, pcaplib.ETH_IPV6), key, 0, len(ip6))
     pcaplib.write_pcap(path, recs)
-    return {k: tuple(v) for k, v in want.items()}, first_only
+    return {k: tuple(v) for k, v in want.items()}
 
 
 def main():
@@ -83,7 +81,7 @@ def main():
         tap.done()
     os.makedirs(tmp, exist_ok=True)
     pcap = os.path.join(tmp, "iplens.pcap")
-    want, first_only = write_capture(pcap)
+    want = write_capture(pcap)
     # The numbers this test stands on: IP lengths, independent of flowcop, and never the frame bytes.
     tap.eq(want[("10.7.0.1", 40000, "10.7.0.2", 80)][:4], (3, 40 + 40 + 1040, 2, 80),
            "the capture's TCP flow carries 1160 IP bytes (5 packets)")
@@ -95,7 +93,7 @@ def main():
         try:
             tap.ok(cap.ready, "%s: nfcapd listens" % lay, cap.log_text())
             res = harness.run(exe, lay.vdevs(pcap), ["--clock", "packet", "--ipfix", cap.address(),
-                                                     "--ipfix-active-timeout", "0"],
+                                                     "--ipfix-active-timeout", "0"] + lay.opts(pcap),
                               lcores=lay.lcores, tmpdir=work, timeout=60)
         finally:
             cap.stop()
@@ -105,14 +103,6 @@ def main():
             k = (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
             got_ev[k] = (e["packets_orig"], e["bytes_orig"], e["packets_reply"], e["bytes_reply"])
         want4 = {(collectors.norm_addr(k[0]), k[1], collectors.norm_addr(k[2]), k[3]): w[:4] for k, w in want.items()}
-        if lay.plan != "single_lcore":
-            # Under the handoff plan a later fragment (no ports) goes to its address pair's owner, which
-            # is its flow's owner only by chance (app/architecture.md, "Fragments"; the seed is drawn per
-            # run): there its bytes are lost. Its flow then counts its first fragment's IP length alone.
-            for k, alone in first_only.items():
-                k = (collectors.norm_addr(k[0]), k[1], collectors.norm_addr(k[2]), k[3])
-                if got_ev.get(k) == alone:
-                    want4[k] = alone
         tap.eq(got_ev, want4, "%s: the events' bytes_orig/bytes_reply are each flow's IP bytes" % lay)
         try:
             recs = cap.records()

@@ -47,7 +47,7 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
     fragattr::Config fc = settings.fragments;
     fc.seed ^= rte_rdtsc() * 0x9e3779b97f4a7c15ull ^ plan.lcore; // a different hash per lcore and run
     w->_fragments = std::make_unique<fragattr::FragmentAttributor>(fc, w->_fragment_memory);
-    if (place.rss && place.handoff != nullptr && (w->_mark_offset = register_handoff_mark()) < 0) {
+    if (place.handoff != nullptr && (w->_mark_offset = register_handoff_mark()) < 0) {
         error = "lcore " + std::to_string(plan.lcore) +
                 ": cannot register the handoff mark mbuf field: " + rte_strerror(rte_errno);
         return nullptr;
@@ -174,6 +174,12 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         tl = &timeline;
     }
     if (_place.handoff != nullptr && !_place.rss) {
+        if (fragmented) [[unlikely]] {
+            // All of a datagram's fragments reach the worker that polls its port: it attributes them and
+            // hands each to its flow's owner with what it found (worker_related.cpp).
+            handle_related(mbufs, ptrs, n, tsc, rx, tl, orig, true);
+            return;
+        }
         if (rx != nullptr) {
             n = hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? times : nullptr, orig);
             if (n == 0 && tl == nullptr)
@@ -238,8 +244,8 @@ void Worker::attribute_fragments(packet::Packet* const* ptrs, uint16_t n, const 
 void Worker::track_fragmented(packet::Packet* const* ptrs, uint16_t n, uint64_t tsc, const Timeline* tl,
                               const fragattr::Held* attributed) noexcept
 {
-    // After the handoff: under the handoff plan the owner attributes; under rss the worker all of a
-    // datagram's fragments reached did, before handing them to the owner (`attributed`).
+    // After the handoff: on one lcore this worker attributes; under the handoff and rss plans the worker
+    // all of a datagram's fragments reached did, before handing them to the owner (`attributed`).
     fragattr::Held mine[kBurst];
     const fragattr::Held* held = attributed;
     if (held == nullptr) {

@@ -5,9 +5,10 @@
 // packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
 // costs nothing; then the RX port's --port-zone, only when some port has one) ->
 // [handoff plan: pass the packets of flows another worker owns to it,
-// worker_handoff.cpp] -> fragments through the lcore's fragment attributor
-// (lib/fragattr, only when the burst holds one: the owner attributes, after the
-// handoff) -> FlowTable::process_burst (the flow table; then, for a burst with a
+// worker_handoff.cpp; a burst that holds a fragment is first attributed here, where
+// all of a datagram's fragments arrive, worker_related.cpp] -> fragments through the
+// lcore's fragment attributor (lib/fragattr, only when the burst holds one; under
+// the handoff and rss plans the lcore that polled them did) -> FlowTable::process_burst (the flow table; then, for a burst with a
 // first fragment whose later ones came first, FlowTable::count_held_fragments) -> forward
 // (inline) or free (monitor). Under the handoff plan it then takes up to a burst
 // from each ring that feeds it and tracks and forwards those the same way. Then,
@@ -183,8 +184,14 @@ private:
     // and, for each, its index in the burst in orig; times (--clock packet, else nullptr) adds the time
     // marks. take_handoffs() returns true when every ring that feeds this worker gave less than a burst
     // (it emptied them).
+    // held (a burst with a fragment, attributed here: worker_related.cpp): what was held for each packet,
+    // compacted with the burst; the fragments are marked for their owner, and a later fragment not
+    // attributed stays here.
     uint16_t hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port, const uint64_t* times,
-                      uint8_t* orig) noexcept;
+                      uint8_t* orig, fragattr::Held* held = nullptr) noexcept;
+    // worker_related.cpp: for hand_off()'s fragment with its owner by key, marks it for that owner and
+    // returns the owner, or this worker for a later fragment it could not attribute.
+    unsigned mark_fragment(rte_mbuf* m, const packet::Packet& p, const fragattr::Held& held, unsigned owner) noexcept;
     unsigned wait_enqueue(rte_ring* ring, rte_mbuf* const* out, unsigned k) noexcept;
     // Enqueues each owner's staged packets (the outboxes) on its ring, once per owner, and empties the
     // outboxes: a port that can wait (a file) waits for room, any other drops and counts what did not fit.
@@ -195,7 +202,8 @@ private:
     // Forwards (inline) or frees a tracked burst.
     void release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept;
     // worker_related.cpp: handle()'s rest for a burst with an ICMP error or a fragment under rss, or one
-    // from the rings: attribute, pass on what another worker owns, track and release the rest.
+    // from the rings, and for a burst with a fragment under the handoff plan: attribute, pass on what
+    // another worker owns, track and release the rest.
     void handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint64_t tsc, const RxQueueRef* rx,
                         const Timeline* tl, uint8_t* orig, bool fragmented) noexcept;
     // worker_related.cpp: the rss plan's handoff of ICMP errors and fragments (see above). Compacts the
@@ -227,7 +235,7 @@ private:
     std::vector<uint16_t> _port_zone; // by port id; empty when no port has a zone
     void* _fragment_memory = nullptr;
     std::unique_ptr<fragattr::FragmentAttributor> _fragments;
-    int _mark_offset = -1; // rss: the mbuf dynfield that carries a handed-off fragment's attribution
+    int _mark_offset = -1; // the mbuf dynfield that carries a handed-off fragment's attribution
     uint64_t _next_cop_ns = 0;
     const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
     bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked

@@ -18,7 +18,7 @@ namespace flowcop::app {
 using stats::bump;
 
 uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, uint16_t rx_port, const uint64_t* times,
-                          uint8_t* orig) noexcept
+                          uint8_t* orig, fragattr::Held* held) noexcept
 {
     const unsigned me = _place.index;
     const unsigned workers = _place.handoff->workers();
@@ -27,7 +27,9 @@ uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, u
     for (uint16_t i = 0; i < n; ++i) {
         const packet::Packet& p = *ptrs[i];
         // A frame without an IP header has no flow to keep together: it stays where it arrived.
-        const unsigned owner = p.ip_version == 0 ? me : flow_owner(p.key, _place.owner_seed, workers);
+        unsigned owner = p.ip_version == 0 ? me : flow_owner(p.key, _place.owner_seed, workers);
+        if (held != nullptr && (p.extra.frag_flags & packet::kFragmented)) [[unlikely]]
+            owner = mark_fragment(mbufs[i], p, held[i], owner);
         if (times != nullptr) [[unlikely]] {
             // Every other worker learns this packet's time, in order with the packets it is handed: the
             // owner from the packet itself, the others from a mark when the time is new to them.
@@ -44,6 +46,8 @@ uint16_t Worker::hand_off(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n, u
         if (owner == me) {
             mbufs[local] = mbufs[i];
             ptrs[local] = ptrs[i];
+            if (held != nullptr)
+                held[local] = held[i];
             orig[local] = uint8_t(i);
             ++local;
             continue;

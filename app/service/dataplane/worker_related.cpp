@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The worker's half of the rss plan's handoff (worker.h, port_plan.h): the packets a port delivers to a
-// worker that does not own their flow, because a NIC hashes them on other fields than the flow's.
+// worker that does not own their flow, because a NIC hashes them on other fields than the flow's; and the
+// handoff plan's fragments, which the worker polling their port attributes for the same reason.
 //
 // - An ICMP error is hashed on its outer addresses (the router or host that sent it, and the quoted
 //   packet's source), not on the flow it quotes. Its owner is the quoted flow's (rss_owner.h), where
@@ -18,6 +19,14 @@
 // The mark is an mbuf dynamic field (registered at start), written by F for every packet it hands
 // over here and read only by the owner of that ring, so no stale value is ever read.
 // Every other packet stays where the port delivered it: no handoff, no mark.
+//
+// Under the handoff plan every packet goes to its flow's owner (flow_owner.h over its key), and a port's
+// fragments all reach the worker that polls it, F. A later fragment's key has no ports, so its owner by
+// key is its address pair's, the flow's only by chance. So a burst that holds a fragment comes here too:
+// F attributes its fragments before the handoff, so an attributed later fragment's key has its flow's
+// ports and hand_off() sends it to the flow's owner, marked as above (the first fragment with what was held
+// for it); a later fragment F cannot attribute stays on F. The owner reads the marks of the fragments
+// (only theirs: other packets of a ring's burst carry none) and tracks them without attributing again.
 #include "worker.h"
 
 #include <stats/relaxed.h>
@@ -47,6 +56,29 @@ HandoffMark& mark_of(rte_mbuf* m, int offset) noexcept
     return *RTE_MBUF_DYNFIELD(m, offset, HandoffMark*);
 }
 
+// What an attributed fragment's owner needs: an attributed later fragment, its flow's ports; a first
+// fragment whose ports parsed, the frames and bytes held for it. Kind none for anything else.
+HandoffMark fragment_mark(const packet::Packet& p, const fragattr::Held& held) noexcept
+{
+    HandoffMark mark{};
+    if (p.verdict == packet::Verdict::fragment) {
+        if (p.extra.frag_flags & packet::kFragAttributed) {
+            mark.kind = HandoffMark::later_fragment;
+            mark.port_lo = p.key.port_lo;
+            mark.port_hi = p.key.port_hi;
+            mark.sport = p.sport;
+            mark.dport = p.dport;
+            mark.src_is_lo = p.src_is_lo;
+        }
+    } else if (p.verdict == packet::Verdict::tcp || p.verdict == packet::Verdict::udp ||
+               p.verdict == packet::Verdict::icmp) {
+        mark.kind = HandoffMark::first_fragment;
+        mark.held_packets = held.packets;
+        mark.held_bytes = held.bytes;
+    }
+    return mark;
+}
+
 } // namespace
 
 int register_handoff_mark() noexcept
@@ -63,7 +95,8 @@ void Worker::handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n,
         read_marks(mbufs, ptrs, n, held);
     } else {
         attribute_fragments(ptrs, n, tl, held);
-        n = pass_related(mbufs, ptrs, held, orig, n, rx->port);
+        n = _place.rss ? pass_related(mbufs, ptrs, held, orig, n, rx->port)
+                       : hand_off(mbufs, ptrs, n, rx->port, tl != nullptr ? tl->times : nullptr, orig, held);
         if (n == 0 && tl == nullptr)
             return;
     }
@@ -88,20 +121,8 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
             elsewhere = true;
         } else if ((p.extra.frag_flags & packet::kFragmented) && (p.key.proto == 6 || p.key.proto == 17)) {
             // Only TCP and UDP flows are hashed with ports, so only their fragments can be elsewhere.
-            if (p.verdict == packet::Verdict::fragment && (p.extra.frag_flags & packet::kFragAttributed)) {
-                elsewhere = true;
-                mark.kind = HandoffMark::later_fragment;
-                mark.port_lo = p.key.port_lo;
-                mark.port_hi = p.key.port_hi;
-                mark.sport = p.sport;
-                mark.dport = p.dport;
-                mark.src_is_lo = p.src_is_lo;
-            } else if (p.verdict == packet::Verdict::tcp || p.verdict == packet::Verdict::udp) {
-                elsewhere = true;
-                mark.kind = HandoffMark::first_fragment;
-                mark.held_packets = held[i].packets;
-                mark.held_bytes = held[i].bytes;
-            }
+            mark = fragment_mark(p, held[i]);
+            elsewhere = mark.kind != HandoffMark::none;
         }
         const unsigned owner = elsewhere ? rss_owner(p.key, _place.rss_owner) : me;
         if (owner == me) {
@@ -124,12 +145,28 @@ uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr:
     return local;
 }
 
+unsigned Worker::mark_fragment(rte_mbuf* m, const packet::Packet& p, const fragattr::Held& held,
+                               unsigned owner) noexcept
+{
+    const HandoffMark mark = fragment_mark(p, held);
+    // A later fragment this worker could not attribute is held here (or counted unattributed): it stays.
+    if (p.verdict == packet::Verdict::fragment && mark.kind == HandoffMark::none)
+        return _place.index;
+    if (owner != _place.index)
+        mark_of(m, _mark_offset) = mark;
+    return owner;
+}
+
 void Worker::read_marks(rte_mbuf* const* mbufs, packet::Packet* const* ptrs, uint16_t n, fragattr::Held* held) noexcept
 {
     for (uint16_t i = 0; i < n; ++i) {
-        const HandoffMark& mark = mark_of(mbufs[i], _mark_offset);
         packet::Packet& p = *ptrs[i];
         held[i] = {};
+        // Under rss the worker that handed a packet here marked it; under the handoff plan only the
+        // fragments are marked (a ring's burst holds packets of every kind).
+        if (!_place.rss && !(p.extra.frag_flags & packet::kFragmented))
+            continue;
+        const HandoffMark& mark = mark_of(mbufs[i], _mark_offset);
         if (mark.kind == HandoffMark::first_fragment) {
             held[i].packets = mark.held_packets;
             held[i].bytes = mark.held_bytes;
