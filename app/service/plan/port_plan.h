@@ -138,8 +138,11 @@ struct PortPlan {
 };
 
 // The hash fields flowcop asks for: every IPv4 and IPv6 type whose fields come in source/destination
-// pairs (addresses, then TCP/UDP/SCTP ports), so the symmetric key makes them direction-free. Not the
-// IPv6 *_EX types (a home address option is in one direction only), L2 or tunnel fields.
+// pairs (addresses, then TCP/UDP ports), so the symmetric key makes them direction-free, and hashed on
+// what flowcop keys a flow by: not the SCTP types, whose ports flowcop's key leaves out (SCTP is keyed
+// by addresses, as other protocols are, lib/packet), so a NIC hashing them would spread one flow's
+// associations over several lcores; without them a port hashes SCTP by its addresses. Not the IPv6 *_EX
+// types (a home address option is in one direction only), L2 or tunnel fields.
 uint64_t wanted_rss_fields() noexcept;
 
 // Why `port` cannot take part in the rss plan over `workers` workers (PlanReason::symmetric_rss if it can).
