@@ -10,6 +10,7 @@ Every Markdown page of the tree (test data aside) is read as prose, line breaks 
   beside it is `--help`'s "A..B";
 - the timer wheel's constants quoted in lib/timerwheel/timer-wheel.md are the headers' values, and
   every size derived from a bucket (bytes per bucket, N buckets are X KiB) uses kLanes x 4 bytes;
+- no page keeps merge markers (<<<<<<<, =======, >>>>>>>);
 - claims found false once do not come back: a lock-failed flow retried "one tick late" (it is
   retried by the next cop pass after the tick) and a per-packet path that "takes no lock" (expiry
   on arrival and reopen take the shard lock);
@@ -222,7 +223,15 @@ def test_operations_lists_the_shipped_alerts_and_the_lag_bound_is_the_defaults()
           f"one check interval, is {bound} s")
 
 
+def test_no_page_keeps_merge_markers():
+    # A Markdown page compiles whatever it holds: a merge left unresolved there shows only to a reader
+    # (app/operations.md carried one for a session).
+    marked = [f"{page}:{i + 1}" for page, text in RAW.items() for i, line in enumerate(text.splitlines())
+              if re.match(r"^(<<<<<<< |>>>>>>> |=======$)", line)]
+    check(not marked, "merge markers at " + ", ".join(marked))
+
+
 if __name__ == "__main__":
-    run([test_defaults_and_ranges_beside_an_option_are_the_help_text,
+    run([test_no_page_keeps_merge_markers, test_defaults_and_ranges_beside_an_option_are_the_help_text,
          test_default_tables_and_named_defaults_are_the_help_text, test_wheel_constants_and_bucket_sizes_follow_the_code,
          test_claims_found_false_do_not_return, test_operations_lists_the_shipped_alerts_and_the_lag_bound_is_the_defaults])
