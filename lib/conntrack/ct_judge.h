@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contract: the connection-state policy's seam in the flow table (issue 31, lib/policy/policy.md).
+//
+// A Judge belongs to the lcore that owns the table (the worker) and is handed to it with
+// FlowTable::set_judge(); without one the table judges nothing and pays nothing (finish() picks its
+// loop once per burst). With one, the table gives every packet of its pipeline its conntrack state as
+// netfilter means it and asks the Judge where the decision must be taken:
+//   - a packet that would create a flow (`new`, a loose pickup included) BEFORE the flow is created:
+//     under enforcement a dropped one creates no flow, no event and no IPFIX record;
+//   - a TCP segment refused by the state machine or the window check (`invalid`) BEFORE it changes
+//     anything of its flow (packets, bytes, flags seen; last seen, state and window never change for it);
+//   - an ICMP error (`related` when it quotes a flow, else `invalid`) and an attributed later fragment
+//     (`related` on a live flow, else `invalid`) before it is counted on the flow;
+//   - every other packet of a flow once it was tracked: `established` when the flow has seen both
+//     directions (a reply-direction packet always), `new` for the original direction until the first
+//     reply (netfilter's rule).
+// Packets the table does not take (non-IP, malformed, families excluded by --track, unattributed
+// fragments) are left unjudged (out() == kNotJudged) and the caller judges them with state_outside().
+//
+// Per packet the cost is the state's byte test in the Policy's per-state table (policy.h decided())
+// and the rule's counter; only a state no single rule decides builds a PacketView and walks the rules.
+// The verdict of base[i] is out(i): kJudged | its state | kDropBit when the policy drops it.
+//
+// enforce: inline mode; a drop leaves no trace in the table (above) and the caller frees the packet.
+// Without it (monitor mode, the dry run) every verdict is computed and counted, the table tracks every
+// packet as without a policy and nothing is dropped.
+//
+// Threads: one writer (the owning lcore). Counters (the Policy's policy::Counters and verdicts()) are
+// single-writer fields other threads read relaxed (lib/stats/stats.md). set_policy() runs on the owner
+// between bursts (a reload through the worker's mailbox).
+#pragma once
+
+#include <conntrack/counters.h>
+#include <packet/packet.h>
+#include <policy/counters.h>
+#include <policy/policy.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace flowcop::conntrack {
+
+using CtState = policy::State;
+inline constexpr unsigned kCtStateCount = policy::kStateCount;
+
+// "new", "established", "related", "invalid", "untracked": the label values of the state.
+const char* ct_state_name(CtState s) noexcept;
+
+// Packets judged by state and action (0 accept, 1 drop), one writer.
+struct alignas(64) StateVerdicts {
+    uint64_t packets[kCtStateCount][2] = {};
+};
+
+// The state of a packet the table does not take (FlowTable::process_burst left it unjudged): invalid
+// for a malformed frame (an ICMP error whose quote cannot be read included), untracked for everything
+// else (non-IP, ICMP that is neither query nor error, a family --track excludes, a later fragment no
+// first fragment was seen for on this lcore).
+CtState state_outside(const packet::Packet& pkt) noexcept;
+
+class Judge {
+public:
+    static constexpr uint8_t kNotJudged = 0;
+    static constexpr uint8_t kJudged = 0x80;
+    static constexpr uint8_t kDropBit = 0x40;
+    static constexpr uint8_t kStateMask = 0x07;
+    static constexpr unsigned kMaxPackets = 64; // >= the table's kMaxBurst and the worker's burst
+
+    // The lcore's policy and its counters (both outlive their use here, until the next set_policy()).
+    void set_policy(const policy::Policy* p, policy::Counters* c) noexcept
+    {
+        _policy = p;
+        _counters = c;
+    }
+    void set_enforce(bool enforce) noexcept { _enforce = enforce; }
+    bool enforce() const noexcept { return _enforce; }
+    const policy::Policy* policy() const noexcept { return _policy; }
+
+    // Before a burst: the packets it lives in (every packet handed to process_burst() is base[i], i < n).
+    void begin(const packet::Packet* base, unsigned n) noexcept
+    {
+        _base = base;
+        std::memset(_out, kNotJudged, n < kMaxPackets ? n : kMaxPackets);
+    }
+
+    // Judges pkt in state s: counts it for its rule and state and records the verdict. True when the
+    // policy drops it and drops are enforced (the table must then leave no trace of it).
+    bool judge(const packet::Packet& pkt, CtState s) noexcept
+    {
+        policy::Decision d;
+        if (const policy::Decision* fast = _policy->decided(s)) [[likely]]
+            d = *fast;
+        else
+            d = walk(pkt, s);
+        _counters->count(d, pkt.ip_len);
+        const bool drop = d.action == policy::Action::drop;
+        bump(_verdicts.packets[static_cast<uint8_t>(s)][drop ? 1 : 0]);
+        _out[&pkt - _base] = uint8_t(kJudged | static_cast<uint8_t>(s) | (drop ? kDropBit : 0));
+        return drop && _enforce;
+    }
+
+    uint8_t out(const packet::Packet& pkt) const noexcept { return _out[&pkt - _base]; }
+    const StateVerdicts& verdicts() const noexcept { return _verdicts; }
+
+private:
+    policy::Decision walk(const packet::Packet& pkt, CtState s) const noexcept;
+
+    const policy::Policy* _policy = nullptr;
+    policy::Counters* _counters = nullptr;
+    const packet::Packet* _base = nullptr;
+    bool _enforce = false;
+    uint8_t _out[kMaxPackets] = {};
+    StateVerdicts _verdicts;
+};
+
+} // namespace flowcop::conntrack
