@@ -348,6 +348,7 @@ void Service::build_stats_view()
         v.lcore = _workers[w]->lcore();
         v.table = &_tables[w]->counters();
         v.fragments = &_workers[w]->fragment_stats();
+        v.policy = _workers[w]->policy() != nullptr ? &_workers[w]->policy_verdicts() : nullptr;
         v.worker = &_workers[w]->stats();
         v.capacity = _tables[w]->capacity();
         v.memory_bytes = _tables[w]->memory_bytes();

@@ -27,6 +27,7 @@ constexpr const char* kKeys[] = {
     "rx_packets",
     "tx_packets",
     "tx_dropped",
+    "policy_dropped",
     "packets_without_timestamp",
     "flows_active",
     "flows_created",
@@ -177,6 +178,9 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     std::fprintf(stderr, "  packets: %llu received", total(v, "rx_packets"));
     if (mode == Mode::inline_fwd)
         std::fprintf(stderr, ", %llu forwarded, %llu tx-dropped", total(v, "tx_packets"), total(v, "tx_dropped"));
+    // --policy in inline mode: received = forwarded + tx-dropped + dropped by policy (+ handoff drops).
+    if (const unsigned long long n = total(v, "policy_dropped"))
+        std::fprintf(stderr, ", %llu dropped by policy", n);
     if (const unsigned long long n = total(v, "packets_without_timestamp"))
         std::fprintf(stderr, ", %llu without timestamp", n);
     std::fputs("\n  by verdict:", stderr);
