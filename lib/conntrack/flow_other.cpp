@@ -30,9 +30,9 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
         // RELATED in netfilter's words: it belongs to the quoted flow but neither refreshes nor changes it.
         // An error quoting nothing tracked is INVALID (netfilter: no conntrack for it).
         if (pos != kNoPosition) {
-            if (judge_drop(pkt, CtState::related))
-                return;
-            bump(_cold[pos].related);
+            // Dropped: counted related here, not on the flow.
+            if (!judge_drop(pkt, CtState::related))
+                bump(_cold[pos].related);
             bump(_counters.icmp_related);
         } else {
             judge_drop(pkt, CtState::invalid);
@@ -48,8 +48,10 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
             bump(_counters.fragments_no_flow);
             return;
         }
-        if (judge_drop(pkt, CtState::related))
+        if (judge_drop(pkt, CtState::related)) {
+            bump(_counters.fragments_no_flow); // not counted on its flow
             return;
+        }
         add_fragments(_records[pos], pkt.src_is_lo, 1, pkt.ip_len);
         store_relaxed(_records[pos].last_seen_ns, now_ns);
         bump(_counters.fragments_tracked);
@@ -161,8 +163,11 @@ void FlowTable::create_other(const packet::Packet& pkt, const Probe& probe, uint
         return;
     }
     // NEW, judged before the flow exists (create_flow()).
-    if (judge_drop(pkt, CtState::new_))
+    if (judge_drop(pkt, CtState::new_)) {
+        bump(_counters.proto_no_flow[static_cast<size_t>(proto)]);
+        bump(_counters.policy_untraced[0]);
         return;
+    }
     const uint32_t pos = admit(probe, now_ns);
     if (pos == kNoPosition) {
         bump(_counters.proto_table_full[static_cast<size_t>(proto)]);

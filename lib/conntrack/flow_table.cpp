@@ -234,7 +234,9 @@ void FlowTable::refuse(uint32_t pos, const packet::Packet& pkt, unsigned d, tcps
     // A segment the policy drops as invalid leaves no trace on its flow (netfilter never lets an
     // INVALID packet touch its conntrack). One it lets through counts in the flow's packets and bytes,
     // but neither extends the deadline nor changes state, so garbage cannot keep a flow alive.
-    if (!judge_drop(pkt, CtState::invalid)) {
+    if (judge_drop(pkt, CtState::invalid)) {
+        bump(_counters.policy_untraced[1]);
+    } else {
         FlowRecord& r = _records[pos];
         // Under a judge track() left an ignored segment's note to here (WindowPolicy::note_ignored).
         if (!_window_policy.note_ignored && result.outcome == tcpstate::Outcome::ignored)
@@ -276,8 +278,11 @@ void FlowTable::create_flow(const packet::Packet& pkt, const Probe& probe, uint6
         return;
     }
     // NEW, judged before the flow exists: a dropped one creates nothing (no flow, no event, no eviction).
-    if (judge_drop(pkt, CtState::new_))
+    if (judge_drop(pkt, CtState::new_)) {
+        bump(_counters.tcp_no_flow); // the policy did not let it start one
+        bump(_counters.policy_untraced[0]);
         return;
+    }
     const uint32_t pos = admit(probe, now_ns);
     if (pos == kNoPosition) {
         bump(_counters.tcp_table_full);

@@ -11,6 +11,10 @@ HTTP port only, and drops everything else (ARP passes as untracked). Checked, wi
 - a connection to a denied port fails (its SYNs are dropped), no flow is created for it (no new
   event), and the default rule counted exactly the SYNs the client sent there (an AF_PACKET sniffer in
   the client's namespace counts them);
+- an ICMP fragmentation-needed quoting an open connection passes as related; a spoofed RST far outside the
+  window, sent from the server's namespace through a raw socket, is dropped as invalid (an AF_PACKET
+  socket in the client's namespace never sees it, and the invalid rule counted exactly it), while an RST
+  at the exact next sequence number passes and resets the client's connection;
 - SIGHUP with a broken file keeps the running policy (the denied port stays denied, downloads work)
   and counts a failed reload; SIGHUP with the file back (a comment changed) counts a successful one
   and the rules' counters carry over;
@@ -37,6 +41,7 @@ PY = "/usr/bin/python3"
 HTTP_PORT, DENIED_PORT = 8080, 9090
 DL_PORTS = (40300, 40301, 40302)
 DENIED_SPORT = 40310
+WATCH_PORT = 40320
 
 POLICY = """# issue 31's veth test
 ct state established,related accept comment "return"
@@ -118,10 +123,44 @@ def main():
                 time.sleep(0.1)
             return False
 
+        def peers(url):
+            """An open connection; an ICMP frag-needed about it, a spoofed out-of-window RST and an in-window
+            one from the server's side, watched from the client's namespace."""
+            tool = os.path.join(HERE, "policy_peers.py")
+            w = net.popen(net.ns[0], PY, tool, "watch", net.inner[0], SERVER_IP, str(HTTP_PORT), str(WATCH_PORT),
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            procs.append(w)
+            ready, _, _ = select.select([w.stdout], [], [], 10)
+            seqs = json.loads(w.stdout.readline() if ready else "{}")
+            if seqs.get("rcv_nxt") is None:
+                raise RuntimeError("the watched connection did not open: " + w.stderr.read()[:300])
+            before = harness.scrape(url)
+            inject = ["ip", "netns", "exec", net.ns[1], PY, tool]
+            subprocess.run(inject + ["fragneeded", SERVER_IP, CLIENT_IP, CLIENT_IP, str(WATCH_PORT), SERVER_IP,
+                                     str(HTTP_PORT), str(seqs["snd_nxt"]), "1200"], check=True, timeout=10)
+            subprocess.run(inject + ["rst", SERVER_IP, str(HTTP_PORT), CLIENT_IP, str(WATCH_PORT),
+                                     str((seqs["rcv_nxt"] + 0x40000000) & 0xFFFFFFFF)], check=True, timeout=10)
+            time.sleep(0.5)
+            mid = harness.scrape(url)
+            subprocess.run(inject + ["rst", SERVER_IP, str(HTTP_PORT), CLIENT_IP, str(WATCH_PORT),
+                                     str(seqs["rcv_nxt"])], check=True, timeout=10)
+            time.sleep(0.5)
+            w.stdin.write("\n")
+            w.stdin.flush()
+            ready, _, _ = select.select([w.stdout], [], [], 10)
+            seen = json.loads(w.stdout.readline() if ready else "{}")
+            results["peers"] = dict(seen, rcv_nxt=seqs["rcv_nxt"])
+            results["invalid_dropped"] = (harness.metric(mid, "flowcop_policy_packets_total", rule="1 invalid") -
+                                          harness.metric(before, "flowcop_policy_packets_total", rule="1 invalid"))
+            results["related_accepted"] = (
+                harness.metric(mid, "flowcop_policy_verdicts_total", state="related", action="accept") -
+                harness.metric(before, "flowcop_policy_verdicts_total", state="related", action="accept"))
+
         def traffic():
             try:
                 results["download"] = download(DL_PORTS[0])
                 results["denied"] = connect_fails(net, net.ns[0])
+                peers(state["url"])
                 # A broken file on SIGHUP: the running policy stays.
                 with open(policy, "w") as f:
                     f.write(BROKEN)
@@ -183,6 +222,15 @@ def check(tap, res, results, counts):
     before, after = results.get("carried", (0, -1))
     tap.ok(before > 0 and after >= before, "the unchanged rule's counter carried over the reload", (before, after))
     tap.ok(results.get("download_after_reload"), "after the good reload downloads still arrive intact")
+    seen = results.get("peers", {})
+    tap.eq(seen.get("icmp"), [[3, 4]], "an ICMP fragmentation-needed about an open connection passes (related)")
+    tap.eq(results.get("related_accepted"), 1, "flowcop judged that error related and accepted it")
+    tap.eq(results.get("invalid_dropped"), 1, "the spoofed out-of-window RST was judged invalid and dropped")
+    tap.eq(seen.get("rsts"), [seen.get("rcv_nxt")],
+           "the client's namespace saw only the in-window RST, never the out-of-window one")
+    tap.ok(seen.get("reset") is True, "the in-window RST ended the client's connection (ECONNRESET)", seen)
+    resets = [e for e in res.destroys() if WATCH_PORT in (e.get("sport"), e.get("dport"))]
+    tap.ok(len(resets) == 1 and resets[0]["reason"] == "reset", "flowcop ended that flow 'reset'", resets)
     news = [e for e in res.news() if DENIED_PORT in (e.get("sport"), e.get("dport"))]
     tap.eq(news, [], "no flow was created for the denied port (no new event)")
     syns = counts.get("%s %d %s %d out" % (CLIENT_IP, DENIED_SPORT, SERVER_IP, DENIED_PORT), [0, 0])[0]
@@ -192,9 +240,11 @@ def check(tap, res, results, counts):
     harness.check_invariants(tap, res, "inline")
     s = res.summary
     if s is not None:
-        tap.ok(s["policy_dropped"] == syns and s["forwarded"] + s["policy_dropped"] + s["tx_dropped"] == s["received"],
-               "inline: received = forwarded + dropped by policy (+ tx drops); the policy dropped only the SYNs",
-               s)
+        tap.ok(s["policy_dropped"] == syns + 1 and s["policy_new_dropped"] == syns and
+               s["policy_refused_dropped"] == 1 and
+               s["forwarded"] + s["policy_dropped"] + s["tx_dropped"] == s["received"],
+               "inline: received = forwarded + dropped by policy (+ tx drops); the policy dropped the SYNs (no flow) "
+               "and the spoofed RST (not on its flow), nothing else", s)
 
 
 if __name__ == "__main__":

@@ -151,6 +151,8 @@ def parse_summary(stderr):
     s["forwarded"] = int(m.group(2)) if m.group(2) else None
     s["tx_dropped"] = int(m.group(3)) if m.group(3) else None
     s["policy_dropped"] = int(m.group(4)) if m.group(4) else 0
+    m2 = re.search(r"^  policy: (\d+) dropped, (\d+) of them new \(no flow\), (\d+) refused TCP segments", stderr, re.M)
+    s["policy_new_dropped"], s["policy_refused_dropped"] = (int(m2.group(2)), int(m2.group(3))) if m2 else (0, 0)
     s["no_timestamp"] = int(m.group(5)) if m.group(5) else 0
     m = re.search(r"^  by verdict:(.*)$", stderr, re.M)
     toks = m.group(1).split() if m else []
@@ -403,6 +405,7 @@ def _check_run(tap, res, label):
     tcp = s["verdict"].get("tcp", 0)
     reached = tcp - s["tcp_no_flow"] - s["tcp_table_full"]  # tracked + invalid for state + out of window
     tracked = reached - s["tcp_invalid"] - s["tcp_out_of_window"]
+    reached -= s.get("policy_refused_dropped", 0)  # refused segments --policy (inline) kept off their flow
     flow_pkts = sum(e["packets_orig"] + e["packets_reply"] for e in res.destroys())
     tap.eq(flow_pkts, reached + s["other_tracked"] + s["fragments_tracked"],
            p + "per-flow packets summed == packets that reached a flow (TCP tracked, invalid for state, out of "
