@@ -15,6 +15,9 @@
   fragneeded SRC DST QSRC QSPORT QDST QDPORT QSEQ MTU
         send one ICMP destination unreachable, fragmentation needed (type 3 code 4, next-hop MTU MTU) from
         SRC to DST quoting a TCP segment QSRC:QSPORT -> QDST:QDPORT with sequence QSEQ.
+  synflood SRC DST FIRST_PORT COUNT
+        send COUNT SYNs from SRC to DST's ports FIRST_PORT.. (one each, source ports 30000..), paced to
+        1000 a 50 ms so the af_packet rings between the namespaces do not overflow.
 Only the namespaces the test made see any of this.
 """
 
@@ -67,6 +70,16 @@ def fragneeded(src, dst, qsrc, qsport, qdst, qdport, qseq, mtu):
     icmp = struct.pack("!BBHHH", 3, 4, 0, 0, mtu) + quoted
     icmp = icmp[:2] + struct.pack("!H", checksum(icmp)) + icmp[4:]
     send_raw(dst, ip_header(src, dst, 1, len(icmp)) + icmp)
+
+
+def synflood(src, dst, first, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for i in range(count):
+        tcp = tcp_segment(src, 30000 + i % 30000, dst, first + i, 1000 + i, 0, 0x02)
+        s.sendto(ip_header(src, dst, 6, len(tcp)) + tcp, (dst, 0))
+        if i % 1000 == 999:
+            time.sleep(0.05)
+    s.close()
 
 
 def watch(iface, host, port, lport):
@@ -137,6 +150,8 @@ if __name__ == "__main__":
         watch(a[0], a[1], int(a[2]), int(a[3]))
     elif cmd == "rst":
         rst(a[0], int(a[1]), a[2], int(a[3]), int(a[4]))
+    elif cmd == "synflood":
+        synflood(a[0], a[1], int(a[2]), int(a[3]))
     elif cmd == "fragneeded":
         fragneeded(a[0], a[1], a[2], int(a[3]), a[4], int(a[5]), int(a[6]), int(a[7]))
     else:
