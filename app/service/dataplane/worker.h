@@ -46,6 +46,13 @@
 // Inline mode forwards every packet once, from the worker that tracked it, on that
 // worker's own TX queue of the pair port (port_plan.h), in the order it tracked them.
 //
+// --policy (lib/policy/policy.md): the worker holds its own copy of the compiled policy and its counters
+// and hands the table a Judge (lib/conntrack/ct_judge.h), which judges each packet's conntrack state where
+// the decision must be taken; release() judges what the table did not take (non-IP, malformed,
+// untracked) and, inline, frees the dropped packets instead of forwarding them (policy_dropped). Monitor
+// mode counts the same verdicts and drops nothing. Without a policy: one predictable branch per burst. A
+// reload arrives as a set_policy command in the mailbox, so it swaps between bursts.
+//
 // Nothing on this path allocates, locks a contended lock, logs or makes a
 // syscall. WorkerStats (worker_stats.h) are single-writer fields read by other threads.
 #pragma once
