@@ -19,6 +19,8 @@ HTTP port only, and drops everything else (ARP passes as untracked). Checked, wi
 - SIGHUP with a broken file keeps the running policy (the denied port stays denied, downloads work)
   and counts a failed reload; SIGHUP with the file back (a comment changed) counts a successful one
   and the rules' counters carry over;
+- flowcopctl -P lists the rules with their counters; flowcopctl --policy-reload with a broken file fails
+  with file:line:column and keeps the policy; /flowcop/policy/reload takes the good one;
 - the run's invariants, inline: received = forwarded + dropped by policy (+ other drops).
 Every wait is bounded; namespaces, veths and processes are removed on every exit path. Skips when not
 root or when ip, ethtool, curl or the af_packet PMD are missing.
@@ -35,9 +37,11 @@ import threading
 import time
 
 from flowcoptest import harness
+from flowcoptest.telemetry import telemetry
 from test_inline_veth import CLIENT_IP, SERVER_IP, Net, prerequisites, stop
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CTL = os.path.join(HERE, "..", "..", "app", "flowcopctl", "flowcopctl")
 PY = "/usr/bin/python3"
 HTTP_PORT, DENIED_PORT = 8080, 9090
 DL_PORTS = (40300, 40301, 40302)
@@ -179,6 +183,25 @@ def main():
             results["flood"] = (d, harness.metric(after, "flowcop_flows_active"))
             results["default_before_flood"] = harness.metric(before, "flowcop_policy_packets_total", rule="4 policy")
 
+        def control(pid):
+            """flowcopctl -P and --policy-reload, and /flowcop/policy/reload, against this run's flowcop."""
+            prefix = "fcit%d_" % os.getpid()
+            found = [d for d in os.listdir(harness.runtime_dir("x").rsplit("/", 1)[0]) if d.startswith(prefix)]
+            if len(found) != 1:
+                raise RuntimeError("cannot tell this run's file prefix: %r" % found)
+            ctl = [PY, CTL, "--file-prefix=" + found[0]]
+            r = subprocess.run(ctl + ["-P", "-o", "json"], capture_output=True, text=True, timeout=20)
+            results["ctl_list"] = (r.returncode, [json.loads(l) for l in r.stdout.splitlines() if l.strip()])
+            with open(policy, "w") as f:
+                f.write(BROKEN)
+            r = subprocess.run(ctl + ["--policy-reload"], capture_output=True, text=True, timeout=20)
+            results["ctl_broken"] = (r.returncode, r.stderr.strip())
+            with open(policy, "w") as f:
+                f.write(POLICY)
+            tel = os.path.join(harness.runtime_dir(found[0]), "dpdk_telemetry.v2")
+            results["tel_reload"] = telemetry(tel, "/flowcop/policy/reload")
+            results["tel_list"] = telemetry(tel, "/flowcop/policy")
+
         def traffic():
             try:
                 results["download"] = download(DL_PORTS[0])
@@ -201,6 +224,7 @@ def main():
                 results["carried"] = (harness.metric(before, "flowcop_policy_packets_total", rule="0 return"),
                                       harness.metric(after, "flowcop_policy_packets_total", rule="0 return"))
                 results["download_after_reload"] = download(DL_PORTS[2])
+                control(state["pid"])
             except Exception as ex:  # reported by the checks below
                 results["error"] = repr(ex)
             finally:
@@ -255,6 +279,21 @@ def check(tap, res, results, counts):
     tap.ok(seen.get("reset") is True, "the in-window RST ended the client's connection (ECONNRESET)", seen)
     resets = [e for e in res.destroys() if WATCH_PORT in (e.get("sport"), e.get("dport"))]
     tap.ok(len(resets) == 1 and resets[0]["reason"] == "reset", "flowcop ended that flow 'reset'", resets)
+    rc, rows = results.get("ctl_list", (None, []))
+    rules = [r for r in rows if "rule" in r]
+    tap.ok(rc == 0 and [r["rule"] for r in rules] == [0, 1, 2, 3, 4] and rules[3]["comment"] == "http" and
+           rules[4]["text"] == "policy drop" and rules[4]["packets"] >= results.get("default_before_flood", 1) and
+           rules[0]["packets"] > 0,
+           "flowcopctl -P lists the rules (the reloaded comment included) with their counters", rows)
+    rc, err = results.get("ctl_broken", (None, ""))
+    tap.ok(rc == 1 and "policy reload failed" in err and "policy.nft:5:" in err,
+           "flowcopctl --policy-reload with a broken file fails with file:line:column, the policy stays", (rc, err))
+    tel = results.get("tel_reload") or {}
+    tap.ok(tel.get("reloaded") == 1,
+           "/flowcop/policy/reload reloads the good file", tel)
+    lst = results.get("tel_list") or {}
+    tap.ok(lst.get("reloads") == 2 and lst.get("reload_failures") == 2 and len(lst.get("packets", [])) == 5,
+           "/flowcop/policy counts 2 good and 2 failed reloads and lists 5 rules", lst)
     d, active = results.get("flood", ({}, -1))
     judged = d.get("flowcop_policy_packets_total", -1)
     tap.ok(d.get("flowcop_flows_created_total") == 0 and active == 0 and judged > 0 and
