@@ -82,8 +82,9 @@ constexpr const char* kKnownUnknown[] = {"known_flow", "unknown_flow"};
 constexpr Label kRelatedResult{"result", 2, [](unsigned i) noexcept { return kKnownUnknown[i]; }};
 // Where every later fragment of a tracked family ends (bar the ones still pending).
 constexpr const char* kFragmentResults[] = {"tracked", "no_flow", "attributed_late", "unattributed"};
-constexpr Label kCtState{"state", conntrack::kCtStateCount,
-                         [](unsigned i) noexcept { return conntrack::ct_state_name(static_cast<conntrack::CtState>(i)); }};
+constexpr Label kCtState{"state", conntrack::kCtStateCount, [](unsigned i) noexcept {
+                             return conntrack::ct_state_name(static_cast<conntrack::CtState>(i));
+                         }};
 constexpr const char* kPolicyActions[] = {"accept", "drop"};
 constexpr Label kPolicyAction{"action", 2, [](unsigned i) noexcept { return kPolicyActions[i]; }};
 constexpr const char* kUntracedKinds[] = {"new", "refused"};
@@ -327,9 +328,8 @@ const Lcore kLcoreRows[] = {
      .telemetry = "policy_verdicts",
      .help = "Packets --policy judged, by conntrack state and action (in monitor mode: what inline mode would do)",
      .labels = {kCtState, kPolicyAction},
-     .read = [](const LcoreView& v, Index i) noexcept {
-         return v.policy == nullptr ? 0 : load_relaxed(v.policy->packets[i[0]][i[1]]);
-     }},
+     .read = [](const LcoreView& v,
+                Index i) noexcept { return v.policy == nullptr ? 0 : load_relaxed(v.policy->packets[i[0]][i[1]]); }},
     // Telemetry and the terminal only: the ports' own counters are the Prometheus view of these.
     {.telemetry = "rx_packets",
      .help = "Packets the lcore received from its RX queues",

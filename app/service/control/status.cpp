@@ -209,8 +209,10 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     // --policy inline: what its drops kept out of the table (harness.py subtracts the refused ones from the
     // packets counted on flows).
     if (const unsigned long long n = total(v, "policy_dropped"))
-        std::fprintf(stderr, "  policy: %llu dropped, %llu of them new (no flow), %llu refused TCP segments (not on their flow)\n",
-                     n, total_of(v, "policy_untraced", 0), total_of(v, "policy_untraced", 1));
+        std::fprintf(
+            stderr,
+            "  policy: %llu dropped, %llu of them new (no flow), %llu refused TCP segments (not on their flow)\n", n,
+            total_of(v, "policy_untraced", 0), total_of(v, "policy_untraced", 1));
     // Where the packets one lcore read for another went (handoff plan): with the verdicts above they add up
     // to the packets received (a handed-off packet is counted by verdict on its owner).
     if (v.lcores.size() > 1)
