@@ -22,7 +22,7 @@ HTTP port only, and drops everything else (ARP passes as untracked). Checked, wi
 - flowcopctl -P lists the rules with their counters; flowcopctl --policy-reload with a broken file fails
   with file:line:column and keeps the policy; /flowcop/policy/reload takes the good one;
 - the run's invariants, inline: received = forwarded + dropped by policy (+ other drops).
-Every wait is bounded; namespaces, veths and processes are removed on every exit path. Skips when not
+On each layout of the matrix that reads a port (one lcore; two, the handoff plan). Every wait is bounded; namespaces, veths and processes are removed on every exit path. Skips when not
 root or when ip, ethtool, curl or the af_packet PMD are missing.
 """
 
@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 
-from flowcoptest import harness
+from flowcoptest import harness, layouts
 from flowcoptest.telemetry import telemetry
 from test_inline_veth import CLIENT_IP, SERVER_IP, Net, prerequisites, stop
 
@@ -68,14 +68,37 @@ def connect_fails(net, ns):
     return net.nsexec(ns, PY, "-c", code, check=False, timeout=10).stdout.strip()
 
 
+class Prefixed:
+    """The Tap, each point's name prefixed with the layout it ran on."""
+
+    def __init__(self, tap, prefix):
+        self.tap, self.prefix = tap, prefix
+
+    def ok(self, cond, name, diag=None, **kw):
+        return self.tap.ok(cond, self.prefix + name, diag, **kw)
+
+    def eq(self, got, want, name):
+        return self.tap.eq(got, want, self.prefix + name)
+
+    def skip(self, name, why):
+        return self.tap.skip(self.prefix + name, why)
+
+
 def main():
     exe, tmp = sys.argv[1], sys.argv[2]
     why = prerequisites()
     if why:
         harness.skip_all(why)
+    tap = harness.Tap()
+    # The layout matrix's layouts that read a port (af_packet here): one lcore, and two (the handoff plan).
+    for lay in [l for l in layouts.selected() if l.port == "pcap"]:
+        scenario(Prefixed(tap, "%s: " % lay.name), exe, os.path.join(tmp, lay.name), lay.lcores)
+    tap.done()
+
+
+def scenario(tap, exe, tmp, lcores):
     os.makedirs(tmp, exist_ok=True)
     t_start = time.monotonic()
-    tap = harness.Tap()
     net = Net()
     procs = []
     www = os.path.join(tmp, "www")
@@ -239,7 +262,7 @@ def main():
         vdevs = ["net_af_packet0,iface=%s,%s" % (net.root[0], ring), "net_af_packet1,iface=%s,%s" % (net.root[1], ring)]
         opts = ["--mode", "inline", "--clock", "tsc", "--tick-ms", "100", "--check-interval-ms", "100",
                 "--tcp-timeout-time-wait", "1", "--policy", policy]
-        res = harness.run(exe, vdevs, opts, tmpdir=tmp, on_started=on_started, timeout=50)
+        res = harness.run(exe, vdevs, opts, lcores=lcores, tmpdir=tmp, on_started=on_started, timeout=50)
         done.wait(max(0.0, 40 - (time.monotonic() - t_start)))
         stop(sniffer)
         try:
@@ -256,8 +279,7 @@ def main():
         net.remove()
         left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         tap.ok(not any(ns in left for ns in net.ns), "the test's namespaces are gone", left)
-    tap.ok(time.monotonic() - t_start < 70, "the whole policy test took < 70 s")
-    tap.done()
+    tap.ok(time.monotonic() - t_start < 70, "the whole policy scenario took < 70 s")
 
 
 def check(tap, res, results, counts):
