@@ -228,10 +228,14 @@ bool Service::reload_policy(std::string& error)
         c.policy = new policy::Policy(*fresh);
         c.policy_counters = new policy::Counters(*c.policy);
         PostedCommand posted(c);
-        if (!running() || !posted.post(*_workers[w]) || !posted.wait(answer_deadline())) {
-            delete c.policy;
-            delete c.policy_counters;
-            // Abandoned once posted: a worker that answers later swaps the pair in; it is not freed here.
+        const bool posted_ok = running() && posted.post(*_workers[w]);
+        if (!posted_ok || !posted.wait(answer_deadline())) {
+            // Never posted: nobody else holds the pair. Posted but unanswered (the worker is stopping): the
+            // command is abandoned, and a worker that runs it later swaps the pair in, so it is not freed.
+            if (!posted_ok) {
+                delete c.policy;
+                delete c.policy_counters;
+            }
             error = "lcore " + std::to_string(_workers[w]->lcore()) + " did not take the new policy";
             ok = false;
             break;
