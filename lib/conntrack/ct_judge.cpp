@@ -24,7 +24,7 @@ CtState state_outside(const packet::Packet& pkt) noexcept
     return packet::is_malformed(pkt.verdict) ? CtState::invalid : CtState::untracked;
 }
 
-policy::Decision Judge::walk(const packet::Packet& pkt, CtState s) const noexcept
+uint8_t Judge::walk(const packet::Packet& pkt, CtState s) noexcept
 {
     policy::PacketView v;
     v.state = s;
@@ -45,7 +45,11 @@ policy::Decision Judge::walk(const packet::Packet& pkt, CtState s) const noexcep
             v.dport = pkt.dport;
         }
     }
-    return _policy->verdict(v);
+    const policy::Decision d = _policy->verdict(v);
+    _counters->count(d, pkt.ip_len);
+    const bool drop = d.action == policy::Action::drop;
+    bump(_verdicts.packets[static_cast<uint8_t>(s)][drop ? 1 : 0]);
+    return uint8_t(kJudged | static_cast<uint8_t>(s) | (drop ? kDropBit : 0));
 }
 
 } // namespace flowcop::conntrack

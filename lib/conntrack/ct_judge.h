@@ -17,8 +17,9 @@
 // Packets the table does not take (non-IP, malformed, families excluded by --track, unattributed
 // fragments) are left unjudged (out() == kNotJudged) and the caller judges them with state_outside().
 //
-// Per packet the cost is the state's byte test in the Policy's per-state table (policy.h decided())
-// and the rule's counter; only a state no single rule decides builds a PacketView and walks the rules.
+// Per packet the cost is the state's entry in a five-entry table built from the Policy's per-state
+// shortcut (policy.h decided()) and three counts (the rule's packets and bytes, the state's verdicts);
+// only a state no single rule decides builds a PacketView and walks the rules.
 // The verdict of base[i] is out(i): kJudged | its state | kDropBit when the policy drops it.
 //
 // enforce: inline mode; a drop leaves no trace in the table (above) and the caller frees the packet.
@@ -70,6 +71,18 @@ public:
     {
         _policy = p;
         _counters = c;
+        // A state one rule decides (policy.h decided()): its counters and verdict byte, found once here.
+        for (unsigned s = 0; s < kCtStateCount; ++s) {
+            const policy::Decision* d = p->decided(static_cast<CtState>(s));
+            Fast& f = _fast[s];
+            f = Fast{};
+            if (d == nullptr)
+                continue;
+            const bool drop = d->action == policy::Action::drop;
+            f.slot = c->slot_ptr(d->rule);
+            f.verdict = &_verdicts.packets[s][drop ? 1 : 0];
+            f.out = uint8_t(kJudged | s | (drop ? kDropBit : 0));
+        }
     }
     void set_enforce(bool enforce) noexcept { _enforce = enforce; }
     bool enforce() const noexcept { return _enforce; }
@@ -79,6 +92,8 @@ public:
     void begin(const packet::Packet* base, unsigned n) noexcept
     {
         _base = base;
+        _judged = 0;
+        _dropped = 0;
         std::memset(_out, kNotJudged, n < kMaxPackets ? n : kMaxPackets);
     }
 
@@ -86,27 +101,46 @@ public:
     // policy drops it and drops are enforced (the table must then leave no trace of it).
     bool judge(const packet::Packet& pkt, CtState s) noexcept
     {
-        policy::Decision d;
-        if (const policy::Decision* fast = _policy->decided(s)) [[likely]]
-            d = *fast;
-        else
-            d = walk(pkt, s);
-        _counters->count(d, pkt.ip_len);
-        const bool drop = d.action == policy::Action::drop;
-        bump(_verdicts.packets[static_cast<uint8_t>(s)][drop ? 1 : 0]);
-        _out[&pkt - _base] = uint8_t(kJudged | static_cast<uint8_t>(s) | (drop ? kDropBit : 0));
-        return drop && _enforce;
+        const Fast& f = _fast[static_cast<uint8_t>(s)];
+        uint8_t out;
+        if (f.slot != nullptr) [[likely]] {
+            bump(f.slot->packets);
+            bump(f.slot->bytes, uint64_t{pkt.ip_len});
+            bump(*f.verdict);
+            out = f.out;
+        } else {
+            out = walk(pkt, s);
+        }
+        _out[&pkt - _base] = out;
+        ++_judged;
+        if (!(out & kDropBit)) [[likely]]
+            return false;
+        ++_dropped;
+        return _enforce;
     }
 
     uint8_t out(const packet::Packet& pkt) const noexcept { return _out[&pkt - _base]; }
+    // Since begin(): packets judged, and of them dropped (whether enforced or not). When every packet of
+    // the burst was judged and none dropped, the caller has nothing to look at.
+    unsigned judged() const noexcept { return _judged; }
+    unsigned dropped() const noexcept { return _dropped; }
     const StateVerdicts& verdicts() const noexcept { return _verdicts; }
 
 private:
-    policy::Decision walk(const packet::Packet& pkt, CtState s) const noexcept;
+    // A state the per-state table decides: the rule's counters, the state's verdict count and the out byte.
+    struct Fast {
+        policy::RuleCounter* slot = nullptr; // nullptr: the state needs the walk
+        uint64_t* verdict = nullptr;
+        uint8_t out = 0;
+    };
+    // The other states: builds the PacketView, walks the rules, counts; returns the out byte. Cold.
+    uint8_t walk(const packet::Packet& pkt, CtState s) noexcept;
 
+    Fast _fast[kCtStateCount];
     const policy::Policy* _policy = nullptr;
     policy::Counters* _counters = nullptr;
     const packet::Packet* _base = nullptr;
+    unsigned _judged = 0, _dropped = 0;
     bool _enforce = false;
     uint8_t _out[kMaxPackets] = {};
     StateVerdicts _verdicts;
