@@ -15,7 +15,8 @@
 //     directions (a reply-direction packet always), `new` for the original direction until the first
 //     reply (netfilter's rule).
 // Packets the table does not take (non-IP, malformed, families excluded by --track, unattributed
-// fragments) are left unjudged (out() == kNotJudged) and the caller judges them with state_outside().
+// fragments) are left unjudged (out() == kNotJudged, FlowTable::takes() false) and the caller judges
+// them with state_outside().
 //
 // Per packet the cost is the state's entry in a five-entry table built from the Policy's per-state
 // shortcut (policy.h decided()) and three counts (the rule's packets and bytes, the state's verdicts);
@@ -83,7 +84,29 @@ public:
             f.verdict = &_verdicts.packets[s][drop ? 1 : 0];
             f.out = uint8_t(kJudged | s | (drop ? kDropBit : 0));
         }
+        _fast_accept = 0;
+        for (unsigned s = 0; s < kCtStateCount; ++s)
+            if (_fast[s].slot != nullptr && !(_fast[s].out & kDropBit))
+                _fast_accept = uint8_t(_fast_accept | (1u << s));
     }
+
+    // The steady path's one byte test: bit s is set when one rule accepts every packet in state s. The
+    // table then only adds such a packet to a per-burst tally (count_accepted()) and records no out byte:
+    // a packet the table took and left unjudged was accepted (the worker asks FlowTable::takes()).
+    uint8_t fast_accept() const noexcept { return _fast_accept; }
+    // Once per burst: the tallies by state of the packets fast_accept() let through.
+    void count_accepted(const uint32_t* packets, const uint64_t* bytes) noexcept
+    {
+        for (unsigned s = 0; s < kCtStateCount; ++s) {
+            if (packets[s] == 0)
+                continue;
+            bump(_fast[s].slot->packets, uint64_t{packets[s]});
+            bump(_fast[s].slot->bytes, bytes[s]);
+            bump(*_fast[s].verdict, uint64_t{packets[s]});
+        }
+    }
+    // Once per burst: how many packets the table took (each of them judged, or tallied as accepted).
+    void took(unsigned n) noexcept { _taken += n; }
     void set_enforce(bool enforce) noexcept { _enforce = enforce; }
     bool enforce() const noexcept { return _enforce; }
     const policy::Policy* policy() const noexcept { return _policy; }
@@ -92,7 +115,7 @@ public:
     void begin(const packet::Packet* base, unsigned n) noexcept
     {
         _base = base;
-        _judged = 0;
+        _taken = 0;
         _dropped = 0;
         std::memset(_out, kNotJudged, n < kMaxPackets ? n : kMaxPackets);
     }
@@ -112,17 +135,17 @@ public:
             out = walk(pkt, s);
         }
         _out[&pkt - _base] = out;
-        ++_judged;
         if (!(out & kDropBit)) [[likely]]
             return false;
         ++_dropped;
         return _enforce;
     }
 
+    // kNotJudged for a packet the table did not take, or took and accepted by fast_accept().
     uint8_t out(const packet::Packet& pkt) const noexcept { return _out[&pkt - _base]; }
-    // Since begin(): packets judged, and of them dropped (whether enforced or not). When every packet of
-    // the burst was judged and none dropped, the caller has nothing to look at.
-    unsigned judged() const noexcept { return _judged; }
+    // Since begin(): packets the table took, and packets dropped (whether enforced or not). When the table
+    // took every packet of the burst and none was dropped, the caller has nothing to look at.
+    unsigned taken() const noexcept { return _taken; }
     unsigned dropped() const noexcept { return _dropped; }
     const StateVerdicts& verdicts() const noexcept { return _verdicts; }
 
@@ -140,7 +163,8 @@ private:
     const policy::Policy* _policy = nullptr;
     policy::Counters* _counters = nullptr;
     const packet::Packet* _base = nullptr;
-    unsigned _judged = 0, _dropped = 0;
+    unsigned _taken = 0, _dropped = 0;
+    uint8_t _fast_accept = 0; // fast_accept()
     bool _enforce = false;
     uint8_t _out[kMaxPackets] = {};
     StateVerdicts _verdicts;

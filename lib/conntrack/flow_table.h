@@ -274,6 +274,9 @@ public:
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }
+    // Whether process_burst() takes this packet into its pipeline (a tracked family; a later fragment only
+    // when attributed): the packets a Judge sees (ct_judge.h). Owner lcore.
+    bool takes(const packet::Packet& pkt) const noexcept { return admit_class(pkt) != 0; }
     uint64_t active() const noexcept { return _counters.active(); }
     uint32_t capacity() const noexcept { return _capacity; }
     uint16_t lcore() const noexcept { return _lcore; }

@@ -212,12 +212,13 @@ uint16_t Worker::police(rte_mbuf** mbufs, packet::Packet* const* ptrs, uint16_t 
 {
     // The common burst: the table judged every packet and dropped none (or drops are not enforced).
     const bool enforce = _judge.enforce();
-    if (_judge.judged() == n && (_judge.dropped() == 0 || !enforce)) [[likely]]
+    if (_judge.taken() == n && (_judge.dropped() == 0 || !enforce)) [[likely]]
         return n;
     uint16_t kept = 0;
     for (uint16_t i = 0; i < n; ++i) {
         uint8_t out = _judge.out(*ptrs[i]);
-        if (out == conntrack::Judge::kNotJudged) // not the table's (non-IP, malformed, untracked)
+        // Unjudged: accepted by the table's steady path, or not the table's (non-IP, malformed, untracked).
+        if (out == conntrack::Judge::kNotJudged && !_table.takes(*ptrs[i]))
             out = _judge.judge(*ptrs[i], conntrack::state_outside(*ptrs[i])) ? conntrack::Judge::kDropBit : 0;
         if (enforce && (out & conntrack::Judge::kDropBit)) {
             rte_pktmbuf_free(mbufs[i]);
