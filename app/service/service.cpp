@@ -11,6 +11,7 @@
 #include <service/control/status.h>
 #include <service/control/telemetry.h>
 #include <service/control/telemetry_guard.h>
+#include <service/dataplane/policy_file.h>
 #include <service/options/mbuf_pool.h>
 
 #include <flowgen/flowgen.h>
@@ -27,6 +28,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 namespace flowcop::app {
@@ -209,6 +212,93 @@ int Service::ask(size_t worker, const Command& request, conntrack::FlowSnapshot*
     return posted.answer().result;
 }
 
+bool Service::reload_policy(std::string& error)
+{
+    std::lock_guard<std::mutex> g(_policy_mu);
+    if (!_policy) {
+        error = "flowcop runs without --policy";
+        return false;
+    }
+    auto fresh = std::make_unique<policy::Policy>();
+    bool ok = load_policy(*fresh, error);
+    for (size_t w = 0; ok && w < _workers.size(); ++w) {
+        // Each lcore gets its own copy and counters; it hands its old pair back to be freed here.
+        Command c;
+        c.type = Command::Type::set_policy;
+        c.policy = new policy::Policy(*fresh);
+        c.policy_counters = new policy::Counters(*c.policy);
+        PostedCommand posted(c);
+        const bool posted_ok = running() && posted.post(*_workers[w]);
+        if (!posted_ok || !posted.wait(answer_deadline())) {
+            // Never posted: nobody else holds the pair. Posted but unanswered (the worker is stopping): the
+            // command is abandoned, and a worker that runs it later swaps the pair in, so it is not freed.
+            if (!posted_ok) {
+                delete c.policy;
+                delete c.policy_counters;
+            }
+            error = "lcore " + std::to_string(_workers[w]->lcore()) + " did not take the new policy";
+            ok = false;
+            break;
+        }
+        delete posted.answer().policy; // the old pair (or the unused new one: result 1)
+        delete posted.answer().policy_counters;
+    }
+    if (!ok) {
+        ++_policy_reloads_failed;
+        _policy_last_error = error;
+        log::write(RTE_LOG_ERR, log::Part::service, "flowcop: policy reload failed, the running policy stays: %s",
+                   error.c_str());
+        return false;
+    }
+    _policy = std::move(fresh);
+    ++_policy_reloads_ok;
+    log::write(RTE_LOG_NOTICE, log::Part::service, "flowcop: policy reloaded from %s (%zu rules)",
+               _opt.policy_path.c_str(), _policy->rule_count());
+    return true;
+}
+
+PolicyListing Service::policy_listing() const
+{
+    PolicyListing l;
+    std::lock_guard<std::mutex> g(_policy_mu);
+    if (!_policy)
+        return l;
+    l.active = true;
+    l.enforced = _opt.mode == Mode::inline_fwd;
+    l.path = _opt.policy_path;
+    l.reloads_ok = _policy_reloads_ok;
+    l.reloads_failed = _policy_reloads_failed;
+    l.last_error = _policy_last_error;
+    const policy::Policy& p = *_policy;
+    for (size_t i = 0; i <= p.rule_count(); ++i) {
+        PolicyRuleRow r;
+        r.index = unsigned(i);
+        if (i < p.rule_count()) {
+            r.text = p.identity(i);
+            r.comment = p.comment(i);
+            r.drop = p.action(i) == policy::Action::drop;
+        } else {
+            r.drop = p.default_action() == policy::Action::drop;
+            r.text = r.drop ? "policy drop" : "policy accept";
+        }
+        l.rules.push_back(std::move(r));
+    }
+    // Every worker's copy has the rules of _policy (reloads swap them all under this lock).
+    for (const auto& w : _workers) {
+        const policy::Counters* c = w->policy_counters();
+        for (size_t i = 0; c != nullptr && i < l.rules.size() && i < c->size(); ++i) {
+            const policy::RuleCounter rc = c->read(i);
+            l.rules[i].packets += rc.packets;
+            l.rules[i].bytes += rc.bytes;
+        }
+        const conntrack::StateVerdicts& v = w->policy_verdicts();
+        for (unsigned s = 0; s < conntrack::kCtStateCount; ++s)
+            for (unsigned a = 0; a < 2; ++a)
+                l.verdicts[s][a] += stats::load_relaxed(v.packets[s][a]);
+    }
+    return l;
+}
+
 int Service::ask_each(const Command& request, conntrack::FlowSnapshot& out, size_t& worker)
 {
     for (size_t w = 0; w < _workers.size(); ++w) {
@@ -262,6 +352,7 @@ void Service::build_stats_view()
         v.lcore = _workers[w]->lcore();
         v.table = &_tables[w]->counters();
         v.fragments = &_workers[w]->fragment_stats();
+        v.policy = _workers[w]->policy() != nullptr ? &_workers[w]->policy_verdicts() : nullptr;
         v.worker = &_workers[w]->stats();
         v.capacity = _tables[w]->capacity();
         v.memory_bytes = _tables[w]->memory_bytes();
@@ -492,10 +583,29 @@ WorkerSettings worker_settings(const Options& opt, int file_port)
 
 } // namespace
 
+bool Service::load_policy(policy::Policy& out, std::string& error) const
+{
+    // An `iif` name is a DPDK port name (net_af_packet0, 0000:3b:00.0, ...).
+    const policy::PortResolver resolve = [](std::string_view name) -> std::optional<uint16_t> {
+        uint16_t id = 0;
+        if (rte_eth_dev_get_port_by_name(std::string(name).c_str(), &id) != 0)
+            return std::nullopt;
+        return id;
+    };
+    return load_policy_file(_opt.policy_path, resolve, out, error);
+}
+
 StartError Service::create_workers(const TimestampField& ts)
 {
     std::string error;
-    const WorkerSettings ws = worker_settings(_opt, _flowgen && _flowgen_reads_file ? int(_flowgen->port_id()) : -1);
+    WorkerSettings ws = worker_settings(_opt, _flowgen && _flowgen_reads_file ? int(_flowgen->port_id()) : -1);
+    if (!_opt.policy_path.empty()) {
+        // Once, here: each worker copies it (a bad file is a configuration error, exit 2).
+        _policy = std::make_unique<policy::Policy>();
+        if (!load_policy(*_policy, error))
+            return {2, "flowcop: --policy: " + error};
+        ws.policy = _policy.get();
+    }
     const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
     // One replay time for every lcore (clock.h), under --clock packet only.
     if (_opt.clock == ClockSource::packet)
@@ -659,6 +769,11 @@ void Service::housekeeping()
     while (!_quit.load(std::memory_order_relaxed)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         status.tick();
+        if (_policy_reload_requested.exchange(false, std::memory_order_relaxed)) {
+            std::string error; // logged and counted by reload_policy()
+            if (!_opt.policy_path.empty())
+                reload_policy(error);
+        }
         for (size_t i = 0; i < _workers.size(); ++i)
             turns[i] = stats::load_relaxed(_workers[i]->stats().turns);
         notifier.tick(turns);

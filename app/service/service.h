@@ -70,10 +70,12 @@ public:
     // Both async-signal-safe (lock-free atomic stores), callable once start() has succeeded.
     void request_stop() noexcept { _quit.store(true, std::memory_order_relaxed); }
     // Reopens the events file (SIGHUP, logrotate): events::Writer::request_reopen(); no-op without one.
+    // SIGHUP also re-reads --policy: the housekeeping thread does it (reload_policy()) on its next tick.
     void request_reopen() noexcept
     {
         if (_events)
             _events->request_reopen();
+        _policy_reload_requested.store(true, std::memory_order_relaxed);
     }
 
     // Control (any control-plane thread).
@@ -90,6 +92,8 @@ public:
     int set_timeout(const packet::FlowKey& key, uint32_t seconds, conntrack::FlowSnapshot& out,
                     size_t& worker) override;
     int kill_ids(size_t worker, const uint64_t* ids, unsigned n, uint8_t* killed) override;
+    bool reload_policy(std::string& error) override;
+    PolicyListing policy_listing() const override;
 
     // What every reader of the counters iterates; complete once start() has succeeded.
     const StatsView& stats_view() const noexcept { return _view; }
@@ -109,6 +113,8 @@ private:
     StartError start_ports(const flowgen::Config& fg);   // the synthetic port, the ports and the lcore plan
     StartError create_streams();                         // the event stream, --events and --ipfix
     StartError create_workers(const TimestampField& ts); // one flow table and one worker per polling lcore
+    // --policy: reads and compiles the file into `out` (port names resolved by DPDK); false and one line.
+    bool load_policy(policy::Policy& out, std::string& error) const;
     StartError start_control(); // the stats view, the exporter, telemetry and the control socket
     void build_stats_view();
     void housekeeping();
@@ -134,6 +140,14 @@ private:
     events::Subscription* _follow = nullptr; // the control socket's (flowcopctl -E); the stream owns it
     CtlServerStats _ctl_stats;               // the control socket's counters (ctl_stats.h)
     std::unique_ptr<CtlServer> _ctl;
+    // --policy: the compiled policy (each worker holds its own copy) and reload's bookkeeping. _policy_mu
+    // serialises reloads with the readers of the workers' policy pointers (policy_listing()); the data
+    // plane never takes it.
+    mutable std::mutex _policy_mu;
+    std::unique_ptr<policy::Policy> _policy;
+    uint64_t _policy_reloads_ok = 0, _policy_reloads_failed = 0;
+    std::string _policy_last_error;
+    std::atomic<bool> _policy_reload_requested{false}; // SIGHUP: the housekeeping thread reloads
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};
     bool _ports_started = false;

@@ -75,6 +75,10 @@ struct alignas(64) Counters {
     // FlowCold::related) or not.
     uint64_t icmp_related = 0;
     uint64_t icmp_related_unknown = 0;
+    // --policy enforced (inline, ct_judge.h): what a drop kept out of the table. [0] packets that would
+    // have created a flow (counted in tcp_no_flow / proto_no_flow too: they could not start one);
+    // [1] refused TCP segments (counted in tcp_invalid / tcp_out_of_window too, but not on their flow).
+    std::array<uint64_t, 2> policy_untraced{};
     // Later fragments the caller attributed (packet::kFragAttributed): counted on their flow, or their
     // flow is not here (its first fragment was refused, or it ended). fragments_late: later fragments
     // that came before their first, counted on its flow when it came (FlowTable::count_held_fragments;

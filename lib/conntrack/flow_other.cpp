@@ -28,17 +28,28 @@ void FlowTable::finish_other(uint32_t pos, const packet::Packet& pkt, const Prob
     switch (pkt.verdict) {
     case packet::Verdict::icmp_error:
         // RELATED in netfilter's words: it belongs to the quoted flow but neither refreshes nor changes it.
+        // An error quoting nothing tracked is INVALID (netfilter: no conntrack for it).
         if (pos != kNoPosition) {
-            bump(_cold[pos].related);
+            // Dropped: counted related here, not on the flow.
+            if (!judge_drop(pkt, CtState::related))
+                bump(_cold[pos].related);
             bump(_counters.icmp_related);
         } else {
+            judge_drop(pkt, CtState::invalid);
             bump(_counters.icmp_related_unknown);
         }
         return;
     case packet::Verdict::fragment:
         // The first fragment stepped the flow (or created it); a later one only adds its frame.
+        // It follows its flow: related to a live one (netfilter judges the reassembled datagram as its
+        // flow's), invalid when its first fragment started no flow or the flow ended.
         if (pos == kNoPosition || end_if_timed_out(pos, now_ns)) {
+            judge_drop(pkt, CtState::invalid);
             bump(_counters.fragments_no_flow);
+            return;
+        }
+        if (judge_drop(pkt, CtState::related)) {
+            bump(_counters.fragments_no_flow); // not counted on its flow
             return;
         }
         add_fragments(_records[pos], pkt.src_is_lo, 1, pkt.ip_len);
@@ -147,7 +158,14 @@ void FlowTable::create_other(const packet::Packet& pkt, const Probe& probe, uint
                                                                : Proto::other;
     // Only a query request starts an ICMP flow: a reply, or a late one after the flow ended, does not.
     if (pkt.verdict == packet::Verdict::icmp && !packet::icmp_is_request(pkt)) {
+        judge_drop(pkt, CtState::invalid); // netfilter's icmp_new() refuses it: INVALID
         bump(_counters.proto_no_flow[static_cast<size_t>(proto)]);
+        return;
+    }
+    // NEW, judged before the flow exists (create_flow()).
+    if (judge_drop(pkt, CtState::new_)) {
+        bump(_counters.proto_no_flow[static_cast<size_t>(proto)]);
+        bump(_counters.policy_untraced[0]);
         return;
     }
     const uint32_t pos = admit(probe, now_ns);

@@ -94,6 +94,24 @@ void FlowTable::probe(Stage& s) noexcept
 
 void FlowTable::finish(const Stage& s) noexcept
 {
+    // Once per burst: without a policy the loop is the plain one.
+    if (_judge == nullptr) [[likely]]
+        finish_burst<false>(s);
+    else
+        finish_burst<true>(s);
+}
+
+template <bool kJudge>
+void FlowTable::finish_burst(const Stage& s) noexcept
+{
+    // The policy's steady path: a packet whose state one rule accepts is only tallied here (ct_judge.h).
+    uint32_t accepted[kCtStateCount] = {};
+    uint64_t accepted_bytes[kCtStateCount] = {};
+    uint8_t fast_accept = 0;
+    if constexpr (kJudge) {
+        fast_accept = _judge->fast_accept();
+        _judge->took(s.n);
+    }
     for (unsigned j = 0; j < s.n; ++j) {
         const packet::Packet& pkt = *s.pkt[j];
         uint32_t pos = s.candidate[j];
@@ -104,13 +122,35 @@ void FlowTable::finish(const Stage& s) noexcept
         if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse) || !same_key(_records[pos].key, pkt.key))
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
+        if constexpr (kJudge)
+            _judged_now = false;
         if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
             finish_other(pos, pkt, s.probe[j], s.when[j]);
         else if (pos != kNoPosition) [[likely]]
             track(pos, pkt, s.when[j]);
         else
             create_flow(pkt, s.probe[j], s.when[j]);
+        if constexpr (kJudge) {
+            // No slow branch decided (creation, refusal, ICMP error, fragment): a packet of the flow at
+            // pos, tracked. Established once the flow has seen a reply (this one, or an earlier one);
+            // the original direction is new until then. The bit is the same for every protocol.
+            if (!_judged_now) [[likely]] {
+                const CtState st = _records[pos].l4.tcp.seen_reply() ? CtState::established : CtState::new_;
+                const auto i = static_cast<uint8_t>(st);
+                if (fast_accept & (1u << i)) [[likely]] {
+                    ++accepted[i];
+                    accepted_bytes[i] += pkt.ip_len;
+                } else {
+                    _judge->judge(pkt, st);
+                }
+            }
+        }
     }
+    if constexpr (kJudge)
+        _judge->count_accepted(accepted, accepted_bytes);
 }
+
+template void FlowTable::finish_burst<false>(const Stage&) noexcept;
+template void FlowTable::finish_burst<true>(const Stage&) noexcept;
 
 } // namespace flowcop::conntrack

@@ -192,23 +192,15 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         return;
     }
     const unsigned d = static_cast<unsigned>(dir);
+    // Refused (invalid for the state, or out of the window): before anything of the flow changes, since
+    // the policy may drop it (refuse()).
+    if (outcome == tcpstate::Outcome::ignored || outcome == tcpstate::Outcome::out_of_window) [[unlikely]] {
+        refuse(pos, pkt, d, result, now_ns);
+        return;
+    }
     bump(r.packets[d]);
     bump(r.bytes[d], uint64_t(pkt.ip_len));
     store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
-    if (outcome == tcpstate::Outcome::ignored) [[unlikely]] {
-        // Not valid for the state: it counts in the flow's packets and bytes, but it
-        // neither extends the deadline nor changes state, so garbage cannot keep a
-        // flow alive.
-        bump(_counters.tcp_invalid);
-        report_invalid(pos, tcpstate::WindowReason::none, now_ns);
-        return;
-    }
-    if (outcome == tcpstate::Outcome::out_of_window) [[unlikely]] {
-        // Outside the window (a forged or stale segment): the same, counted by why.
-        bump(_counters.tcp_out_of_window[static_cast<unsigned>(result.reason) % tcpstate::kWindowReasonCount]);
-        report_invalid(pos, result.reason, now_ns);
-        return;
-    }
     bump(_counters.tcp_tracked);
     store_relaxed(r.last_seen_ns, now_ns);
     // An accepted packet clears a timeout update (kTimeoutSet): the state's timeout counts from it again,
@@ -236,6 +228,34 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         emit(pos, events::Kind::updated, Reason::count, now_ns);
 }
 
+void FlowTable::refuse(uint32_t pos, const packet::Packet& pkt, unsigned d, tcpstate::TrackResult result,
+                       uint64_t now_ns) noexcept
+{
+    // A segment the policy drops as invalid leaves no trace on its flow (netfilter never lets an
+    // INVALID packet touch its conntrack). One it lets through counts in the flow's packets and bytes,
+    // but neither extends the deadline nor changes state, so garbage cannot keep a flow alive.
+    if (judge_drop(pkt, CtState::invalid)) {
+        bump(_counters.policy_untraced[1]);
+    } else {
+        FlowRecord& r = _records[pos];
+        // Under a judge track() left an ignored segment's note to here (WindowPolicy::note_ignored).
+        if (!_window_policy.note_ignored && result.outcome == tcpstate::Outcome::ignored)
+            tcpstate::note_ignored(tcpstate::FlowRef{r.l4.tcp, r.window.tcp.seq, r.window.tcp.meta},
+                                   d == 0 ? tcpstate::Dir::orig : tcpstate::Dir::reply, tcpstate::segment_of(pkt));
+        bump(r.packets[d]);
+        bump(r.bytes[d], uint64_t(pkt.ip_len));
+        store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
+    }
+    if (result.outcome == tcpstate::Outcome::ignored) {
+        bump(_counters.tcp_invalid); // not valid for the state
+        report_invalid(pos, tcpstate::WindowReason::none, now_ns);
+        return;
+    }
+    // Outside the window (a forged or stale segment): counted by why.
+    bump(_counters.tcp_out_of_window[static_cast<unsigned>(result.reason) % tcpstate::kWindowReasonCount]);
+    report_invalid(pos, result.reason, now_ns);
+}
+
 uint32_t FlowTable::allocate() noexcept
 {
     if (_free_head != kNoPosition) {
@@ -252,7 +272,15 @@ void FlowTable::create_flow(const packet::Packet& pkt, const Probe& probe, uint6
 {
     const tcpstate::State state = tcpstate::initial_state(pkt.tcp_flags, _loose_pickup);
     if (state == tcpstate::State::none) {
+        // netfilter's tcp_new() refuses it (an RST, a FIN, ... of no flow): INVALID.
+        judge_drop(pkt, CtState::invalid);
         bump(_counters.tcp_no_flow);
+        return;
+    }
+    // NEW, judged before the flow exists: a dropped one creates nothing (no flow, no event, no eviction).
+    if (judge_drop(pkt, CtState::new_)) {
+        bump(_counters.tcp_no_flow); // the policy did not let it start one
+        bump(_counters.policy_untraced[0]);
         return;
     }
     const uint32_t pos = admit(probe, now_ns);

@@ -120,6 +120,7 @@
 #pragma once
 
 #include <conntrack/counters.h>
+#include <conntrack/ct_judge.h>
 #include <conntrack/deadline.h>
 #include <conntrack/early_drop.h>
 #include <conntrack/event_budget.h>
@@ -203,6 +204,15 @@ public:
 
     // --- owner lcore only ---
     void set_events(events::Producer* producer) noexcept { _events = producer; }
+    // The connection-state policy (ct_judge.h): with a Judge, every packet of the pipeline gets its
+    // conntrack state and verdict, and under enforcement a dropped `new` packet creates no flow and a
+    // dropped `invalid` one changes nothing. nullptr (the default): no policy, no cost. Between bursts.
+    // Call it after the judge's enforcement is set (it decides who notes an ignored segment: refuse()).
+    void set_judge(Judge* judge) noexcept
+    {
+        _judge = judge;
+        _window_policy.note_ignored = judge == nullptr || !judge->enforce();
+    }
     // The packet path: counts every packet by verdict and tracks the packets of tracked families; every
     // packet is tracked on return. n <= kMaxBurst.
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
@@ -245,7 +255,12 @@ public:
     void set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active_timeout_s) noexcept;
     // TCP window tracking's choices from the next packet on (--tcp-be-liberal, ...). Deadlines do not
     // move: a cap a flow already has stays until its next accepted packet.
-    void set_window_policy(const tcpstate::WindowPolicy& policy) noexcept { _window_policy = policy; }
+    void set_window_policy(const tcpstate::WindowPolicy& policy) noexcept
+    {
+        const bool note = _window_policy.note_ignored; // the judge's (set_judge), not the options'
+        _window_policy = policy;
+        _window_policy.note_ignored = note;
+    }
     // The same for the UDP, ICMP and generic timeouts (--udp-timeout, ...).
     void set_proto_timeouts(const protostate::Timeouts& timeouts) noexcept;
     // Re-arms the flows among the next max_records records of a pending rebase sweep, stopping
@@ -259,6 +274,9 @@ public:
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }
+    // Whether process_burst() takes this packet into its pipeline (a tracked family; a later fragment only
+    // when attributed): the packets a Judge sees (ct_judge.h). Owner lcore.
+    bool takes(const packet::Packet& pkt) const noexcept { return admit_class(pkt) != 0; }
     uint64_t active() const noexcept { return _counters.active(); }
     uint32_t capacity() const noexcept { return _capacity; }
     uint16_t lcore() const noexcept { return _lcore; }
@@ -328,6 +346,23 @@ private:
     void prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept;
     void probe(Stage& s) noexcept;
     void finish(const Stage& s) noexcept;
+    // finish()'s loop, without (kJudge false) or with the policy's judge: picked once per burst.
+    template <bool kJudge>
+    void finish_burst(const Stage& s) noexcept;
+    // A slow branch's decision (ct_judge.h): judges pkt in state s when there is a judge. True when the
+    // packet is dropped under enforcement: the caller leaves no trace of it. Cold.
+    bool judge_drop(const packet::Packet& pkt, CtState s) noexcept
+    {
+        if (_judge == nullptr)
+            return false;
+        _judged_now = true;
+        return _judge->judge(pkt, s);
+    }
+    // A TCP segment the state machine or the window check refused (outcome ignored or out_of_window) of
+    // the flow at pos, direction d: judged invalid before it changes anything, then counted on the flow
+    // unless dropped, and counted and reported as refused either way.
+    void refuse(uint32_t pos, const packet::Packet& pkt, unsigned d, tcpstate::TrackResult result,
+                uint64_t now_ns) noexcept;
 
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
@@ -466,6 +501,8 @@ private:
     void* _block = nullptr;
     TableMemory _memory;
     events::Producer* _events = nullptr;
+    Judge* _judge = nullptr;  // the lcore's policy seam (set_judge), nullptr without a policy
+    bool _judged_now = false; // finish_burst<true>: a slow branch judged the current packet
     uint32_t _capacity = 0;
     uint32_t _n_shards = 0;
     uint32_t _fresh = 0;               // positions [0, _fresh) have been used; readers load it relaxed

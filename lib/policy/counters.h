@@ -47,6 +47,9 @@ public:
         return {stats::load_relaxed(c.packets), stats::load_relaxed(c.bytes)};
     }
     size_t size() const noexcept { return _size; }
+    // The owner's direct handle on slot i (i < size()), for a caller that counts one rule over and over
+    // (the data plane's per-state shortcut, lib/conntrack/ct_judge.h); valid as long as this object.
+    RuleCounter* slot_ptr(size_t i) noexcept { return &slot(i); }
 
     // See the contract above; `from` was sized for `old_policy`, this object for `new_policy`.
     void carry_over(const Policy& old_policy, const Counters& from, const Policy& new_policy);

@@ -5,8 +5,8 @@
 //
 // Ownership and threads: a Policy is immutable after compile() and copyable; each lcore holds its
 // own copy (the service copies it per lcore), so verdict() touches only that lcore's memory. A
-// reload compiles a new Policy and swaps it in between bursts on each lcore (issue 31, not wired
-// yet: policy.md); counters.h carries the counters of unchanged rules over.
+// reload compiles a new Policy and swaps it in between bursts on each lcore (the worker's mailbox,
+// app/service/dataplane/commands.h); counters.h carries the counters of unchanged rules over.
 //
 // Decision: the index of the first rule that matches, in file order (first match wins), or
 // rule_count() for the default `policy` action, and that action.
@@ -84,6 +84,16 @@ public:
         if (s.decided)
             return s.decision;
         return walk(v, s.start, nullptr);
+    }
+
+    // The per-state table alone: the decision of every packet in state s when one rule (or the
+    // default) decides the whole state, else nullptr (the caller builds a PacketView and calls
+    // verdict()). One byte test and a load: what the data plane pays for an established packet
+    // behind `ct state established,related accept`, without building a view.
+    const Decision* decided(State s) const noexcept
+    {
+        const Shortcut& x = _by_state[static_cast<uint8_t>(s)];
+        return x.decided ? &x.decision : nullptr;
     }
 
     // Test and benchmark seam: verdict() plus the number of rules whose matches were examined

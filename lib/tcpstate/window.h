@@ -170,9 +170,14 @@ struct FlowRef {
 
 // The operator's choices, flowcop's options of the same names (live-settable with /flowcop/set).
 struct WindowPolicy {
-    bool be_liberal = false;                         // --tcp-be-liberal: out-of-window segments pass, RST rules stay
-    bool ignore_invalid_rst = false;                 // --tcp-ignore-invalid-rst: rst_below_ack is not refused
-    uint8_t max_retrans = kDefaultMaxRetrans;        // --tcp-max-retrans, 1..127
+    bool be_liberal = false;                  // --tcp-be-liberal: out-of-window segments pass, RST rules stay
+    bool ignore_invalid_rst = false;          // --tcp-ignore-invalid-rst: rst_below_ack is not refused
+    uint8_t max_retrans = kDefaultMaxRetrans; // --tcp-max-retrans, 1..127
+    // netfilter notes an ignored (sIG) segment as the flow's last packet, so that an answer to it is
+    // recognised. false: track() leaves that to the caller (note_ignored()), which does it only once
+    // its connection-state policy let the segment through: a dropped segment gets no answer, and a
+    // note of it would make a forged RST "answer" it (issue 31, the flow table under a policy).
+    bool note_ignored = true;
     static constexpr uint8_t kDefaultMaxRetrans = 3; // netfilter's nf_conntrack_tcp_max_retrans
     static constexpr uint8_t kMaxMaxRetrans = 127;   // WindowMeta::retrans saturates there
 };
@@ -181,6 +186,11 @@ struct TrackResult {
     Outcome outcome;
     WindowReason reason; // why out_of_window; none otherwise
 };
+
+// An ignored segment (track() returned Outcome::ignored under WindowPolicy::note_ignored false) that
+// the caller lets through: the note track() would have made (nothing when netfilter notes none for that
+// state and class). Slow path.
+void note_ignored(const FlowRef& flow, Dir dir, const Segment& seg) noexcept;
 
 // A new flow: its Tracker is Tracker{initial_state(flags, loose)} (never State::none) and `first` is
 // the packet that created it, from Dir::orig. Writes the whole of seq and meta (any previous

@@ -141,6 +141,14 @@ void window_create(const FlowRef& f, const Segment& first, const Timeouts& timeo
     commit(f, Tracker{}, f.tracker, 0, k, WindowPolicy{}, timeouts);
 }
 
+void note_ignored(const FlowRef& f, Dir dir, const Segment& seg) noexcept
+{
+    const unsigned side = side_of(dir);
+    const Klass k = detail::classify(seg.flags);
+    if (netfilter_notes_ignored(f.tracker.state, side, k))
+        note_ignored(f, f.tracker.state, side, k, seg);
+}
+
 TrackResult track_full(const FlowRef& f, Dir dir, const Segment& seg, const WindowPolicy& policy,
                        const Timeouts& timeouts) noexcept
 {
@@ -153,7 +161,7 @@ TrackResult track_full(const FlowRef& f, Dir dir, const Segment& seg, const Wind
         return {Outcome::reopen, WindowReason::none};
     const unsigned side = side_of(dir);
     if (outcome == Outcome::ignored) {
-        if (netfilter_notes_ignored(old.state, side, k))
+        if (policy.note_ignored && netfilter_notes_ignored(old.state, side, k))
             note_ignored(f, old.state, side, k, seg);
         return {Outcome::ignored, WindowReason::none};
     }

@@ -264,7 +264,8 @@ def test_every_runbook_and_doc_link_resolves():
 class Flowcop:
     """flowcop replaying the demo capture on two pcap ports, plus flowgen's synthetic traffic paced to
     wall time (200 flows a second, a tenth ending in RSTs), so rates and flows coming due are non-zero
-    while Prometheus watches; exporter on a free port; IPFIX to a UDP port nobody listens on."""
+    while Prometheus watches; exporter on a free port; IPFIX to a UDP port nobody listens on; a --policy
+    (monitor mode: judged and counted, nothing dropped)."""
 
     def __init__(self, tmp):
         with socket.socket() as s:
@@ -276,6 +277,10 @@ class Flowcop:
         self.url = f"http://127.0.0.1:{self.port}/metrics"
         self.prefix = f"fct-dash-{os.getpid()}"
         self.log = os.path.join(tmp, "flowcop.log")
+        # A policy, so the Policy row's families are served (monitor mode: a dry run, nothing dropped).
+        policy = os.path.join(tmp, "policy.nft")
+        with open(policy, "w") as f:
+            f.write('ct state established,related accept comment "return"\nct state invalid drop\npolicy accept\n')
         with open(self.log, "w") as f:
             self.proc = subprocess.Popen(
                 [EXE, "--no-huge", "-m", "512", "--no-pci", "-l", "0", f"--file-prefix={self.prefix}",
@@ -283,7 +288,7 @@ class Flowcop:
                  "--", "--clock", "tsc", "--flows-per-lcore", "65536", "--metrics-addr", f"127.0.0.1:{self.port}",
                  "--flowgen", "flows=200,lifetime=1,pps=4000,realtime=1",
                  # A collector nobody listens on: the IPFIX panels have series (sends and errors).
-                 "--ipfix", f"127.0.0.1:{self.ipfix_port}"],
+                 "--ipfix", f"127.0.0.1:{self.ipfix_port}", "--policy", policy],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f)
         try:
             self.text = wait(lambda: self.scrape(), 30, "flowcop's /metrics")

@@ -143,6 +143,19 @@ def main():
         vdevs=["net_null0"])
     bad("too few mbufs for two ports", ["--mbufs", "9000", "--metrics-addr", "none"], "--mbufs", "9216",
         vdevs=["net_null0", "net_null1"])
+    # --policy: read and compiled once the ports are known (an iif name is a port's); file:line:column.
+    policy = os.path.join(tmp, "bad_policy.nft")
+    with open(policy, "w") as f:
+        f.write("ct state established,related accept\ntcp dport ssh accept\n")
+    bad("a policy that does not parse", ["--policy", policy, "--metrics-addr", "none"], "--policy",
+        policy + ":2:11: expected a port number or range after 'dport', found 'ssh'", vdevs=["net_null0"])
+    with open(policy, "w") as f:
+        f.write("iif eth9 drop\n")
+    bad("a policy naming a port that does not exist", ["--policy", policy, "--metrics-addr", "none"], "--policy",
+        policy + ":1:5:", vdevs=["net_null0"])
+    missing_policy = os.path.join(tmp, "no_such_policy.nft")
+    bad("a policy file that does not exist", ["--policy", missing_policy, "--metrics-addr", "none"], "--policy",
+        missing_policy + ": cannot open", vdevs=["net_null0"])
 
     # --help: no EAL (no hugepages, no root needed), every option documented.
     rc, out, err, secs = run([exe, "--help"])

@@ -21,12 +21,44 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace flowcop::app {
+
+// --policy's rules as the control plane shows them (flowcopctl -P, /flowcop/policy, the metrics): each
+// rule's counters summed over the lcores; the last row is the default `policy` action.
+struct PolicyRuleRow {
+    unsigned index = 0;   // file order; the default's is the rule count
+    std::string text;     // the rule's identity (its text without comments), or "policy accept|drop"
+    std::string comment;  // its comment "...", may be empty
+    bool drop = false;    // its action
+    uint64_t packets = 0; // judged by it, since the rule appeared (carried over reloads that keep it)
+    uint64_t bytes = 0;   // their IP bytes
+};
+struct PolicyListing {
+    bool active = false;   // started with --policy
+    bool enforced = false; // inline mode: drops happen (monitor: a dry run)
+    std::string path;
+    std::vector<PolicyRuleRow> rules;
+    uint64_t verdicts[5][2] = {}; // by conntrack state (ct_judge.h's order) and accept/drop
+    uint64_t reloads_ok = 0, reloads_failed = 0;
+    std::string last_error; // the last failed reload's message, empty when none failed
+};
 
 class Control {
 public:
     virtual ~Control() = default;
+    // --policy (issue 31): re-reads the file, compiles it and swaps it in on every lcore between bursts
+    // (counters of unchanged rules carry over). False with one line in `error` when there is no policy or
+    // the file is bad; the running policy stays, and the failure is logged and counted.
+    virtual bool reload_policy(std::string& error)
+    {
+        error = "flowcop runs without --policy";
+        return false;
+    }
+    // The rules and their counters; active false without --policy.
+    virtual PolicyListing policy_listing() const { return {}; }
 
     // True while the workers run (between start of run() and the end of the data plane).
     virtual bool running() const noexcept = 0;

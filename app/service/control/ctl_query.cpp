@@ -20,9 +20,11 @@ struct VerbName {
     const char* name;
     CtlVerb verb;
 };
-constexpr VerbName kVerbNames[] = {{"list", CtlVerb::list},     {"count", CtlVerb::count},   {"get", CtlVerb::get},
-                                   {"update", CtlVerb::update}, {"delete", CtlVerb::remove}, {"flush", CtlVerb::flush},
-                                   {"stats", CtlVerb::stats},   {"events", CtlVerb::events}};
+constexpr VerbName kVerbNames[] = {{"list", CtlVerb::list},     {"count", CtlVerb::count},
+                                   {"get", CtlVerb::get},       {"update", CtlVerb::update},
+                                   {"delete", CtlVerb::remove}, {"flush", CtlVerb::flush},
+                                   {"stats", CtlVerb::stats},   {"events", CtlVerb::events},
+                                   {"policy", CtlVerb::policy}, {"policy-reload", CtlVerb::policy_reload}};
 
 std::string verb_list()
 {
@@ -224,7 +226,9 @@ std::string parse_ctl_request(const std::string& line, CtlRequest& out)
     if (known == std::end(kVerbNames))
         return "unknown verb " + quoted(verb) + " (verbs: " + verb_list() + ")";
     out.verb = known->verb;
-    if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats) && words.size() > 1)
+    if ((out.verb == CtlVerb::flush || out.verb == CtlVerb::stats || out.verb == CtlVerb::policy ||
+         out.verb == CtlVerb::policy_reload) &&
+        words.size() > 1)
         return verb + " takes no filters, got " + quoted(words[1]);
     // update takes list's filters too (conntrack -U): the whole tuple names one flow, as get's does.
     const bool exact = out.verb == CtlVerb::get;

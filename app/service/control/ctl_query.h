@@ -48,7 +48,8 @@ inline constexpr events::KindMask kFollowKinds = events::kind_bit(events::Kind::
                                                  events::kind_bit(events::Kind::updated) |
                                                  events::kind_bit(events::Kind::destroyed);
 
-enum class CtlVerb : uint8_t { list, count, remove, flush, get, update, stats, events };
+// policy: --policy's rules and counters (flowcopctl -P); policy_reload: re-read the file (--policy-reload).
+enum class CtlVerb : uint8_t { list, count, remove, flush, get, update, stats, events, policy, policy_reload };
 
 // An address prefix over the 16-byte key form (IPv4 as IPv4-mapped: a.b.c.d/8 is ::ffff:a.0.0.0/104),
 // with the family it was typed in: it matches flows of that family only.

@@ -72,6 +72,18 @@ std::string error_line(const std::string& msg)
     return out + "\"}\n";
 }
 
+// A JSON string: printable ASCII (reply_text), quotes and backslashes escaped.
+std::string json_string(const std::string& text)
+{
+    std::string out = "\"";
+    for (const char ch : reply_text(text, 400)) {
+        if (ch == '"' || ch == '\\')
+            out += '\\';
+        out += ch;
+    }
+    return out + "\"";
+}
+
 long ms_since(Clock::time_point t, Clock::time_point now)
 {
     return long(std::chrono::duration_cast<std::chrono::milliseconds>(now - t).count());
@@ -88,6 +100,8 @@ const char* verb_name(CtlVerb v)
     case CtlVerb::update: return "update";
     case CtlVerb::stats: return "stats";
     case CtlVerb::events: return "events";
+    case CtlVerb::policy: return "policy";
+    case CtlVerb::policy_reload: return "policy-reload";
     }
     return "?";
 }
@@ -383,6 +397,34 @@ void CtlServer::start_request(Client& c, const std::string& line)
             ctl_families(), std::span<const CtlView>(&_view.ctl, 1),
             [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
         c.out += "}\n";
+        return;
+    }
+    if (r.verb == CtlVerb::policy_reload) {
+        std::string error;
+        if (!_control.reload_policy(error)) {
+            c.out = error_line("policy reload failed, the running policy stays: " + error);
+            return;
+        }
+        c.out = "{\"done\":\"policy-reload\",\"rules\":" + std::to_string(_control.policy_listing().rules.size() - 1) +
+                "}\n";
+        return;
+    }
+    if (r.verb == CtlVerb::policy) {
+        const PolicyListing l = _control.policy_listing();
+        if (!l.active) {
+            c.out = error_line("flowcop runs without --policy");
+            return;
+        }
+        // One line per rule, the default last, then the totals.
+        for (const PolicyRuleRow& row : l.rules)
+            c.out += "{\"rule\":" + std::to_string(row.index) + ",\"text\":" + json_string(row.text) +
+                     ",\"comment\":" + json_string(row.comment) + ",\"action\":\"" + (row.drop ? "drop" : "accept") +
+                     "\",\"packets\":" + std::to_string(row.packets) + ",\"bytes\":" + std::to_string(row.bytes) +
+                     "}\n";
+        c.out += "{\"done\":\"policy\",\"path\":" + json_string(l.path) +
+                 ",\"enforced\":" + (l.enforced ? "true" : "false") + ",\"reloads\":" + std::to_string(l.reloads_ok) +
+                 ",\"reload_failures\":" + std::to_string(l.reloads_failed) +
+                 ",\"last_error\":" + json_string(l.last_error) + "}\n";
         return;
     }
     if (r.verb == CtlVerb::events) {

@@ -62,6 +62,9 @@ public:
 
 private:
     void config_family(std::vector<prometheus::MetricFamily>& out) const;
+    // --policy: per-rule packets and bytes (labels rule = index and comment, action) and reloads; none
+    // without a policy. Dynamic labels (the rules are the file's), so not rows of stats_rows.cpp.
+    void policy_families(std::vector<prometheus::MetricFamily>& out) const;
     const StatsView& _view;
     const Control& _control;
 };
@@ -82,9 +85,41 @@ void Collector::config_family(std::vector<prometheus::MetricFamily>& out) const
         plan.gauge({{"plan", plan_name(_view.plan->kind)}, {"reason", reason_name(_view.plan->reason)}}, 1);
         out.push_back(plan.take());
     }
+    policy_families(out);
     Family up("flowcop_up", "1 while the data plane runs", MetricType::Gauge);
     up.gauge({}, _control.running() ? 1 : 0);
     out.push_back(up.take());
+}
+
+void Collector::policy_families(std::vector<prometheus::MetricFamily>& out) const
+{
+    const PolicyListing l = _control.policy_listing();
+    if (!l.active)
+        return;
+    Family packets("flowcop_policy_packets_total",
+                   "Packets --policy's rule judged (rule = its index, then its comment; the last is the default "
+                   "policy), summed over the lcores; carried over reloads that keep the rule",
+                   MetricType::Counter);
+    Family bytes("flowcop_policy_bytes_total", "IP bytes of the packets --policy's rule judged", MetricType::Counter);
+    for (const PolicyRuleRow& r : l.rules) {
+        std::string rule = std::to_string(r.index);
+        if (!r.comment.empty())
+            rule += " " + r.comment;
+        else if (r.index + 1 == l.rules.size())
+            rule += " policy";
+        const Labels labels{{"rule", rule}, {"action", r.drop ? "drop" : "accept"}};
+        packets.counter(labels, double(r.packets));
+        bytes.counter(labels, double(r.bytes));
+    }
+    out.push_back(packets.take());
+    out.push_back(bytes.take());
+    Family reloads("flowcop_policy_reloads_total",
+                   "Reloads of --policy (SIGHUP, /flowcop/policy/reload, flowcopctl --policy-reload) by result; a "
+                   "failed one kept the running policy",
+                   MetricType::Counter);
+    reloads.counter({{"result", "ok"}}, double(l.reloads_ok));
+    reloads.counter({{"result", "failed"}}, double(l.reloads_failed));
+    out.push_back(reloads.take());
 }
 
 std::vector<prometheus::MetricFamily> Collector::Collect() const

@@ -82,6 +82,13 @@ constexpr const char* kKnownUnknown[] = {"known_flow", "unknown_flow"};
 constexpr Label kRelatedResult{"result", 2, [](unsigned i) noexcept { return kKnownUnknown[i]; }};
 // Where every later fragment of a tracked family ends (bar the ones still pending).
 constexpr const char* kFragmentResults[] = {"tracked", "no_flow", "attributed_late", "unattributed"};
+constexpr Label kCtState{"state", conntrack::kCtStateCount, [](unsigned i) noexcept {
+                             return conntrack::ct_state_name(static_cast<conntrack::CtState>(i));
+                         }};
+constexpr const char* kPolicyActions[] = {"accept", "drop"};
+constexpr Label kPolicyAction{"action", 2, [](unsigned i) noexcept { return kPolicyActions[i]; }};
+constexpr const char* kUntracedKinds[] = {"new", "refused"};
+constexpr Label kUntracedKind{"kind", 2, [](unsigned i) noexcept { return kUntracedKinds[i]; }};
 constexpr Label kFragmentResult{"result", 4, [](unsigned i) noexcept { return kFragmentResults[i]; }};
 
 uint64_t read_proto_packets(const LcoreView& v, Index i) noexcept
@@ -306,6 +313,23 @@ const Lcore kLcoreRows[] = {
      .help = "Datagrams the fragment attributor forgot while live to make room for a newer one",
      .read = [](const LcoreView& v,
                 Index) noexcept { return v.fragments == nullptr ? 0 : load_relaxed(v.fragments->evicted); }},
+    {.prometheus = "flowcop_policy_dropped_total",
+     .telemetry = "policy_dropped",
+     .help = "Packets --policy dropped in inline mode (freed, not forwarded); 0 in monitor mode, the dry run",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->policy_dropped); }},
+    {.prometheus = "flowcop_policy_untraced_total",
+     .telemetry = "policy_untraced",
+     .help = "Packets --policy dropped (inline) before they touched the table: new ones that would have created a "
+             "flow (also in the no_flow results) and refused TCP segments not counted on their flow (also in the "
+             "invalid and out-of-window results)",
+     .labels = {kUntracedKind},
+     .read = [](const LcoreView& v, Index i) noexcept { return load_relaxed(v.table->policy_untraced[i[0]]); }},
+    {.prometheus = "flowcop_policy_verdicts_total",
+     .telemetry = "policy_verdicts",
+     .help = "Packets --policy judged, by conntrack state and action (in monitor mode: what inline mode would do)",
+     .labels = {kCtState, kPolicyAction},
+     .read = [](const LcoreView& v,
+                Index i) noexcept { return v.policy == nullptr ? 0 : load_relaxed(v.policy->packets[i[0]][i[1]]); }},
     // Telemetry and the terminal only: the ports' own counters are the Prometheus view of these.
     {.telemetry = "rx_packets",
      .help = "Packets the lcore received from its RX queues",

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "ctl_stats.h"
+#include <conntrack/ct_judge.h>
 #include <service/dataplane/worker_stats.h>
 #include <service/plan/packet_ring_drops.h>
 #include <service/plan/port_plan.h>
@@ -38,13 +39,14 @@ namespace flowcop::app {
 
 struct LcoreView {
     unsigned lcore = 0;
-    const conntrack::Counters* table = nullptr;    // the lcore's flow table counters
-    const WorkerStats* worker = nullptr;           // the lcore's own counters
-    const fragattr::Counters* fragments = nullptr; // the lcore's fragment attributor; nullptr: all 0
-    uint64_t capacity = 0;                         // --flows-per-lcore
-    uint64_t memory_bytes = 0;                     // what the table allocated at start
-    const events::Writer* events = nullptr;        // nullptr without --events: every event count is 0
-    unsigned events_producer = 0;                  // this lcore's producer index in `events`
+    const conntrack::Counters* table = nullptr;       // the lcore's flow table counters
+    const WorkerStats* worker = nullptr;              // the lcore's own counters
+    const fragattr::Counters* fragments = nullptr;    // the lcore's fragment attributor; nullptr: all 0
+    const conntrack::StateVerdicts* policy = nullptr; // --policy's verdicts by state; nullptr: all 0
+    uint64_t capacity = 0;                            // --flows-per-lcore
+    uint64_t memory_bytes = 0;                        // what the table allocated at start
+    const events::Writer* events = nullptr;           // nullptr without --events: every event count is 0
+    unsigned events_producer = 0;                     // this lcore's producer index in `events`
 
     const ipfix::Exporter* ipfix = nullptr; // nullptr without --ipfix: every IPFIX count is 0
     unsigned ipfix_producer = 0;            // this lcore's producer index in `ipfix`

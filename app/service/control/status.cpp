@@ -27,6 +27,8 @@ constexpr const char* kKeys[] = {
     "rx_packets",
     "tx_packets",
     "tx_dropped",
+    "policy_dropped",
+    "policy_untraced",
     "packets_without_timestamp",
     "flows_active",
     "flows_created",
@@ -177,6 +179,9 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
     std::fprintf(stderr, "  packets: %llu received", total(v, "rx_packets"));
     if (mode == Mode::inline_fwd)
         std::fprintf(stderr, ", %llu forwarded, %llu tx-dropped", total(v, "tx_packets"), total(v, "tx_dropped"));
+    // --policy in inline mode: received = forwarded + tx-dropped + dropped by policy (+ handoff drops).
+    if (const unsigned long long n = total(v, "policy_dropped"))
+        std::fprintf(stderr, ", %llu dropped by policy", n);
     if (const unsigned long long n = total(v, "packets_without_timestamp"))
         std::fprintf(stderr, ", %llu without timestamp", n);
     std::fputs("\n  by verdict:", stderr);
@@ -201,6 +206,13 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
                  other[0], other[1], other[2],
                  // flowcop_fragments_total's result label: tracked, no_flow, attributed_late, unattributed.
                  total_of(v, "fragments", 0) + total_of(v, "fragments", 2));
+    // --policy inline: what its drops kept out of the table (harness.py subtracts the refused ones from the
+    // packets counted on flows).
+    if (const unsigned long long n = total(v, "policy_dropped"))
+        std::fprintf(
+            stderr,
+            "  policy: %llu dropped, %llu of them new (no flow), %llu refused TCP segments (not on their flow)\n", n,
+            total_of(v, "policy_untraced", 0), total_of(v, "policy_untraced", 1));
     // Where the packets one lcore read for another went (handoff plan): with the verdicts above they add up
     // to the packets received (a handed-off packet is counted by verdict on its owner).
     if (v.lcores.size() > 1)

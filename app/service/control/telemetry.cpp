@@ -68,6 +68,16 @@ int cmd_set(const char*, const char* params, rte_tel_data* d)
     return bound(d, [&](const StatsView&, Control& c) { return telemetry_set(c, params, d); });
 }
 
+int cmd_policy(const char*, const char* params, rte_tel_data* d)
+{
+    return bound(d, [&](const StatsView&, Control& c) { return telemetry_policy(c, params, d); });
+}
+
+int cmd_policy_reload(const char*, const char* params, rte_tel_data* d)
+{
+    return bound(d, [&](const StatsView&, Control& c) { return telemetry_policy_reload(c, params, d); });
+}
+
 } // namespace
 
 std::string register_telemetry_commands()
@@ -86,6 +96,8 @@ std::string register_telemetry_commands()
         {"/flowcop/kill", cmd_kill, "Reap a TCP flow on the next tick. Parameters: IP,PORT,IP,PORT[,VLAN[,VLAN]]"},
         {"/flowcop/set", cmd_set,
          "Change a setting at run time. Parameters: NAME,VALUE (an error reply lists the names)"},
+        {"/flowcop/policy", cmd_policy, "--policy: packets and bytes by rule (the default last). No parameters"},
+        {"/flowcop/policy/reload", cmd_policy_reload, "Re-read --policy (a bad file keeps the running one)"},
     };
     static std::once_flag once;
     static std::string refused;

@@ -237,6 +237,51 @@ int telemetry_kill(Control& control, const char* params, rte_tel_data* d)
     return 0;
 }
 
+int telemetry_policy_reload(Control& control, const char* params, rte_tel_data* d)
+{
+    if (params != nullptr && *params != '\0')
+        return reply_error(d, "/flowcop/policy/reload takes no parameters");
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    std::string error;
+    if (!control.reload_policy(error))
+        return reply_error(d, "policy reload failed, the running policy stays: " + error);
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "reloaded", 1);
+    rte_tel_data_add_dict_u64(d, "rules", uint64_t(control.policy_listing().rules.size() - 1));
+    return 0;
+}
+
+int telemetry_policy(const Control& control, const char*, rte_tel_data* d)
+{
+    if (!control.running())
+        return reply_error(d, kNotRunning);
+    const PolicyListing l = control.policy_listing();
+    if (!l.active)
+        return reply_error(d, "flowcop runs without --policy");
+    rte_tel_data_start_dict(d);
+    add_dict_text(d, "path", l.path);
+    rte_tel_data_add_dict_u64(d, "enforced", l.enforced ? 1 : 0);
+    rte_tel_data_add_dict_u64(d, "reloads", l.reloads_ok);
+    rte_tel_data_add_dict_u64(d, "reload_failures", l.reloads_failed);
+    // Per rule (the default last): packets and bytes, as arrays indexed by rule.
+    rte_tel_data* packets = rte_tel_data_alloc();
+    rte_tel_data* bytes = rte_tel_data_alloc();
+    if (packets != nullptr && bytes != nullptr) {
+        rte_tel_data_start_array(packets, RTE_TEL_U64_VAL);
+        rte_tel_data_start_array(bytes, RTE_TEL_U64_VAL);
+        for (const PolicyRuleRow& r : l.rules) {
+            rte_tel_data_add_array_u64(packets, r.packets);
+            rte_tel_data_add_array_u64(bytes, r.bytes);
+        }
+    }
+    if (packets == nullptr || rte_tel_data_add_dict_container(d, "packets", packets, 0) != 0)
+        rte_tel_data_free(packets);
+    if (bytes == nullptr || rte_tel_data_add_dict_container(d, "bytes", bytes, 0) != 0)
+        rte_tel_data_free(bytes);
+    return 0;
+}
+
 int telemetry_set(Control& control, const char* params, rte_tel_data* d)
 {
     if (!control.running())

@@ -24,5 +24,9 @@ int telemetry_ports(const StatsView& view, const Control& control, const char* p
 int telemetry_flows(const StatsView& view, const Control& control, const char* params, rte_tel_data* d);
 int telemetry_kill(Control& control, const char* params, rte_tel_data* d);
 int telemetry_set(Control& control, const char* params, rte_tel_data* d);
+// --policy: the rules' counters (packets and bytes arrays by rule, the default last) and reload counts;
+// and a reload of the file (an error reply keeps the running policy).
+int telemetry_policy(const Control& control, const char* params, rte_tel_data* d);
+int telemetry_policy_reload(Control& control, const char* params, rte_tel_data* d);
 
 } // namespace flowcop::app

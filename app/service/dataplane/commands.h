@@ -13,6 +13,8 @@
 
 #include <conntrack/flow_snapshot.h>
 #include <packet/flow_key.h>
+#include <policy/counters.h>
+#include <policy/policy.h>
 #include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
@@ -40,6 +42,10 @@ struct Command {
         kill_ids,     // ids[0..n_ids) -> result: how many of those flows were still here and are now marked
         set_timeout,  // key + flow_timeout_s -> result 1 and `flow` (its deadline now + flow_timeout_s) if the
                       // flow is on this lcore, 0 if not, 2 if this lcore's timeout-update slots are all taken
+        set_policy,   // policy + policy_counters (this lcore's new copy, allocated by the poster) -> the
+                      // worker carries the old counters of unchanged rules over, swaps them in between
+                      // bursts and hands the old pair back in the same fields for the poster to free;
+                      // result 0 (1: the worker runs without a policy and kept the new pair unused)
     };
     // Flow ids one kill_ids command carries: the owner marks them in one mailbox turn (a few us).
     static constexpr unsigned kMaxIds = 256;
@@ -55,7 +61,9 @@ struct Command {
     conntrack::FlowSnapshot flow{};
     unsigned n_ids = 0;
     uint64_t ids[kMaxIds] = {};
-    uint8_t killed[kMaxIds] = {}; // kill_ids: 1 where ids[i]'s flow was there and is now marked
+    uint8_t killed[kMaxIds] = {};                // kill_ids: 1 where ids[i]'s flow was there and is now marked
+    policy::Policy* policy = nullptr;            // with set_policy (see there)
+    policy::Counters* policy_counters = nullptr; // with set_policy
     int result = 0;
     DoneFlag done;
 };

@@ -52,6 +52,14 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
                 ": cannot register the handoff mark mbuf field: " + rte_strerror(rte_errno);
         return nullptr;
     }
+    if (settings.policy != nullptr) {
+        // Its own copy: verdict() reads only this lcore's memory.
+        w->_policy = std::make_unique<policy::Policy>(*settings.policy);
+        w->_policy_counters = std::make_unique<policy::Counters>(*w->_policy);
+        w->_judge.set_policy(w->_policy.get(), w->_policy_counters.get());
+        w->_judge.set_enforce(settings.mode == Mode::inline_fwd); // monitor: the dry run
+        table.set_judge(&w->_judge);
+    }
     // Under the handoff plan a worker tracks packets of every port, so it knows every port's zone.
     for (const auto& [port, zone] : settings.port_zones) {
         if (zone == 0)
@@ -149,6 +157,8 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     packet::Packet* ptrs[kBurst];
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
+    if (_policy) [[unlikely]]
+        _judge.begin(pkts, n);
     uint8_t fragmented = 0;
     for (uint16_t i = 0; i < n; ++i) {
         packet::parse_mbuf(mbufs[i], pkts[i]);
@@ -201,11 +211,36 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         track_fragmented(ptrs, n, tsc, tl);
     else
         track(ptrs, n, tsc, tl);
-    release(mbufs, n, rx);
+    release(mbufs, ptrs, n, rx);
 }
 
-void Worker::release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept
+uint16_t Worker::police(rte_mbuf** mbufs, packet::Packet* const* ptrs, uint16_t n) noexcept
 {
+    // The common burst: the table judged every packet and dropped none (or drops are not enforced).
+    const bool enforce = _judge.enforce();
+    if (_judge.taken() == n && (_judge.dropped() == 0 || !enforce)) [[likely]]
+        return n;
+    uint16_t kept = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+        uint8_t out = _judge.out(*ptrs[i]);
+        // Unjudged: accepted by the table's steady path, or not the table's (non-IP, malformed, untracked).
+        if (out == conntrack::Judge::kNotJudged && !_table.takes(*ptrs[i]))
+            out = _judge.judge(*ptrs[i], conntrack::state_outside(*ptrs[i])) ? conntrack::Judge::kDropBit : 0;
+        if (enforce && (out & conntrack::Judge::kDropBit)) {
+            rte_pktmbuf_free(mbufs[i]);
+            continue;
+        }
+        mbufs[kept++] = mbufs[i];
+    }
+    if (kept != n)
+        bump(_stats.policy_dropped, uint64_t(n - kept));
+    return kept;
+}
+
+void Worker::release(rte_mbuf** mbufs, packet::Packet* const* ptrs, uint16_t n, const RxQueueRef* rx) noexcept
+{
+    if (_policy && n != 0) [[unlikely]]
+        n = police(mbufs, ptrs, n);
     if (n == 0)
         return;
     if (_settings.mode != Mode::inline_fwd) {
@@ -410,6 +445,24 @@ void Worker::execute(Command& cmd) noexcept
         break;
     case Command::Type::set_window:
         _table.set_window_policy(cmd.window);
+        cmd.result = 0;
+        break;
+    case Command::Type::set_policy:
+        if (!_policy || cmd.policy == nullptr || cmd.policy_counters == nullptr) {
+            cmd.result = 1; // started without a policy: the table has no judge to give one to
+            break;
+        }
+        // Between bursts: no packet is judged by half a policy. The old pair goes back to the poster.
+        cmd.policy_counters->carry_over(*_policy, *_policy_counters, *cmd.policy);
+        _judge.set_policy(cmd.policy, cmd.policy_counters);
+        {
+            policy::Policy* old_policy = _policy.release();
+            policy::Counters* old_counters = _policy_counters.release();
+            _policy.reset(cmd.policy);
+            _policy_counters.reset(cmd.policy_counters);
+            cmd.policy = old_policy;
+            cmd.policy_counters = old_counters;
+        }
         cmd.result = 0;
         break;
     case Command::Type::set_budgets:

@@ -47,6 +47,13 @@
 // Inline mode forwards every packet once, from the worker that tracked it, on that
 // worker's own TX queue of the pair port (port_plan.h), in the order it tracked them.
 //
+// --policy (lib/policy/policy.md): the worker holds its own copy of the compiled policy and its counters
+// and hands the table a Judge (lib/conntrack/ct_judge.h), which judges each packet's conntrack state where
+// the decision must be taken; release() judges what the table did not take (non-IP, malformed,
+// untracked) and, inline, frees the dropped packets instead of forwarding them (policy_dropped). Monitor
+// mode counts the same verdicts and drops nothing. Without a policy: one predictable branch per burst. A
+// reload arrives as a set_policy command in the mailbox, so it swaps between bursts.
+//
 // Nothing on this path allocates, locks a contended lock, logs or makes a
 // syscall. WorkerStats (worker_stats.h) are single-writer fields read by other threads.
 #pragma once
@@ -99,6 +106,9 @@ struct WorkerSettings {
     // By port id: 1 when a full handoff ring may hold that port's poller back rather than drop (a port
     // that reads a file under --clock packet: it loses nothing by waiting). Empty: every port drops.
     std::vector<uint8_t> wait_ports;
+    // --policy: the compiled policy (each worker keeps its own copy); nullptr: none (the table judges
+    // nothing, release() drops nothing, at no cost).
+    const policy::Policy* policy = nullptr;
 };
 
 // Where a worker sits among the others (port_plan.h, handoff.h).
@@ -134,6 +144,11 @@ public:
     const conntrack::FlowTable& table() const noexcept { return _table; }
     const WorkerStats& stats() const noexcept { return _stats; }
     const fragattr::Counters& fragment_stats() const noexcept { return _fragments->counters(); }
+    // --policy: this lcore's copy and its counters, nullptr without one. The pointers change only while a
+    // set_policy command runs: a reader holds the lock the poster holds for that (the service's).
+    const policy::Policy* policy() const noexcept { return _policy.get(); }
+    const policy::Counters* policy_counters() const noexcept { return _policy_counters.get(); }
+    const conntrack::StateVerdicts& policy_verdicts() const noexcept { return _judge.verdicts(); }
 
 private:
     Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
@@ -199,8 +214,12 @@ private:
     void send_outboxes(uint16_t rx_port, bool with_time_marks) noexcept;
     bool take_handoffs(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
-    // Forwards (inline) or frees a tracked burst.
-    void release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept;
+    // Forwards (inline) or frees a tracked burst; under --policy judges first what the table left unjudged
+    // (police()) and, inline, frees what the policy dropped instead of forwarding it.
+    void release(rte_mbuf** mbufs, packet::Packet* const* ptrs, uint16_t n, const RxQueueRef* rx) noexcept;
+    // The burst's verdicts (the Judge's; packets outside the table judged here); inline: frees and counts
+    // the dropped ones and compacts mbufs to the rest. Returns how many are left.
+    uint16_t police(rte_mbuf** mbufs, packet::Packet* const* ptrs, uint16_t n) noexcept;
     // worker_related.cpp: handle()'s rest for a burst with an ICMP error or a fragment under rss, or one
     // from the rings, and for a burst with a fragment under the handoff plan: attribute, pass on what
     // another worker owns, track and release the rest.
@@ -222,6 +241,9 @@ private:
     uint64_t now_ns() const noexcept;
 
     WorkerStats _stats;
+    conntrack::Judge _judge; // --policy: the table's seam (ct_judge.h), used when _policy is set
+    std::unique_ptr<policy::Policy> _policy;
+    std::unique_ptr<policy::Counters> _policy_counters;
     WorkerPlan _plan;
     WorkerPlace _place;
     std::vector<rte_mbuf*> _outbox;     // handoff: kBurst packets staged per owner

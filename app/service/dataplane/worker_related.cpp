@@ -104,7 +104,7 @@ void Worker::handle_related(rte_mbuf** mbufs, packet::Packet** ptrs, uint16_t n,
         track_fragmented(ptrs, n, tsc, tl, held);
     else
         track(ptrs, n, tsc, tl);
-    release(mbufs, n, rx);
+    release(mbufs, ptrs, n, rx);
 }
 
 uint16_t Worker::pass_related(rte_mbuf** mbufs, packet::Packet** ptrs, fragattr::Held* held, uint8_t* orig, uint16_t n,

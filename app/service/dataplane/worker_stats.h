@@ -14,6 +14,7 @@ struct alignas(64) WorkerStats {
     uint64_t rx_packets = 0;
     uint64_t tx_packets = 0;
     uint64_t tx_dropped = 0;       // inline: the peer port's TX queue was full
+    uint64_t policy_dropped = 0;   // inline with --policy: packets the policy dropped (freed, not forwarded)
     uint64_t no_timestamp = 0;     // --clock packet: packets without a timestamp (time did not move)
     uint64_t handed_off = 0;       // handoff plan: packets passed to the worker that owns their flow
     uint64_t handoff_dropped = 0;  // handoff plan: packets dropped because the ring to their owner was full

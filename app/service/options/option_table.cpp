@@ -478,6 +478,16 @@ std::vector<Spec> build_specs()
                        "records, the NetFlow/IPFIX active timeout); the flow goes on. 0 = report\n"
                        "flows only when they end. Unlike --active-timeout, which ends flows.",
                        0, 86400, set_number<&O::ipfix_active_timeout_s>, show_number<&O::ipfix_active_timeout_s>));
+    t.push_back(text("--policy", "FILE",
+                     "Judge every packet by the connection-state policy in FILE: nftables'\n"
+                     "rule syntax for `ct state` and a few matches, first match wins, a final\n"
+                     "`policy accept|drop` (lib/policy/policy.md). Inline mode drops what it\n"
+                     "drops (a dropped new packet creates no flow); monitor mode only counts\n"
+                     "(a dry run). SIGHUP, /flowcop/policy/reload and flowcopctl\n"
+                     "--policy-reload re-read it; a bad file is refused (at start: exit 2).\n"
+                     "none = no policy: every packet is accepted, at no cost.",
+                     "a file path, or none (./none for a file named none)", set_optional_string<&O::policy_path, kNone>,
+                     show_optional_string<&O::policy_path, kNone>));
     t.push_back(text("--events", "PATH", "Write flow events as JSON lines to PATH; - = stdout.",
                      "a file path, - (stdout), or none (./none for a file named none)",
                      set_optional_string<&O::events_path, kNone>, show_optional_string<&O::events_path, kNone>));

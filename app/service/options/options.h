@@ -150,7 +150,10 @@ struct Options {
     uint32_t ipfix_domain_base;               // lcore L exports in observation domain base + L
     uint32_t ipfix_active_timeout_s;          // interim records of long flows; 0 = none, max 86400
     std::string events_path;                  // empty = no event log, "-" = stdout
-    EventsFilter events_filter;               // the kinds and protocols --events carries (events_filter.h)
+    // --policy: the connection-state policy file (lib/policy/policy.md); empty = none (accept everything).
+    // Read, parsed and compiled by the service at start (exit 2 with file:line:column) and on reload.
+    std::string policy_path;
+    EventsFilter events_filter; // the kinds and protocols --events carries (events_filter.h)
     uint32_t
         events_ring; // events buffered per lcore and per consumer (JSON, IPFIX) before dropping; power of two in [64, 2^22]
     // Update events for invalid TCP segments per second per lcore, [0, conntrack::kMaxInvalidEventRate];

@@ -131,6 +131,8 @@ std::vector<Case> one_case_per_option()
         {"--ipfix-domain-base", "100", [](const Options& o) { return o.ipfix_domain_base == 100; }},
         {"--ipfix-active-timeout", "60", [](const Options& o) { return o.ipfix_active_timeout_s == 60; }},
         {"--events", "/tmp/ev.log", [](const Options& o) { return o.events_path == "/tmp/ev.log"; }},
+        {"--policy", "/etc/flowcop/policy.nft",
+         [](const Options& o) { return o.policy_path == "/etc/flowcop/policy.nft"; }},
         {"--events-ring", "128", [](const Options& o) { return o.events_ring == 128; }},
         {"--events-invalid-rate", "0", [](const Options& o) { return o.events_invalid_rate == 0; }},
         {"--events-filter", "update:udp",

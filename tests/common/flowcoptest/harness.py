@@ -144,13 +144,16 @@ def parse_summary(stderr):
     """The final summary print_summary() writes (app/service/control/status.cpp), or None if absent."""
     s = {}
     m = re.search(r"^  packets: (\d+) received(?:, (\d+) forwarded, (\d+) tx-dropped)?"
-                  r"(?:, (\d+) without timestamp)?$", stderr, re.M)
+                  r"(?:, (\d+) dropped by policy)?(?:, (\d+) without timestamp)?$", stderr, re.M)
     if not m:
         return None
     s["received"] = int(m.group(1))
     s["forwarded"] = int(m.group(2)) if m.group(2) else None
     s["tx_dropped"] = int(m.group(3)) if m.group(3) else None
-    s["no_timestamp"] = int(m.group(4)) if m.group(4) else 0
+    s["policy_dropped"] = int(m.group(4)) if m.group(4) else 0
+    m2 = re.search(r"^  policy: (\d+) dropped, (\d+) of them new \(no flow\), (\d+) refused TCP segments", stderr, re.M)
+    s["policy_new_dropped"], s["policy_refused_dropped"] = (int(m2.group(2)), int(m2.group(3))) if m2 else (0, 0)
+    s["no_timestamp"] = int(m.group(5)) if m.group(5) else 0
     m = re.search(r"^  by verdict:(.*)$", stderr, re.M)
     toks = m.group(1).split() if m else []
     s["verdict"] = {toks[i]: int(toks[i + 1]) for i in range(0, len(toks) - 1, 2)}
@@ -393,11 +396,16 @@ def _check_run(tap, res, label):
            p + "summary: packets by verdict + handoff drops add up to packets received")
     tap.eq(sum(pt["rx"] for pt in s["ports"].values()), s["received"],
            p + "summary: packets received == the ports' rx counters")
+    if s.get("forwarded") is not None:
+        # Inline (app/operations.md): received = forwarded + dropped by --policy + the other drops.
+        tap.eq(s["forwarded"] + s["tx_dropped"] + s["policy_dropped"] + s["handoff_dropped"], s["received"],
+               p + "summary: forwarded + tx-dropped + dropped by policy + handoff drops == received")
     tap.eq((s.get("events_written"), s.get("events_dropped"), s.get("events_errors")), (len(res.events), 0, 0),
            p + "summary: every event was written, none dropped")
     tcp = s["verdict"].get("tcp", 0)
     reached = tcp - s["tcp_no_flow"] - s["tcp_table_full"]  # tracked + invalid for state + out of window
     tracked = reached - s["tcp_invalid"] - s["tcp_out_of_window"]
+    reached -= s.get("policy_refused_dropped", 0)  # refused segments --policy (inline) kept off their flow
     flow_pkts = sum(e["packets_orig"] + e["packets_reply"] for e in res.destroys())
     tap.eq(flow_pkts, reached + s["other_tracked"] + s["fragments_tracked"],
            p + "per-flow packets summed == packets that reached a flow (TCP tracked, invalid for state, out of "
