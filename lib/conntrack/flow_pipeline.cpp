@@ -4,21 +4,28 @@
 // and track, or look up again and create).
 #include <conntrack/flow_table.h>
 
+#include <tcpstate/segment.h>
+
 #include <rte_prefetch.h>
+
+#include <algorithm>
 
 namespace flowcop::conntrack {
 
 void FlowTable::submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
 {
-    uint64_t times[kMaxBurst];
-    for (unsigned i = 0; i < n; ++i)
-        times[i] = now_ns;
-    submit(pkts, n, times);
+    prepare(_stages[_prepared % kPipelineDepth], pkts, n, nullptr, now_ns);
+    advance();
 }
 
 void FlowTable::submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept
 {
-    prepare(_stages[_prepared % kPipelineDepth], pkts, n, times);
+    prepare(_stages[_prepared % kPipelineDepth], pkts, n, times, 0);
+    advance();
+}
+
+void FlowTable::advance() noexcept
+{
     ++_prepared;
     // The burst before this one: its buckets were asked for one call ago.
     if (_prepared - _probed > 1) {
@@ -56,21 +63,40 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
     drain();
 }
 
-void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept
+void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times,
+                        uint64_t now_ns) noexcept
 {
-    unsigned nt = 0;
+    // The TCP verdict's count is kept in a register and added once per burst: a per-packet bump of one
+    // counter chains a load and a store through the whole burst.
+    unsigned nt = 0, n_tcp = 0;
     for (unsigned i = 0; i < n; ++i) {
         const packet::Verdict v = pkts[i]->verdict;
-        bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
+        if (v == packet::Verdict::tcp) [[likely]]
+            ++n_tcp;
+        else
+            bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
         s.pkt[nt] = pkts[i];
-        s.when[nt] = times[i];
         nt += admit_class(*pkts[i]);
     }
+    bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n_tcp});
     s.n = nt;
+    s.per_packet = times != nullptr;
+    if (times != nullptr) [[unlikely]] {
+        // The packet clock: each tracked packet's own time, and the burst's latest.
+        uint64_t latest = 0;
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            s.when[k] = times[i];
+            latest = std::max(latest, times[i]);
+            k += admit_class(*pkts[i]);
+        }
+        now_ns = latest;
+    }
+    s.latest = now_ns;
     if (nt == 0)
         return;
     if (!_clock_started) [[unlikely]]
-        start_clock(s.when[0]);
+        start_clock(s.at(0));
     for (unsigned j = 0; j < nt; ++j) {
         const Probe p = probe_of(s.pkt[j]->key);
         s.probe[j] = p;
@@ -94,6 +120,9 @@ void FlowTable::probe(Stage& s) noexcept
 
 void FlowTable::finish(const Stage& s) noexcept
 {
+    // Computed here, not in prepare(): the timeouts may have changed since (set_timeouts between calls).
+    const uint64_t horizon = arrival_horizon(s.latest);
+    uint64_t steady = 0;
     for (unsigned j = 0; j < s.n; ++j) {
         const packet::Packet& pkt = *s.pkt[j];
         uint32_t pos = s.candidate[j];
@@ -104,13 +133,46 @@ void FlowTable::finish(const Stage& s) noexcept
         if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse) || !same_key(_records[pos].key, pkt.key))
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
+        const uint64_t when = s.at(j);
         if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
-            finish_other(pos, pkt, s.probe[j], s.when[j]);
-        else if (pos != kNoPosition) [[likely]]
-            track(pos, pkt, s.when[j]);
-        else
-            create_flow(pkt, s.probe[j], s.when[j]);
+            finish_other(pos, pkt, s.probe[j], when);
+        else if (pos != kNoPosition) [[likely]] {
+            if (track_steady(pos, pkt, when, horizon)) [[likely]]
+                ++steady;
+            else
+                track(pos, pkt, when);
+        } else
+            create_flow(pkt, s.probe[j], when);
     }
+    bump(_counters.tcp_tracked, steady);
+}
+
+// What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
+// flow was seen after the horizon and carries no mark), no state change, no event; a changed cap
+// re-arms (recap). Declines before writing anything.
+[[gnu::always_inline]] inline bool FlowTable::track_steady(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns,
+                                                           uint64_t horizon) noexcept
+{
+    FlowRecord& r = _records[pos];
+    const uint8_t flags = r.flags;
+    // An RST or kill mark, or a timeout update, takes track(); so does a flow that might have timed out.
+    if ((flags & kArrivalMarks) != 0 || r.last_seen_ns <= horizon) [[unlikely]]
+        return false;
+    const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
+    const tcpstate::Dir dir = from_orig ? tcpstate::Dir::orig : tcpstate::Dir::reply;
+    tcpstate::Tracker tracker = r.l4.tcp; // track_steady() leaves it as it is
+    tcpstate::WindowState& w = r.window.tcp;
+    if (!tcpstate::track_steady(tcpstate::FlowRef{tracker, w.seq, w.meta}, dir, tcpstate::segment_of(pkt),
+                                _steady_rules)) [[unlikely]]
+        return false;
+    const unsigned d = static_cast<unsigned>(dir);
+    bump(r.packets[d]);
+    bump(r.bytes[d], uint64_t(pkt.ip_len));
+    store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
+    store_relaxed(r.last_seen_ns, now_ns);
+    if (w.meta.timeout_cap() != cap_of(flags)) [[unlikely]]
+        recap(pos);
+    return true;
 }
 
 } // namespace flowcop::conntrack

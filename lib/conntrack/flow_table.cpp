@@ -236,6 +236,14 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         emit(pos, events::Kind::updated, Reason::count, now_ns);
 }
 
+void FlowTable::recap(uint32_t pos) noexcept
+{
+    FlowRecord& r = _records[pos];
+    store_relaxed(r.flags,
+                  uint8_t((r.flags & ~FlowRecord::kCapMask) | (r.window.tcp.meta.cap << FlowRecord::kCapShift)));
+    rearm(pos);
+}
+
 uint32_t FlowTable::allocate() noexcept
 {
     if (_free_head != kNoPosition) {

@@ -129,6 +129,13 @@ inline void learn_inside(WindowSeq& ws, WindowMeta& m, unsigned side, const Segm
     return cap;
 }
 
+// The index into SteadyRules::cap of a flow after an accepted steady ACK.
+inline unsigned steady_cap_index(const WindowMeta& m, uint8_t max_retrans) noexcept
+{
+    return (m.retrans >= max_retrans ? 1u : 0u) | ((m.flags[0].unacked | m.flags[1].unacked) ? 2u : 0u) |
+           (m.last_win_zero ? 4u : 0u);
+}
+
 // What every accepted packet notes: its class and direction, and the cap it chose.
 inline void note_accepted(WindowMeta& m, unsigned side, Klass k, Cap cap) noexcept
 {
@@ -143,9 +150,9 @@ inline void note_accepted(WindowMeta& m, unsigned side, Klass k, Cap cap) noexce
 // index; copying the window into locals instead cost 57 more: gcc's bitfield code on registers).
 // Always inlined, as track() and track_steady() are: 13 fewer (no call, no saved registers).
 // The segment is copied: the flow's fields could alias it as far as the compiler knows.
-template <unsigned kSide>
-[[gnu::always_inline]] inline bool track_steady_side(const FlowRef& f, const Segment& seg, const WindowPolicy& policy,
-                                                     const Timeouts& timeouts) noexcept
+// `cap_of(m)` is the cap of the flow `m` after the packet: from SteadyRules, or choose_cap() itself.
+template <unsigned kSide, typename CapOf>
+[[gnu::always_inline]] inline bool track_steady_side(const FlowRef& f, const Segment& seg, CapOf&& cap_of) noexcept
 {
     WindowSeq& ws = f.seq;
     if (ws.side[kSide].maxwin == 0)
@@ -158,20 +165,50 @@ template <unsigned kSide>
         return false; // outside a bound: the reason, overshoot learning and liberal mode are track_full's
     learn_inside(ws, m, kSide, s, s.seq, s.ack, sack, end, false, true, true);
     // steady() implies a reply was seen, so the one-sided pickup's cap cannot apply; the state stays.
-    note_accepted(m, kSide, Klass::ack, choose_cap(m, false, false, State::established, policy, timeouts));
+    note_accepted(m, kSide, Klass::ack, cap_of(m));
     return true;
 }
 
 } // namespace detail
+
+inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept
+{
+    SteadyRules r;
+    r.max_retrans = policy.max_retrans;
+    for (unsigned i = 0; i < 8; ++i) {
+        // A flow with exactly the three facts of index i (retrans at the limit or 0 below it; with a limit
+        // of 0 every count is at it, so only odd indexes are ever read), through choose_cap() itself.
+        WindowMeta m{};
+        m.retrans = (i & 1u) ? policy.max_retrans & 0x7fu : 0;
+        m.flags[0].unacked = (i & 2u) ? 1 : 0;
+        m.last_win_zero = (i & 4u) ? 1 : 0;
+        r.cap[i] = detail::choose_cap(m, false, false, State::established, policy, timeouts);
+    }
+    return r;
+}
+
+[[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
+                                                const SteadyRules& rules) noexcept
+{
+    if (!steady(f.tracker, seg.flags))
+        return false;
+    // The cap from the prepared table (steady_rules(): choose_cap() for each index).
+    const auto cap_of = [&](const WindowMeta& m) { return rules.cap[detail::steady_cap_index(m, rules.max_retrans)]; };
+    // Any non-orig value is reply, as in step().
+    return dir == Dir::orig ? detail::track_steady_side<0>(f, seg, cap_of)
+                            : detail::track_steady_side<1>(f, seg, cap_of);
+}
 
 [[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
                                                 const WindowPolicy& policy, const Timeouts& timeouts) noexcept
 {
     if (!steady(f.tracker, seg.flags))
         return false;
-    // Any non-orig value is reply, as in step().
-    return dir == Dir::orig ? detail::track_steady_side<0>(f, seg, policy, timeouts)
-                            : detail::track_steady_side<1>(f, seg, policy, timeouts);
+    const auto cap_of = [&](const WindowMeta& m) {
+        return detail::choose_cap(m, false, false, State::established, policy, timeouts);
+    };
+    return dir == Dir::orig ? detail::track_steady_side<0>(f, seg, cap_of)
+                            : detail::track_steady_side<1>(f, seg, cap_of);
 }
 
 [[gnu::always_inline]] inline TrackResult track(const FlowRef& f, Dir dir, const Segment& seg,
