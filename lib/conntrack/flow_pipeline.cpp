@@ -149,29 +149,41 @@ void FlowTable::finish(const Stage& s) noexcept
 
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
 // flow was seen after the horizon and carries no mark), no state change, no event; a changed cap
-// re-arms (recap). Declines before writing anything.
+// re-arms (recap). One test of the record's flags (kSteady without a mark: track() found the flow
+// ESTABLISHED with every bit a steady packet sets and both sides' windows seen), one of the segment's
+// class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
+// declines a segment outside a bound before writing anything.
 [[gnu::always_inline]] inline bool FlowTable::track_steady(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns,
                                                            uint64_t horizon) noexcept
 {
+    constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     FlowRecord& r = _records[pos];
     const uint8_t flags = r.flags;
-    // An RST or kill mark, or a timeout update, takes track(); so does a flow that might have timed out.
-    if ((flags & kArrivalMarks) != 0 || r.last_seen_ns <= horizon) [[unlikely]]
+    const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
+    if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck || r.last_seen_ns <= horizon) [[unlikely]]
         return false;
+    // From the originator or the reply side: each a copy with every offset fixed.
     const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
-    const tcpstate::Dir dir = from_orig ? tcpstate::Dir::orig : tcpstate::Dir::reply;
-    tcpstate::Tracker tracker = r.l4.tcp; // track_steady() leaves it as it is
+    return from_orig ? track_steady_side<0>(r, pkt, now_ns) : track_steady_side<1>(r, pkt, now_ns);
+}
+
+template <unsigned kSide>
+[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, const packet::Packet& pkt,
+                                                                uint64_t now_ns) noexcept
+{
+    const uint32_t ip_len = pkt.ip_len;
+    const uint8_t tcp_flags = pkt.tcp_flags;
     tcpstate::WindowState& w = r.window.tcp;
-    if (!tcpstate::track_steady(tcpstate::FlowRef{tracker, w.seq, w.meta}, dir, tcpstate::segment_of(pkt),
-                                _steady_rules)) [[unlikely]]
+    if (!tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
+                                             tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, _steady_rules))
+        [[unlikely]]
         return false;
-    const unsigned d = static_cast<unsigned>(dir);
-    bump(r.packets[d]);
-    bump(r.bytes[d], uint64_t(pkt.ip_len));
-    store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
+    bump(r.packets[kSide]);
+    bump(r.bytes[kSide], uint64_t{ip_len});
+    store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
     store_relaxed(r.last_seen_ns, now_ns);
-    if (w.meta.timeout_cap() != cap_of(flags)) [[unlikely]]
-        recap(pos);
+    if (w.meta.timeout_cap() != cap_of(r.flags)) [[unlikely]]
+        recap(r);
     return true;
 }
 

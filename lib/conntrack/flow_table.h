@@ -348,12 +348,14 @@ private:
     // counts once per burst; false, with nothing written, for every packet it does not take. `horizon`:
     // a flow last seen after it cannot have timed out by now_ns (arrival_horizon()).
     bool track_steady(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon) noexcept;
+    template <unsigned kSide> // 0: from the originator, 1: from the reply side
+    bool track_steady_side(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns) noexcept;
     // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
     // the window check (tcpstate::track), counters, re-arm and events.
     [[gnu::cold]] void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
     // A steady packet changed the flow's timeout cap (retransmissions, a zero window, data in flight):
     // the record's flags take it and the flow is re-armed.
-    [[gnu::cold]] void recap(uint32_t pos) noexcept;
+    [[gnu::cold]] void recap(FlowRecord& r) noexcept;
     // Per burst: a TCP flow last seen after this time has not timed out at `latest` (its deadline is at
     // least its last_seen plus the smallest TCP timeout or cap, _arrival_slack_ns); UINT64_MAX when an
     // active timeout is set (the exact test reads the cold entry then).
