@@ -120,24 +120,39 @@ void FlowTable::probe(Stage& s) noexcept
 
 void FlowTable::finish(const Stage& s) noexcept
 {
+    if (s.per_packet) [[unlikely]]
+        finish_burst<true>(s);
+    else
+        finish_burst<false>(s);
+}
+
+template <bool kPerPacket>
+void FlowTable::finish_burst(const Stage& s) noexcept
+{
+    // What the loop reads of the table and the stage, in locals: a store to a record could alias any of
+    // them as far as the compiler knows, so it would reload each after every packet.
+    FlowRecord* const records = _records;
+    const unsigned n = s.n;
+    const uint64_t latest = s.latest;
+    const tcpstate::SteadyRules rules = _steady_rules;
     // Computed here, not in prepare(): the timeouts may have changed since (set_timeouts between calls).
-    const uint64_t horizon = arrival_horizon(s.latest);
+    const uint64_t horizon = arrival_horizon(latest);
     uint64_t steady = 0;
-    for (unsigned j = 0; j < s.n; ++j) {
+    for (unsigned j = 0; j < n; ++j) {
         const packet::Packet& pkt = *s.pkt[j];
         uint32_t pos = s.candidate[j];
         // The candidate was found before the bursts in between were tracked: it holds this flow only
         // if it is still in use with this key. Otherwise (stale, a signature that matched another key,
         // a key past its home bucket, or a miss that an earlier packet may have turned into a flow)
         // look again: the bucket is in cache.
-        if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse) || !same_key(_records[pos].key, pkt.key))
+        if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, pkt.key))
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
-        const uint64_t when = s.at(j);
+        const uint64_t when = kPerPacket ? s.when[j] : latest;
         if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
             finish_other(pos, pkt, s.probe[j], when);
         else if (pos != kNoPosition) [[likely]] {
-            if (track_steady(pos, pkt, when, horizon)) [[likely]]
+            if (track_steady(records[pos], pkt, when, horizon, rules)) [[likely]]
                 ++steady;
             else
                 track(pos, pkt, when);
@@ -153,29 +168,30 @@ void FlowTable::finish(const Stage& s) noexcept
 // ESTABLISHED with every bit a steady packet sets and both sides' windows seen), one of the segment's
 // class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
 // declines a segment outside a bound before writing anything.
-[[gnu::always_inline]] inline bool FlowTable::track_steady(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns,
-                                                           uint64_t horizon) noexcept
+[[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
+                                                           uint64_t horizon,
+                                                           const tcpstate::SteadyRules& rules) noexcept
 {
     constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
-    FlowRecord& r = _records[pos];
     const uint8_t flags = r.flags;
     const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
     if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck || r.last_seen_ns <= horizon) [[unlikely]]
         return false;
     // From the originator or the reply side: each a copy with every offset fixed.
     const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
-    return from_orig ? track_steady_side<0>(r, pkt, now_ns) : track_steady_side<1>(r, pkt, now_ns);
+    return from_orig ? track_steady_side<0>(r, pkt, now_ns, rules) : track_steady_side<1>(r, pkt, now_ns, rules);
 }
 
 template <unsigned kSide>
 [[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, const packet::Packet& pkt,
-                                                                uint64_t now_ns) noexcept
+                                                                uint64_t now_ns,
+                                                                const tcpstate::SteadyRules& rules) noexcept
 {
     const uint32_t ip_len = pkt.ip_len;
     const uint8_t tcp_flags = pkt.tcp_flags;
     tcpstate::WindowState& w = r.window.tcp;
     if (!tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
-                                             tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, _steady_rules))
+                                             tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules))
         [[unlikely]]
         return false;
     bump(r.packets[kSide]);

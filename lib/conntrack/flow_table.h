@@ -339,6 +339,8 @@ private:
                  uint64_t now_ns) noexcept;
     void probe(Stage& s) noexcept;
     void finish(const Stage& s) noexcept;
+    template <bool kPerPacket> // the packet clock's bursts (Stage::when), or one time per burst
+    void finish_burst(const Stage& s) noexcept;
 
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
@@ -347,9 +349,12 @@ private:
     // when it tracked the packet exactly as track() would have, except tcp_tracked, which the caller
     // counts once per burst; false, with nothing written, for every packet it does not take. `horizon`:
     // a flow last seen after it cannot have timed out by now_ns (arrival_horizon()).
-    bool track_steady(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon) noexcept;
+    // `rules`: _steady_rules, copied once per burst.
+    bool track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon,
+                      const tcpstate::SteadyRules& rules) noexcept;
     template <unsigned kSide> // 0: from the originator, 1: from the reply side
-    bool track_steady_side(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns) noexcept;
+    bool track_steady_side(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
+                           const tcpstate::SteadyRules& rules) noexcept;
     // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
     // the window check (tcpstate::track), counters, re-arm and events.
     [[gnu::cold]] void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
