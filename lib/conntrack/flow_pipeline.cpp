@@ -165,7 +165,7 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
 // flow was seen after the horizon and carries no mark), no state change, no event; a changed cap
 // re-arms (recap). One test of the record's flags (kSteady without a mark: track() found the flow
-// ESTABLISHED with every bit a steady packet sets and both sides' windows seen), one of the segment's
+// ESTABLISHED with every tracker bit a steady packet sets), one of the segment's
 // class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
 // declines a segment outside a bound before writing anything.
 [[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
@@ -179,26 +179,27 @@ void FlowTable::finish_burst(const Stage& s) noexcept
         return false;
     // From the originator or the reply side: each a copy with every offset fixed.
     const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
-    return from_orig ? track_steady_side<0>(r, pkt, now_ns, rules) : track_steady_side<1>(r, pkt, now_ns, rules);
+    return from_orig ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
+                     : track_steady_side<1>(r, flags, pkt, now_ns, rules);
 }
 
 template <unsigned kSide>
-[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, const packet::Packet& pkt,
+[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt,
                                                                 uint64_t now_ns,
                                                                 const tcpstate::SteadyRules& rules) noexcept
 {
     const uint32_t ip_len = pkt.ip_len;
     const uint8_t tcp_flags = pkt.tcp_flags;
     tcpstate::WindowState& w = r.window.tcp;
-    if (!tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
-                                             tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules))
-        [[unlikely]]
+    const int cap = tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
+                                                        tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules);
+    if (cap < 0) [[unlikely]]
         return false;
     bump(r.packets[kSide]);
     bump(r.bytes[kSide], uint64_t{ip_len});
     store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
     store_relaxed(r.last_seen_ns, now_ns);
-    if (w.meta.timeout_cap() != cap_of(r.flags)) [[unlikely]]
+    if (static_cast<tcpstate::Cap>(cap) != cap_of(flags)) [[unlikely]] // r.flags as track_steady() read it
         recap(r);
     return true;
 }

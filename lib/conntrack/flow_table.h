@@ -12,7 +12,11 @@
 // The packet path, process_burst(), is a three-stage pipeline over one burst: the keys are hashed and
 // their buckets prefetched, the buckets are scanned and the candidate records prefetched, then each
 // candidate is verified and tracked, so a burst's misses overlap instead of stalling each packet twice.
-// Every packet is tracked on return. The same stages can also overlap consecutive bursts (submit():
+// Every packet is tracked on return. The steady established TCP segment (issue 29) is tracked inline by
+// track_steady(): the record's kSteady bit (kept by track()) instead of the tracker, the expiry test as
+// one compare of last_seen with a per-burst horizon (arrival_horizon(): the exact test only when that
+// fails), the window's fused steady_ack() with the cap from prepared SteadyRules, and the verdict and
+// tcp_tracked counters added once per burst; every other TCP packet takes the out-of-line track(). The same stages can also overlap consecutive bursts (submit():
 // burst k hashed while k-1 is scanned and k-2 tracked; a candidate found two calls earlier is used only
 // if its record still holds the packet's key, else the key is looked up again). With bursts of 32 that
 // measured no faster (tests/benchmarks.md, issue 19), so the cross-burst form is not the table's API:
@@ -353,7 +357,7 @@ private:
     bool track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon,
                       const tcpstate::SteadyRules& rules) noexcept;
     template <unsigned kSide> // 0: from the originator, 1: from the reply side
-    bool track_steady_side(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
+    bool track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt, uint64_t now_ns,
                            const tcpstate::SteadyRules& rules) noexcept;
     // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
     // the window check (tcpstate::track), counters, re-arm and events.

@@ -189,8 +189,9 @@ static_assert(kLast == 0xffffffffull << 32);
 // The steady established ACK, fused: the four bounds without a branch between them, then every update
 // learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
 // rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
-// segment (tests/tcpstate/test_window_steady.cpp compares them field by field); false, with nothing
-// written, when a bound fails or the sender's side was never seen (the reason, overshoot learning,
+// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), returning the Cap it
+// chose (the caller compares it with the one its deadline uses); -1, with nothing written, when a
+// bound fails or the sender's side was never seen (the reason, overshoot learning,
 // liberal mode and a side's first segment are track_full's).
 // Precondition: steady(tracker, seg.flags) (the flow table keeps the tracker's part in one eligibility
 // bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
@@ -198,8 +199,8 @@ static_assert(kLast == 0xffffffffull << 32);
 // The segment arrives in registers: the flow's fields could alias the packet as far as the compiler
 // knows, so its fields are read before anything is written.
 template <unsigned kSide>
-[[gnu::always_inline]] inline bool steady_ack(WindowSeq& ws, WindowMeta& meta, Seq seq, Seq ack, Seq sack_field,
-                                              uint32_t payload_len, uint16_t window, const SteadyRules& rules) noexcept
+[[gnu::always_inline]] inline int steady_ack(WindowSeq& ws, WindowMeta& meta, Seq seq, Seq ack, Seq sack_field,
+                                             uint32_t payload_len, uint16_t window, const SteadyRules& rules) noexcept
 {
     using namespace meta_bits;
     constexpr unsigned kPeer = kSide ^ 1u;
@@ -222,7 +223,7 @@ template <unsigned kSide>
     const int32_t in3 = int32_t(sack.raw - (rcv.end.raw + 1));
     const int32_t in4 = int32_t(rcv.end.raw - max_ack_window - 1 - sack.raw);
     if ((seen & in1 & in2 & in3 & in4) >= 0)
-        return false;
+        return -1;
 
     const uint32_t win = uint32_t{window} << (uint32_t(m >> kSndShift) & kScale0);
     const uint32_t swin = win + (sack - ack);
@@ -252,7 +253,7 @@ template <unsigned kSide>
                           (zero ? kLastWinZero : 0) | uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap) |
                           uint64_t{fp} << 32;
     __builtin_memcpy(&meta, &word, sizeof word);
-    return true;
+    return static_cast<int>(cap);
 }
 
 } // namespace detail
@@ -280,9 +281,11 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
     const unsigned side = dir == Dir::orig ? 0u : 1u;
     if (!steady(f.tracker, seg.flags))
         return false;
-    return side == 0
-               ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules)
-               : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules);
+    const int cap =
+        side == 0
+            ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules)
+            : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules);
+    return cap >= 0;
 }
 
 [[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
