@@ -214,6 +214,9 @@ inline bool track_steady(const FlowRef& flow, Dir dir, const Segment& seg, const
                          const Timeouts& timeouts) noexcept;
 // The same with the rules prepared (steady_rules(policy, timeouts)): what the flow table calls.
 inline bool track_steady(const FlowRef& flow, Dir dir, const Segment& seg, const SteadyRules& rules) noexcept;
+// track() with the rules prepared (rules == steady_rules(policy, timeouts)): the flow table's slow path.
+inline TrackResult track(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                         const Timeouts& timeouts, const SteadyRules& rules) noexcept;
 
 // The full path alone (netfilter's tcp_packet() order, every packet class): what track() does when
 // track_steady() declines. Tests compare the two.
