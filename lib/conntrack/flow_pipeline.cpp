@@ -4,21 +4,28 @@
 // and track, or look up again and create).
 #include <conntrack/flow_table.h>
 
+#include <tcpstate/segment.h>
+
 #include <rte_prefetch.h>
+
+#include <algorithm>
 
 namespace flowcop::conntrack {
 
 void FlowTable::submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
 {
-    uint64_t times[kMaxBurst];
-    for (unsigned i = 0; i < n; ++i)
-        times[i] = now_ns;
-    submit(pkts, n, times);
+    prepare(_stages[_prepared % kPipelineDepth], pkts, n, nullptr, now_ns);
+    advance();
 }
 
 void FlowTable::submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept
 {
-    prepare(_stages[_prepared % kPipelineDepth], pkts, n, times);
+    prepare(_stages[_prepared % kPipelineDepth], pkts, n, times, 0);
+    advance();
+}
+
+void FlowTable::advance() noexcept
+{
     ++_prepared;
     // The burst before this one: its buckets were asked for one call ago.
     if (_prepared - _probed > 1) {
@@ -56,21 +63,40 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
     drain();
 }
 
-void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept
+void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times,
+                        uint64_t now_ns) noexcept
 {
-    unsigned nt = 0;
+    // The TCP verdict's count is kept in a register and added once per burst: a per-packet bump of one
+    // counter chains a load and a store through the whole burst.
+    unsigned nt = 0, n_tcp = 0;
     for (unsigned i = 0; i < n; ++i) {
         const packet::Verdict v = pkts[i]->verdict;
-        bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
+        if (v == packet::Verdict::tcp) [[likely]]
+            ++n_tcp;
+        else
+            bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
         s.pkt[nt] = pkts[i];
-        s.when[nt] = times[i];
         nt += admit_class(*pkts[i]);
     }
+    bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n_tcp});
     s.n = nt;
+    s.per_packet = times != nullptr;
+    if (times != nullptr) [[unlikely]] {
+        // The packet clock: each tracked packet's own time, and the burst's latest.
+        uint64_t latest = 0;
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            s.when[k] = times[i];
+            latest = std::max(latest, times[i]);
+            k += admit_class(*pkts[i]);
+        }
+        now_ns = latest;
+    }
+    s.latest = now_ns;
     if (nt == 0)
         return;
     if (!_clock_started) [[unlikely]]
-        start_clock(s.when[0]);
+        start_clock(s.at(0));
     for (unsigned j = 0; j < nt; ++j) {
         const Probe p = probe_of(s.pkt[j]->key);
         s.probe[j] = p;
@@ -94,48 +120,67 @@ void FlowTable::probe(Stage& s) noexcept
 
 void FlowTable::finish(const Stage& s) noexcept
 {
-    // Once per burst: without a policy the loop is the plain one.
-    if (_judge == nullptr) [[likely]]
-        finish_burst<false>(s);
-    else
-        finish_burst<true>(s);
+    // Once per burst: a time per packet only under the packet clock; without a policy the loop judges nothing.
+    if (_judge == nullptr) [[likely]] {
+        if (s.per_packet) [[unlikely]]
+            finish_burst<true, false>(s);
+        else
+            finish_burst<false, false>(s);
+    } else if (s.per_packet) {
+        finish_burst<true, true>(s);
+    } else {
+        finish_burst<false, true>(s);
+    }
 }
 
-template <bool kJudge>
+template <bool kPerPacket, bool kJudge>
 void FlowTable::finish_burst(const Stage& s) noexcept
 {
+    // What the loop reads of the table and the stage, in locals: a store to a record could alias any of
+    // them as far as the compiler knows, so it would reload each after every packet.
+    FlowRecord* const records = _records;
+    const unsigned n = s.n;
+    const uint64_t latest = s.latest;
+    const tcpstate::SteadyRules rules = _steady_rules;
+    // Computed here, not in prepare(): the timeouts may have changed since (set_timeouts between calls).
+    const uint64_t horizon = arrival_horizon(latest);
+    uint64_t steady = 0;
     // The policy's steady path: a packet whose state one rule accepts is only tallied here (ct_judge.h).
     uint32_t accepted[kCtStateCount] = {};
     uint64_t accepted_bytes[kCtStateCount] = {};
     uint8_t fast_accept = 0;
     if constexpr (kJudge) {
         fast_accept = _judge->fast_accept();
-        _judge->took(s.n);
+        _judge->took(n);
     }
-    for (unsigned j = 0; j < s.n; ++j) {
+    for (unsigned j = 0; j < n; ++j) {
         const packet::Packet& pkt = *s.pkt[j];
         uint32_t pos = s.candidate[j];
         // The candidate was found before the bursts in between were tracked: it holds this flow only
         // if it is still in use with this key. Otherwise (stale, a signature that matched another key,
         // a key past its home bucket, or a miss that an earlier packet may have turned into a flow)
         // look again: the bucket is in cache.
-        if (pos == kNoPosition || !(_records[pos].flags & FlowRecord::kInUse) || !same_key(_records[pos].key, pkt.key))
+        if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, pkt.key))
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
+        const uint64_t when = kPerPacket ? s.when[j] : latest;
         if constexpr (kJudge)
             _judged_now = false;
         if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
-            finish_other(pos, pkt, s.probe[j], s.when[j]);
-        else if (pos != kNoPosition) [[likely]]
-            track(pos, pkt, s.when[j]);
-        else
-            create_flow(pkt, s.probe[j], s.when[j]);
+            finish_other(pos, pkt, s.probe[j], when);
+        else if (pos != kNoPosition) [[likely]] {
+            if (track_steady(records[pos], pkt, when, horizon, rules)) [[likely]]
+                ++steady;
+            else
+                track(pos, pkt, when);
+        } else
+            create_flow(pkt, s.probe[j], when);
         if constexpr (kJudge) {
             // No slow branch decided (creation, refusal, ICMP error, fragment): a packet of the flow at
             // pos, tracked. Established once the flow has seen a reply (this one, or an earlier one);
             // the original direction is new until then. The bit is the same for every protocol.
             if (!_judged_now) [[likely]] {
-                const CtState st = _records[pos].l4.tcp.seen_reply() ? CtState::established : CtState::new_;
+                const CtState st = records[pos].l4.tcp.seen_reply() ? CtState::established : CtState::new_;
                 const auto i = static_cast<uint8_t>(st);
                 if (fast_accept & (1u << i)) [[likely]] {
                     ++accepted[i];
@@ -146,11 +191,56 @@ void FlowTable::finish_burst(const Stage& s) noexcept
             }
         }
     }
+    bump(_counters.tcp_tracked, steady);
     if constexpr (kJudge)
         _judge->count_accepted(accepted, accepted_bytes);
 }
 
-template void FlowTable::finish_burst<false>(const Stage&) noexcept;
-template void FlowTable::finish_burst<true>(const Stage&) noexcept;
+// What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
+// flow was seen after the horizon and carries no mark), no state change, no event; a changed cap
+// re-arms (recap). One test of the record's flags (kSteady without a mark: track() found the flow
+// ESTABLISHED with every tracker bit a steady packet sets), one of the segment's
+// class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
+// declines a segment outside a bound before writing anything.
+[[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
+                                                           uint64_t horizon,
+                                                           const tcpstate::SteadyRules& rules) noexcept
+{
+    constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
+    const uint8_t flags = r.flags;
+    const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
+    if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck || r.last_seen_ns <= horizon) [[unlikely]]
+        return false;
+    // From the originator or the reply side: each a copy with every offset fixed.
+    const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
+    return from_orig ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
+                     : track_steady_side<1>(r, flags, pkt, now_ns, rules);
+}
+
+template <unsigned kSide>
+[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt,
+                                                                uint64_t now_ns,
+                                                                const tcpstate::SteadyRules& rules) noexcept
+{
+    const uint32_t ip_len = pkt.ip_len;
+    const uint8_t tcp_flags = pkt.tcp_flags;
+    tcpstate::WindowState& w = r.window.tcp;
+    const int cap = tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
+                                                        tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules);
+    if (cap < 0) [[unlikely]]
+        return false;
+    bump(r.packets[kSide]);
+    bump(r.bytes[kSide], uint64_t{ip_len});
+    store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
+    store_relaxed(r.last_seen_ns, now_ns);
+    if (static_cast<tcpstate::Cap>(cap) != cap_of(flags)) [[unlikely]] // r.flags as track_steady() read it
+        recap(r);
+    return true;
+}
+
+template void FlowTable::finish_burst<false, false>(const Stage&) noexcept;
+template void FlowTable::finish_burst<true, false>(const Stage&) noexcept;
+template void FlowTable::finish_burst<false, true>(const Stage&) noexcept;
+template void FlowTable::finish_burst<true, true>(const Stage&) noexcept;
 
 } // namespace flowcop::conntrack

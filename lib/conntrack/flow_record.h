@@ -10,9 +10,9 @@
 //
 // Byte map. Hot record (FlowRecord), line 0 then line 1:
 //   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
-//   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kTimeoutSet, and (kCapMask) the
-//                             timeout cap TCP window tracking chose (tcpstate::Cap), which the deadline
-//                             reads; bit 0x80 free
+//   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kTimeoutSet | kSteady, and
+//                             (kCapMask) the timeout cap TCP window tracking chose (tcpstate::Cap), which
+//                             the deadline reads
 //   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); for every
 //                             other protocol its timeout slot (tcpstate::kStateCount + protostate::Timeout,
 //                             so the deadline reads one byte whatever the protocol) and its
@@ -112,6 +112,13 @@ struct alignas(128) FlowRecord {
     // An operator set the flow's current timeout (flowcopctl -U): until its next accepted packet its
     // deadline is the one set, kept in the table's slot l4_aux (FlowTable::set_flow_timeout).
     static constexpr uint8_t kTimeoutSet = 0x40;
+    // TCP only, kept by FlowTable::track() (issue 29): the flow is ESTABLISHED with every tracker bit a
+    // steady ACK sets (tcpstate::steady() holds for its next plain ACK), so that packet may take
+    // the fused steady path (FlowTable::track_steady) without reading the tracker. Only track() changes
+    // the tracker, and it sets or clears this bit with it; any other write of the flags that drops it
+    // costs one packet on the slow path, never a wrong result. Restored with the record, it must come
+    // with the tracker it was computed from (or be cleared).
+    static constexpr uint8_t kSteady = 0x80;
 
     packet::FlowKey key;
     uint8_t flags;

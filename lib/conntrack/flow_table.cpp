@@ -174,8 +174,9 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     tcpstate::Tracker tracker = r.l4.tcp;
     const tcpstate::State before = tracker.state;
     tcpstate::WindowState& w = r.window.tcp;
-    const tcpstate::TrackResult result = tcpstate::track(tcpstate::FlowRef{tracker, w.seq, w.meta}, dir,
-                                                         tcpstate::segment_of(pkt), _window_policy, _timeouts);
+    const tcpstate::TrackResult result =
+        tcpstate::track(tcpstate::FlowRef{tracker, w.seq, w.meta}, dir, tcpstate::segment_of(pkt), _window_policy,
+                        _timeouts, _steady_rules);
     const tcpstate::Outcome outcome = result.outcome;
 
     if (outcome == tcpstate::Outcome::reopen) {
@@ -204,12 +205,17 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     bump(_counters.tcp_tracked);
     store_relaxed(r.last_seen_ns, now_ns);
     // An accepted packet clears a timeout update (kTimeoutSet): the state's timeout counts from it again,
-    // and the flow takes the re-arm below, since the deadline set may have been later.
-    const uint8_t flags =
-        uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet)) | (w.meta.cap << FlowRecord::kCapShift));
-    if (tracker.state == before && outcome == tcpstate::Outcome::ok && flags == r.flags) [[likely]] {
+    // and the flow takes the re-arm below, since the deadline set may have been later. kSteady follows
+    // the tracker (flow_record.h).
+    const bool steady = tcpstate::steady(tracker, packet::kTcpAck);
+    const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet | FlowRecord::kSteady)) |
+                                  (w.meta.cap << FlowRecord::kCapShift) | (steady ? FlowRecord::kSteady : 0));
+    if (tracker.state == before && outcome == tcpstate::Outcome::ok && ((flags ^ r.flags) & ~FlowRecord::kSteady) == 0)
+        [[likely]] {
         // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
         // bits may still have changed (a first reply, the handshake's assurance): an update event then.
+        if (flags != r.flags)
+            store_relaxed(r.flags, flags); // kSteady alone: no deadline moves
         if (tracker.flags != r.l4.tcp.flags) {
             const bool status = status_changed(r.l4.tcp, tracker);
             store_relaxed(r.l4.tcp, tracker);
@@ -226,6 +232,14 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     rearm(pos);
     if (update)
         emit(pos, events::Kind::updated, Reason::count, now_ns);
+}
+
+void FlowTable::recap(FlowRecord& r) noexcept
+{
+    const auto pos = uint32_t(&r - _records);
+    store_relaxed(r.flags,
+                  uint8_t((r.flags & ~FlowRecord::kCapMask) | (r.window.tcp.meta.cap << FlowRecord::kCapShift)));
+    rearm(pos);
 }
 
 void FlowTable::refuse(uint32_t pos, const packet::Packet& pkt, unsigned d, tcpstate::TrackResult result,

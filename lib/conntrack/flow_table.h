@@ -12,7 +12,11 @@
 // The packet path, process_burst(), is a three-stage pipeline over one burst: the keys are hashed and
 // their buckets prefetched, the buckets are scanned and the candidate records prefetched, then each
 // candidate is verified and tracked, so a burst's misses overlap instead of stalling each packet twice.
-// Every packet is tracked on return. The same stages can also overlap consecutive bursts (submit():
+// Every packet is tracked on return. The steady established TCP segment (issue 29) is tracked inline by
+// track_steady(): the record's kSteady bit (kept by track()) instead of the tracker, the expiry test as
+// one compare of last_seen with a per-burst horizon (arrival_horizon(): the exact test only when that
+// fails), the window's fused steady_ack() with the cap from prepared SteadyRules, and the verdict and
+// tcp_tracked counters added once per burst; every other TCP packet takes the out-of-line track(). The same stages can also overlap consecutive bursts (submit():
 // burst k hashed while k-1 is scanned and k-2 tracked; a candidate found two calls earlier is used only
 // if its record still holds the packet's key, else the key is looked up again). With bursts of 32 that
 // measured no faster (tests/benchmarks.md, issue 19), so the cross-burst form is not the table's API:
@@ -260,6 +264,7 @@ public:
         const bool note = _window_policy.note_ignored; // the judge's (set_judge), not the options'
         _window_policy = policy;
         _window_policy.note_ignored = note;
+        _steady_rules = tcpstate::steady_rules(_window_policy, _timeouts);
     }
     // The same for the UDP, ICMP and generic timeouts (--udp-timeout, ...).
     void set_proto_timeouts(const protostate::Timeouts& timeouts) noexcept;
@@ -306,7 +311,8 @@ private:
     // or drain(), returns. process_burst() is submit() then drain().
     void submit(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
     void submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
-    void drain() noexcept; // tracks every packet submitted so far; cheap when nothing is pending
+    void advance() noexcept; // submit()'s probe and finish of the earlier bursts
+    void drain() noexcept;   // tracks every packet submitted so far; cheap when nothing is pending
     bool pending() const noexcept { return _finished != _prepared; }
     int32_t find(const packet::FlowKey& key) const noexcept; // a key's record position, or -1
     uint32_t home_bucket(uint32_t pos) const noexcept;
@@ -331,9 +337,13 @@ private:
         uint64_t deadline_ns = 0;
     };
     // One burst in the pipeline: its tracked packets (every tracked family), their times and index
-    // probes, and (once probed) each one's candidate position.
+    // probes, and (once probed) each one's candidate position. A burst at one time (the tsc clock) keeps
+    // it once (`latest`); only the packet clock's bursts copy a time per packet (`when`).
     struct Stage {
         unsigned n = 0;
+        bool per_packet = false; // when[] holds each packet's time; else every packet is at `latest`
+        uint64_t latest = 0;     // the latest time in the burst
+        uint64_t at(unsigned j) const noexcept { return per_packet ? when[j] : latest; }
         const packet::Packet* pkt[kMaxBurst];
         uint64_t when[kMaxBurst];
         Probe probe[kMaxBurst];
@@ -343,11 +353,14 @@ private:
     FlowTable() = default;
 
     // The pipeline's three steps (flow_pipeline.cpp).
-    void prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times) noexcept;
+    // times: one per packet, or nullptr: every packet at now_ns.
+    void prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times,
+                 uint64_t now_ns) noexcept;
     void probe(Stage& s) noexcept;
     void finish(const Stage& s) noexcept;
-    // finish()'s loop, without (kJudge false) or with the policy's judge: picked once per burst.
-    template <bool kJudge>
+    // finish()'s loop, picked once per burst: kPerPacket, the packet clock's bursts (Stage::when), or one
+    // time per burst; kJudge, with the policy's judge, or (false) judging nothing.
+    template <bool kPerPacket, bool kJudge>
     void finish_burst(const Stage& s) noexcept;
     // A slow branch's decision (ct_judge.h): judges pkt in state s when there is a judge. True when the
     // packet is dropped under enforcement: the caller leaves no trace of it. Cold.
@@ -367,7 +380,29 @@ private:
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
     void start_clock(uint64_t now_ns) noexcept;
-    void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
+    // The steady established TCP segment of a live flow (flow_pipeline.cpp, inline in finish()): true
+    // when it tracked the packet exactly as track() would have, except tcp_tracked, which the caller
+    // counts once per burst; false, with nothing written, for every packet it does not take. `horizon`:
+    // a flow last seen after it cannot have timed out by now_ns (arrival_horizon()).
+    // `rules`: _steady_rules, copied once per burst.
+    bool track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon,
+                      const tcpstate::SteadyRules& rules) noexcept;
+    template <unsigned kSide> // 0: from the originator, 1: from the reply side
+    bool track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt, uint64_t now_ns,
+                           const tcpstate::SteadyRules& rules) noexcept;
+    // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
+    // the window check (tcpstate::track), counters, re-arm and events.
+    [[gnu::cold]] void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
+    // A steady packet changed the flow's timeout cap (retransmissions, a zero window, data in flight):
+    // the record's flags take it and the flow is re-armed.
+    [[gnu::cold]] void recap(FlowRecord& r) noexcept;
+    // Per burst: a TCP flow last seen after this time has not timed out at `latest` (its deadline is at
+    // least its last_seen plus the smallest TCP timeout or cap, _arrival_slack_ns); UINT64_MAX when an
+    // active timeout is set (the exact test reads the cold entry then).
+    uint64_t arrival_horizon(uint64_t latest) const noexcept
+    {
+        return _arrival_slack_ns == 0 ? UINT64_MAX : latest > _arrival_slack_ns ? latest - _arrival_slack_ns : 0;
+    }
     void create_flow(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
     void init_record(uint32_t pos, const packet::Packet& pkt, L4State l4, uint64_t now_ns) noexcept;
     // A free position for a new flow with this probe, its key in the index (evicting an unassured flow
@@ -502,7 +537,7 @@ private:
     TableMemory _memory;
     events::Producer* _events = nullptr;
     Judge* _judge = nullptr;  // the lcore's policy seam (set_judge), nullptr without a policy
-    bool _judged_now = false; // finish_burst<true>: a slow branch judged the current packet
+    bool _judged_now = false; // finish_burst<., true>: a slow branch judged the current packet
     uint32_t _capacity = 0;
     uint32_t _n_shards = 0;
     uint32_t _fresh = 0;               // positions [0, _fresh) have been used; readers load it relaxed
@@ -517,6 +552,8 @@ private:
     bool _loose_pickup = true;
     tcpstate::WindowPolicy _window_policy;
     tcpstate::Timeouts _timeouts = tcpstate::Timeouts::netfilter_defaults(); // what track() caps with
+    tcpstate::SteadyRules _steady_rules;                                     // of _window_policy, _timeouts
+    uint64_t _arrival_slack_ns = 0; // arrival_horizon(): the smallest TCP timeout or cap; 0 with an active timeout
     TrackMask _track = kTrackAll;
     uint8_t _admit[packet::kVerdictCount] = {}; // admit_class() by verdict
     uint64_t _rng = 0;                          // early drop's sampling state (SplitMix64)

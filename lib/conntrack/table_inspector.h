@@ -33,6 +33,8 @@ public:
     static int32_t find(const FlowTable& t, const packet::FlowKey& key) noexcept { return t.find(key); }
     // The deadline the table works to for the flow at `pos` (deadline.h); pos must hold a flow.
     static uint64_t deadline(const FlowTable& t, uint32_t pos) noexcept { return t.deadline_of(pos); }
+    // The record at `pos`, as the owner sees it (tests comparing it field by field with a model).
+    static const FlowRecord& record(const FlowTable& t, uint32_t pos) noexcept { return t._records[pos]; }
     // The index, for its invariant checks, and the bucket a position's key hashes to.
     static const FlowIndex& index(const FlowTable& t) noexcept { return t._index; }
     static uint32_t home_bucket(const FlowTable& t, uint32_t pos) noexcept { return t.home_bucket(pos); }

@@ -182,6 +182,17 @@ struct WindowPolicy {
     static constexpr uint8_t kMaxMaxRetrans = 127;   // WindowMeta::retrans saturates there
 };
 
+// What the steady ACK's fast path needs of the operator's choices, prepared once instead of per packet
+// (the flow table rebuilds it when the timeouts or the window policy change): the retransmission limit
+// and the timeout cap such a packet chooses, by three facts of the flow after it (choose_cap()'s rules
+// with no RST, a reply seen and the state ESTABLISHED, which are what make a packet steady).
+struct SteadyRules {
+    uint8_t max_retrans = WindowPolicy::kDefaultMaxRetrans; // WindowPolicy::max_retrans
+    // [retrans >= max_retrans | data unacknowledged in either direction << 1 | zero window << 2]
+    Cap cap[8] = {};
+};
+inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept;
+
 struct TrackResult {
     Outcome outcome;
     WindowReason reason; // why out_of_window; none otherwise
@@ -211,6 +222,11 @@ inline TrackResult track(const FlowRef& flow, Dir dir, const Segment& seg, const
 // track_full() would leave it); false, with nothing written, for any segment it does not take.
 inline bool track_steady(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
                          const Timeouts& timeouts) noexcept;
+// The same with the rules prepared (steady_rules(policy, timeouts)): what the flow table calls.
+inline bool track_steady(const FlowRef& flow, Dir dir, const Segment& seg, const SteadyRules& rules) noexcept;
+// track() with the rules prepared (rules == steady_rules(policy, timeouts)): the flow table's slow path.
+inline TrackResult track(const FlowRef& flow, Dir dir, const Segment& seg, const WindowPolicy& policy,
+                         const Timeouts& timeouts, const SteadyRules& rules) noexcept;
 
 // The full path alone (netfilter's tcp_packet() order, every packet class): what track() does when
 // track_steady() declines. Tests compare the two.

@@ -24,17 +24,29 @@
 
 #include <tcpstate/tcp_state_detail.h>
 
+#include <bit>
+
 namespace flowcop::tcpstate {
 namespace detail {
 
 // 32 bits of (direction, seq, ack, end, raw window): equal for a segment sent again unchanged, and
-// equal for two different segments with probability 2^-32, which can only add one to a count the next
-// different segment resets (three in a row are needed to cap a timeout).
-constexpr uint32_t fingerprint(unsigned side, Seq seq, Seq ack, Seq end, uint16_t window) noexcept
+// equal for two different segments with probability about 2^-32, which can only add one to a count the
+// next different segment resets (three in a row are needed to cap a timeout). A CRC-32C chain where the
+// CPU has the instruction (SSE 4.2, ARMv8 CRC: four instructions), else multiplicative hashing; both
+// paths call this one function, so either is exact. Not persisted, so it may differ between builds.
+inline uint32_t fingerprint(unsigned side, Seq seq, Seq ack, Seq end, uint16_t window) noexcept
 {
-    const uint32_t h = seq.raw * 0x9e3779b1u ^ ack.raw * 0x85ebca77u ^ end.raw * 0xc2b2ae3du ^
-                       ((uint32_t{window} << 1 | side) * 0x27d4eb2fu);
+    const uint32_t last = uint32_t{window} << 1 | side;
+#if defined(__SSE4_2__)
+    return __builtin_ia32_crc32si(
+        __builtin_ia32_crc32si(__builtin_ia32_crc32si(__builtin_ia32_crc32si(0, seq.raw), ack.raw), end.raw), last);
+#elif defined(__ARM_FEATURE_CRC32)
+    return __builtin_arm_crc32cw(
+        __builtin_arm_crc32cw(__builtin_arm_crc32cw(__builtin_arm_crc32cw(0, seq.raw), ack.raw), end.raw), last);
+#else
+    const uint32_t h = seq.raw * 0x9e3779b1u ^ ack.raw * 0x85ebca77u ^ end.raw * 0xc2b2ae3du ^ (last * 0x27d4eb2fu);
     return h ^ (h >> 15);
+#endif
 }
 
 // netfilter's four bounds for a segment [seq, end) from `snd` that acknowledges up to `sack`.
@@ -138,48 +150,163 @@ inline void note_accepted(WindowMeta& m, unsigned side, Klass k, Cap cap) noexce
     m.cap = static_cast<uint8_t>(cap);
 }
 
-// track_steady() for one side as a constant, so that every index into the flow's arrays is fixed
-// (measured with tcp_window_bench under callgrind: 19 instructions per packet fewer than a runtime
-// index; copying the window into locals instead cost 57 more: gcc's bitfield code on registers).
-// Always inlined, as track() and track_steady() are: 13 fewer (no call, no saved registers).
-// The segment is copied: the flow's fields could alias it as far as the compiler knows.
-template <unsigned kSide>
-[[gnu::always_inline]] inline bool track_steady_side(const FlowRef& f, const Segment& seg, const WindowPolicy& policy,
-                                                     const Timeouts& timeouts) noexcept
+// WindowMeta as one 64-bit word (the steady ACK's path reads and writes it whole, never field by field:
+// gcc's bitfield read-modify-writes cost ~30 instructions there). The bit of each field is taken from the
+// compiler's own layout of the bitfields (std::bit_cast of a WindowMeta with that field set), so the
+// full path's bitfields and the steady path's masks cannot disagree.
+namespace meta_bits {
+template <typename Set>
+constexpr uint64_t word_of(Set set) noexcept
 {
-    WindowSeq& ws = f.seq;
-    if (ws.side[kSide].maxwin == 0)
-        return false; // the first segment from this side: it initialises the side (track_full)
-    WindowMeta& m = f.meta;
-    const Segment s = seg;
-    const Seq sack = m.flags[kSide ^ 1u].sack_perm ? s.sack : s.ack;
-    const Seq end = s.seq + s.payload_len; // no SYN, no FIN: nothing else counts
-    if (!bounds_of(ws.side[kSide], ws.side[kSide ^ 1u], s.seq, end, sack).all())
-        return false; // outside a bound: the reason, overshoot learning and liberal mode are track_full's
-    learn_inside(ws, m, kSide, s, s.seq, s.ack, sack, end, false, true, true);
-    // steady() implies a reply was seen, so the one-sided pickup's cap cannot apply; the state stays.
-    note_accepted(m, kSide, Klass::ack, choose_cap(m, false, false, State::established, policy, timeouts));
-    return true;
+    WindowMeta m{};
+    set(m);
+    return std::bit_cast<uint64_t>(m);
+}
+inline constexpr uint64_t kSackPerm0 = word_of([](WindowMeta& m) { m.flags[0].sack_perm = 1; });
+inline constexpr uint64_t kUnacked0 = word_of([](WindowMeta& m) { m.flags[0].unacked = 1; });
+inline constexpr uint64_t kUnacked1 = word_of([](WindowMeta& m) { m.flags[1].unacked = 1; });
+inline constexpr uint64_t kMaxackSet0 = word_of([](WindowMeta& m) { m.flags[0].maxack_set = 1; });
+inline constexpr uint64_t kScale0 = word_of([](WindowMeta& m) { m.flags[0].scale = 15; });
+inline constexpr uint64_t kRetrans = word_of([](WindowMeta& m) { m.retrans = 127; });
+inline constexpr uint64_t kLastIgnored = word_of([](WindowMeta& m) { m.last_ignored = 1; });
+inline constexpr uint64_t kLiberal = word_of([](WindowMeta& m) { m.liberal = 1; });
+inline constexpr uint64_t kLastDir = word_of([](WindowMeta& m) { m.last_dir = 1; });
+inline constexpr uint64_t kLastClass = word_of([](WindowMeta& m) { m.last_class = 7; });
+inline constexpr uint64_t kLastWinZero = word_of([](WindowMeta& m) { m.last_win_zero = 1; });
+inline constexpr uint64_t kCap = word_of([](WindowMeta& m) { m.cap = 3; });
+inline constexpr uint64_t kLast = word_of([](WindowMeta& m) { m.last = UINT32_MAX; });
+inline constexpr uint64_t kAckClass = word_of([](WindowMeta& m) { m.last_class = static_cast<uint8_t>(Klass::ack); });
+// The steady path's arithmetic relies on this much of the layout: each side's flags in its own byte
+// (side 1's = side 0's << 8), scale in the low bits, the count in byte 2 under last_ignored, the
+// fingerprint in the high half, and the per-packet notes (dir, class, zero window, cap) in byte 3.
+static_assert(kScale0 == 0x0f && kSackPerm0 < 0x100 && kUnacked0 < 0x100 && kMaxackSet0 < 0x100);
+static_assert(kUnacked1 == kUnacked0 << 8);
+static_assert(kRetrans == 0x7full << 16 && kLastIgnored == 0x80ull << 16);
+static_assert(((kLiberal | kLastDir | kLastClass | kLastWinZero | kCap) >> 24) == 0xff);
+static_assert(kLast == 0xffffffffull << 32);
+} // namespace meta_bits
+
+// The steady established ACK, fused: the four bounds without a branch between them, then every update
+// learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
+// rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
+// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), returning the Cap it
+// chose (the caller compares it with the one its deadline uses); -1, with nothing written, when a
+// bound fails or the sender's side was never seen (the reason, overshoot learning,
+// liberal mode and a side's first segment are track_full's).
+// Precondition: steady(tracker, seg.flags) (the flow table keeps the tracker's part in one eligibility
+// bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
+// a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
+// The segment arrives in registers: the flow's fields could alias the packet as far as the compiler
+// knows, so its fields are read before anything is written.
+template <unsigned kSide>
+[[gnu::always_inline]] inline int steady_ack(WindowSeq& ws, WindowMeta& meta, Seq seq, Seq ack, Seq sack_field,
+                                             uint32_t payload_len, uint16_t window, const SteadyRules& rules) noexcept
+{
+    using namespace meta_bits;
+    constexpr unsigned kPeer = kSide ^ 1u;
+    constexpr unsigned kSndShift = kSide * 8u, kRcvShift = kPeer * 8u;
+    WindowSide& snd = ws.side[kSide];
+    WindowSide& rcv = ws.side[kPeer];
+    uint64_t m;
+    __builtin_memcpy(&m, &meta, sizeof m);
+    const Seq sack = (m & kSackPerm0 << kRcvShift) ? sack_field : ack;
+    const Seq end = seq + payload_len; // no SYN, no FIN: nothing else counts
+
+    // The sender's side seen (maxwin != 0); I seq <= snd.maxend; II rcv.maxwin == 0 or end > snd.end -
+    // rcv.maxwin; III sack <= rcv.end; IV sack > rcv.end - max(snd.maxwin, kMaxAckWindowSlack). Each as
+    // the sign of a 32-bit value, and-ed: one branch.
+    const uint32_t snd_maxwin = snd.maxwin, rcv_maxwin = rcv.maxwin;
+    const uint32_t max_ack_window = snd_maxwin > kMaxAckWindowSlack ? snd_maxwin : kMaxAckWindowSlack;
+    const int32_t seen = snd_maxwin == 0 ? 0 : -1;
+    const int32_t in1 = int32_t(seq.raw - (snd.maxend.raw + 1));
+    const int32_t in2 = rcv_maxwin == 0 ? -1 : int32_t(snd.end.raw - rcv_maxwin - 1 - end.raw);
+    const int32_t in3 = int32_t(sack.raw - (rcv.end.raw + 1));
+    const int32_t in4 = int32_t(rcv.end.raw - max_ack_window - 1 - sack.raw);
+    if ((seen & in1 & in2 & in3 & in4) >= 0)
+        return -1;
+
+    const uint32_t win = uint32_t{window} << (uint32_t(m >> kSndShift) & kScale0);
+    const uint32_t swin = win + (sack - ack);
+    snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
+    const bool advances = after(end, snd.end);
+    snd.end = advances ? end : snd.end;
+    const bool new_maxack = !(m & kMaxackSet0 << kSndShift) || after(ack, ws.maxack[kSide]);
+    ws.maxack[kSide] = new_maxack ? ack : ws.maxack[kSide];
+    rcv.maxwin = rcv_maxwin != 0 && after(end, snd.maxend) ? rcv_maxwin + (end - snd.maxend) : rcv_maxwin;
+    const Seq allowed = sack + win;
+    rcv.maxend = after(allowed, rcv.maxend - 1) ? allowed + (win == 0 ? 1u : 0u) : rcv.maxend; // a 1-byte probe
+
+    // Both sides' flags: maxack set and, when the end advanced, data unacknowledged for the sender; the
+    // receiver's unacknowledged data all acknowledged when the ack reaches its end.
+    uint64_t flags = (m & 0xffffu) | kMaxackSet0 << kSndShift | (advances ? kUnacked0 << kSndShift : 0);
+    flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
+    const uint32_t fp = fingerprint(kSide, seq, ack, end, window);
+    const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
+    const bool again = fp == uint32_t(m >> 32) && !(m & kLastIgnored);
+    const uint32_t count = again ? retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u) : 0u;
+    const bool zero = window == 0;
+    const unsigned index =
+        (count >= rules.max_retrans ? 1u : 0u) | ((flags & (kUnacked0 | kUnacked1)) ? 2u : 0u) | (zero ? 4u : 0u);
+    const Cap cap = rules.cap[index];
+    // Byte 3: liberal kept; this packet's direction, class (ack), zero window and cap.
+    const uint64_t word = flags | uint64_t{count} << 16 | (m & kLiberal) | kAckClass | (kSide ? kLastDir : 0) |
+                          (zero ? kLastWinZero : 0) | uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap) |
+                          uint64_t{fp} << 32;
+    __builtin_memcpy(&meta, &word, sizeof word);
+    return static_cast<int>(cap);
 }
 
 } // namespace detail
 
+inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept
+{
+    SteadyRules r;
+    r.max_retrans = policy.max_retrans;
+    for (unsigned i = 0; i < 8; ++i) {
+        // A flow with exactly the three facts of index i (retrans at the limit or 0 below it; with a limit
+        // of 0 every count is at it, so only odd indexes are ever read), through choose_cap() itself.
+        WindowMeta m{};
+        m.retrans = (i & 1u) ? policy.max_retrans & 0x7fu : 0;
+        m.flags[0].unacked = (i & 2u) ? 1 : 0;
+        m.last_win_zero = (i & 4u) ? 1 : 0;
+        r.cap[i] = detail::choose_cap(m, false, false, State::established, policy, timeouts);
+    }
+    return r;
+}
+
+[[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
+                                                const SteadyRules& rules) noexcept
+{
+    // Any non-orig value is reply, as in step().
+    const unsigned side = dir == Dir::orig ? 0u : 1u;
+    if (!steady(f.tracker, seg.flags))
+        return false;
+    const int cap =
+        side == 0
+            ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules)
+            : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules);
+    return cap >= 0;
+}
+
 [[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
                                                 const WindowPolicy& policy, const Timeouts& timeouts) noexcept
 {
-    if (!steady(f.tracker, seg.flags))
-        return false;
-    // Any non-orig value is reply, as in step().
-    return dir == Dir::orig ? detail::track_steady_side<0>(f, seg, policy, timeouts)
-                            : detail::track_steady_side<1>(f, seg, policy, timeouts);
+    return track_steady(f, dir, seg, steady_rules(policy, timeouts));
+}
+
+[[gnu::always_inline]] inline TrackResult track(const FlowRef& f, Dir dir, const Segment& seg,
+                                                const WindowPolicy& policy, const Timeouts& timeouts,
+                                                const SteadyRules& rules) noexcept
+{
+    if (track_steady(f, dir, seg, rules)) [[likely]]
+        return {Outcome::ok, WindowReason::none};
+    return track_full(f, dir, seg, policy, timeouts);
 }
 
 [[gnu::always_inline]] inline TrackResult track(const FlowRef& f, Dir dir, const Segment& seg,
                                                 const WindowPolicy& policy, const Timeouts& timeouts) noexcept
 {
-    if (track_steady(f, dir, seg, policy, timeouts)) [[likely]]
-        return {Outcome::ok, WindowReason::none};
-    return track_full(f, dir, seg, policy, timeouts);
+    return track(f, dir, seg, policy, timeouts, steady_rules(policy, timeouts));
 }
 
 } // namespace flowcop::tcpstate

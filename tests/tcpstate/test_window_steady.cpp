@@ -94,12 +94,17 @@ struct Paths {
 bool both_ways(Flow& f, Dir d, const Segment& s, const WindowPolicy& p, const Timeouts& t, Paths& paths,
                TrackResult* result = nullptr)
 {
-    Flow full = f, fast = f, composed = f;
+    Flow full = f, fast = f, composed = f, prepared = f;
     const TrackResult rf = track_full(full.ref(), d, s, p, t);
     const bool took = track_steady(fast.ref(), d, s, p, t);
     const TrackResult rc = track(composed.ref(), d, s, p, t);
+    // The flow table's form: the rules prepared once (the cap from SteadyRules' table).
+    const bool took_prepared = track_steady(prepared.ref(), d, s, flowcop::tcpstate::steady_rules(p, t));
     std::string bad;
-    if (took && (rf.outcome != Outcome::ok || rf.reason != WindowReason::none))
+    if (took_prepared != took || !differences(fast, prepared).empty())
+        bad =
+            "with prepared rules: " + std::string(took_prepared ? "took " : "declined ") + differences(fast, prepared);
+    else if (took && (rf.outcome != Outcome::ok || rf.reason != WindowReason::none))
         bad = "the fast path took a segment the full path does not accept as ok";
     else if (took && !differences(full, fast).empty())
         bad = "fast/full: " + differences(full, fast);

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The flow table's fused steady path (FlowTable::track_steady, issue 29: the kSteady eligibility bit,
+// the per-burst expiry horizon, the prepared cap table, the window's steady_ack) against the full path
+// run beside it on a shadow flow: random TCP conversations, many flows interleaved in bursts of up to
+// 32 packets, are fed to a real table while each packet also goes through tcpstate::track_full on a
+// copy of its flow. After every burst each record must hold what the full path left, field by field:
+// the tracker, the 40 window bytes, the cap in the flags, kSteady exactly when the tracker is steady,
+// each direction's packets, bytes and flags seen, and last_seen (moved only by accepted packets); the
+// table's counters must count every packet as the model does. Time moves in small steps and now and then
+// past the horizon (the exact expiry test), and the timeouts and window policy change between bursts
+// (the prepared rules are rebuilt). tests/tcpstate/test_window_steady.cpp compares the window's two
+// paths alone.
+#include "harness.h"
+#include <conntrack/table_inspector.h>
+#include <tcpstate/segment.h>
+#include <tcpstate/window.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace flowcop;
+using namespace flowcop::test;
+using conntrack::FlowRecord;
+using conntrack::TableInspector;
+using tcpstate::Dir;
+using tcpstate::Outcome;
+
+namespace {
+
+// One end of a connection, numbering its segments as a stack does.
+struct End {
+    uint32_t nxt = 0, rcv = 0;
+    uint16_t win = 65535;
+};
+
+// A conversation: its parsed template packets (one per direction: key, src_is_lo), its ends and the
+// shadow flow the full path keeps.
+struct Conv {
+    packet::Packet tmpl[2];
+    End end[2];
+    tcpstate::Tracker tracker;
+    tcpstate::WindowSeq seq{};
+    tcpstate::WindowMeta meta{};
+    uint64_t packets[2] = {}, bytes[2] = {};
+    uint8_t flags_seen[2] = {};
+    uint64_t last_seen = 0;
+    bool open = false;   // created in the table and still tracked
+    bool closed = false; // reset, closed or reopened: no more packets
+    packet::Packet last{};
+    unsigned last_dir = 0;
+};
+
+struct Model {
+    uint64_t tracked = 0, invalid = 0, out_of_window = 0;
+};
+
+class SteadyRun {
+public:
+    explicit SteadyRun(uint64_t seed) : rng(seed), h(small_config(1u << 16)) {}
+
+    std::mt19937_64 rng;
+    Harness h;
+    std::vector<Conv> convs;
+    Model model;
+    tcpstate::WindowPolicy policy;
+    tcpstate::Timeouts timeouts = tcpstate::Timeouts::netfilter_defaults();
+    uint64_t steady_candidates = 0; // packets that met every condition of the fused path
+
+    uint32_t pick(uint32_t n) { return n == 0 ? 0 : uint32_t(rng() % n); }
+
+    void add_conv(uint16_t port) { convs.push_back(make_conv(port)); }
+    Conv make_conv(uint16_t port)
+    {
+        Conv c;
+        const Ep a{"10.1.0.1", port}, b{"10.2.0.2", 443};
+        for (unsigned d = 0; d < 2; ++d) {
+            const auto f = d == 0 ? tcp_frame(a, b, kAck) : tcp_frame(b, a, kAck);
+            packet::parse(f.data(), uint32_t(f.size()), c.tmpl[d]);
+            REQUIRE(c.tmpl[d].verdict == packet::Verdict::tcp);
+        }
+        c.end[0].nxt = pick(3) == 0 ? 0xffffffffu - pick(100000) : uint32_t(rng());
+        c.end[1].nxt = uint32_t(rng());
+        return c;
+    }
+
+    packet::Packet segment(Conv& c, unsigned d, uint8_t flags, uint32_t len, uint8_t opts = 0)
+    {
+        End& me = c.end[d];
+        packet::Packet p = c.tmpl[d];
+        p.seq = me.nxt;
+        p.ack = (flags & kAck) ? me.rcv : 0;
+        p.sack = p.ack;
+        p.l4_payload_len = len;
+        p.ip_len = 40 + len;
+        p.window = me.win;
+        p.tcp_flags = flags;
+        p.tcp_opt = opts;
+        me.nxt += len + ((flags & kSyn) ? 1u : 0u) + ((flags & kFin) ? 1u : 0u);
+        return p;
+    }
+    static void got(End& e, const packet::Packet& p)
+    {
+        e.rcv = p.seq + p.l4_payload_len + ((p.tcp_flags & kSyn) ? 1u : 0u) + ((p.tcp_flags & kFin) ? 1u : 0u);
+    }
+
+    // The next packet of conversation c, mostly the steady kind.
+    packet::Packet next(Conv& c, unsigned& d)
+    {
+        if (!c.open) { // its SYN (window scale and SACK sometimes)
+            d = 0;
+            const uint8_t opts =
+                pick(2) ? uint8_t(packet::kTcpOptPresent | packet::kTcpOptWscale | packet::kTcpOptSackPerm | pick(15))
+                        : 0;
+            return segment(c, 0, kSyn, 0, opts);
+        }
+        d = pick(2);
+        Conv& cv = c;
+        End& me = cv.end[d];
+        End& peer = cv.end[d ^ 1];
+        if (cv.tracker.state == tcpstate::State::syn_sent && d == 1) {
+            const uint8_t opts =
+                pick(2) ? uint8_t(packet::kTcpOptPresent | packet::kTcpOptWscale | packet::kTcpOptSackPerm | pick(15))
+                        : 0;
+            packet::Packet p = segment(cv, 1, kSyn | kAck, 0, opts);
+            got(peer, p);
+            return p;
+        }
+        me.win = pick(10) == 0 ? 0 : uint16_t(pick(65536));
+        const uint32_t kind = pick(100);
+        packet::Packet p;
+        if (kind < 80) { // data or a pure ACK, usually received
+            p = segment(cv, d, pick(3) == 0 ? kAck : uint8_t(kAck | kPsh), pick(3) == 0 ? 0 : 1 + pick(1460));
+            if (pick(10) != 0)
+                got(peer, p);
+        } else if (kind < 80 && cv.last.verdict == packet::Verdict::tcp) { // the previous packet again
+            d = cv.last_dir;
+            return cv.last;
+        } else if (kind < 86) { // a SACK edge above the ack
+            p = segment(cv, d, kAck, 0);
+            p.sack = p.ack + pick(peer.nxt - p.ack + 2);
+        } else if (kind < 97) { // an old or forged sequence or ack
+            p = segment(cv, d, kAck, pick(100));
+            const uint32_t shift = pick(2) ? pick(200000) : uint32_t(rng());
+            if (pick(2))
+                p.seq = pick(2) ? p.seq + shift : p.seq - shift;
+            else
+                p.ack = p.sack = pick(2) ? p.ack + shift : p.ack - shift;
+        } else if (kind < 99 || pick(2) == 0) {
+            p = segment(cv, d, kFin | kAck, 0);
+            got(peer, p);
+        } else {
+            p = segment(cv, d, pick(2) ? kRst : uint8_t(kRst | kAck), 0);
+        }
+        cv.last = p;
+        cv.last_dir = d;
+        return p;
+    }
+
+    // The full path on the shadow flow: what the table must do with the packet.
+    void model_packet(Conv& c, unsigned d, const packet::Packet& p)
+    {
+        const tcpstate::Segment s = tcpstate::segment_of(p);
+        if (!c.open) {
+            c.tracker = tcpstate::Tracker{tcpstate::initial_state(p.tcp_flags, true), 0};
+            tcpstate::window_create(tcpstate::FlowRef{c.tracker, c.seq, c.meta}, s, timeouts);
+            c.open = true;
+            c.packets[0] = 1;
+            c.bytes[0] = p.ip_len;
+            c.flags_seen[0] = p.tcp_flags;
+            c.last_seen = h.now;
+            ++model.tracked;
+            return;
+        }
+        const bool candidate = tcpstate::steady(c.tracker, p.tcp_flags);
+        const tcpstate::TrackResult r = tcpstate::track_full(tcpstate::FlowRef{c.tracker, c.seq, c.meta},
+                                                             d == 0 ? Dir::orig : Dir::reply, s, policy, timeouts);
+        if (r.outcome == Outcome::reopen) {
+            c.closed = true; // the table ends it and starts another flow: not followed further
+            return;
+        }
+        c.packets[d] += 1;
+        c.bytes[d] += p.ip_len;
+        c.flags_seen[d] |= p.tcp_flags;
+        if (r.outcome == Outcome::ignored) {
+            ++model.invalid;
+            return;
+        }
+        if (r.outcome == Outcome::out_of_window) {
+            ++model.out_of_window;
+            return;
+        }
+        ++model.tracked;
+        c.last_seen = h.now;
+        steady_candidates += candidate ? 1 : 0;
+        if (r.outcome == Outcome::reset || tcpstate::is_closing(c.tracker.state))
+            c.closed = true;
+    }
+
+    // What differs between the record of c and the shadow flow ("" when nothing).
+    std::string differences(const Conv& c) const
+    {
+        if (!c.open || c.closed)
+            return "";
+        const int32_t pos = TableInspector::find(*h.table, c.tmpl[0].key);
+        if (pos < 0)
+            return "the flow is not in the table";
+        const FlowRecord& r = TableInspector::record(*h.table, uint32_t(pos));
+        std::string out;
+        const auto field = [&](const char* name, uint64_t table, uint64_t model) {
+            if (table != model)
+                out += std::string(name) + " " + std::to_string(table) + "/" + std::to_string(model) + " ";
+        };
+        field("state", unsigned(r.l4.tcp.state), unsigned(c.tracker.state));
+        field("tracker.flags", r.l4.tcp.flags, c.tracker.flags);
+        field("window.seq", std::memcmp(&r.window.tcp.seq, &c.seq, sizeof c.seq) != 0, 0);
+        field("window.meta", std::memcmp(&r.window.tcp.meta, &c.meta, sizeof c.meta) != 0, 0);
+        field("cap", unsigned(conntrack::cap_of(r.flags)), unsigned(c.meta.timeout_cap()));
+        field("kSteady", (r.flags & FlowRecord::kSteady) != 0, tcpstate::steady(c.tracker, kAck));
+        field("orig is tmpl[0]", ((r.flags & FlowRecord::kOrigIsLo) != 0) == c.tmpl[0].src_is_lo, 1);
+        for (unsigned d = 0; d < 2; ++d) {
+            field(d == 0 ? "packets[orig]" : "packets[reply]", r.packets[d], c.packets[d]);
+            field(d == 0 ? "bytes[orig]" : "bytes[reply]", r.bytes[d], c.bytes[d]);
+            field(d == 0 ? "flags_seen[orig]" : "flags_seen[reply]", r.tcp_flags_seen[d], c.flags_seen[d]);
+        }
+        field("last_seen", r.last_seen_ns, c.last_seen);
+        return out;
+    }
+
+    // Past its deadline the table would end the flow and start another from the packet: not followed.
+    bool expired(const Conv& c) const
+    {
+        if (!c.open)
+            return false;
+        const uint32_t s = tcpstate::capped_timeout(timeouts, c.tracker.state, c.meta.timeout_cap());
+        return h.now >= c.last_seen + uint64_t(s) * kSec;
+    }
+
+    // One burst: up to 32 packets of random open conversations, each modelled in order.
+    void burst()
+    {
+        std::vector<packet::Packet> pkts;
+        pkts.reserve(32);
+        const unsigned n = 1 + pick(32);
+        for (unsigned i = 0; i < n; ++i) {
+            Conv& c = convs[pick(uint32_t(convs.size()))];
+            if (expired(c))
+                c.closed = true;
+            if (c.closed)
+                continue;
+            unsigned d = 0;
+            const packet::Packet p = next(c, d);
+            model_packet(c, d, p);
+            pkts.push_back(p);
+        }
+        std::vector<const packet::Packet*> ptrs;
+        for (const auto& p : pkts)
+            ptrs.push_back(&p);
+        h.table->process_burst(ptrs.data(), unsigned(ptrs.size()), h.now);
+    }
+};
+
+} // namespace
+
+TEST_CASE("steady path: the table's fused path leaves every record as the full path does",
+          "[conntrack][steady][random]")
+{
+    SteadyRun run(29);
+    for (uint16_t i = 0; i < 400; ++i)
+        run.add_conv(uint16_t(20000 + i));
+    uint16_t next_port = 30000;
+    std::string bad;
+    for (int b = 0; b < 4000 && bad.empty(); ++b) {
+        // Time: mostly milliseconds, sometimes past the horizon (the smallest timeout, CLOSE's 10 s).
+        run.h.now += run.pick(50) == 0 ? 11 * kSec + run.pick(5) * kSec : run.pick(2'000'000);
+        if (run.pick(200) == 0) { // new rules between bursts: the prepared table and horizon follow
+            run.policy.max_retrans = uint8_t(1 + run.pick(5));
+            run.policy.be_liberal = run.pick(4) == 0;
+            run.h.table->set_window_policy(run.policy);
+            run.timeouts.max_retrans = run.pick(3) == 0 ? 0 : 60 + run.pick(600);
+            run.timeouts.unacknowledged = run.pick(3) == 0 ? 0 : 60 + run.pick(600);
+            run.h.table->set_timeouts(run.timeouts, 0);
+        }
+        run.burst();
+        for (Conv& c : run.convs) {
+            bad = run.differences(c);
+            if (!bad.empty()) {
+                INFO("burst " << b << ", ports " << c.tmpl[0].key.port_lo << "/" << c.tmpl[0].key.port_hi << ", state "
+                              << unsigned(c.tracker.state) << ", last flags " << unsigned(c.last.tcp_flags));
+                FAIL(bad);
+            }
+            if (c.closed && run.pick(8) == 0) // a new conversation in its place
+                c = run.make_conv(next_port++);
+        }
+    }
+    const auto& k = run.h.c();
+    CHECK(k.tcp_tracked == run.model.tracked);
+    CHECK(k.tcp_invalid == run.model.invalid);
+    CHECK(k.out_of_window_total() == run.model.out_of_window);
+    INFO("steady candidates " << run.steady_candidates << " of " << run.model.tracked);
+    CHECK(run.steady_candidates > 20000); // the fused path is exercised, not only declined
+}
