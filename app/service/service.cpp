@@ -500,6 +500,17 @@ StartError Service::create_workers(const TimestampField& ts)
     // One replay time for every lcore (clock.h), under --clock packet only.
     if (_opt.clock == ClockSource::packet)
         _replay = std::make_unique<ReplayTime>(unsigned(_plan.workers.size()));
+    // Under the rss plan the flowgen port deals its one timeline to every queue's reader as time marks
+    // (flowgen/time_marks.h, clock.h), so each lcore's cop runs where one lcore's would. overflow=drop
+    // (a NIC's pace) has none: there each lcore follows its own queue and the others' newest time.
+    bool marks = false;
+    if (_replay && _flowgen && _plan.rss() && _flowgen->rss_caps().queues > 1) {
+        const std::string why = _flowgen->enable_time_marks();
+        marks = why.empty();
+        if (!marks)
+            log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: --clock packet under rss: %s",
+                       why.c_str());
+    }
     for (unsigned w = 0; w < _plan.workers.size(); ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         auto table = conntrack::FlowTable::create(table_config(_opt, lcore), error);
@@ -514,6 +525,8 @@ StartError Service::create_workers(const TimestampField& ts)
         place.rss = _plan.rss();
         place.rss_owner = rss_owner_conf(_plan);
         place.replay = _replay.get();
+        for (const RxQueueRef& q : _plan.workers[w].rx)
+            place.rx_marks.push_back(marks && q.port == _flowgen->port_id() ? _flowgen->time_marks(q.queue) : nullptr);
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};
