@@ -95,7 +95,7 @@ def main():
         try:
             tap.ok(cap.ready, "%s: nfcapd listens" % lay, cap.log_text())
             res = harness.run(exe, lay.vdevs(pcap), ["--clock", "packet", "--ipfix", cap.address(),
-                                                     "--ipfix-active-timeout", "0"],
+                                                     "--ipfix-active-timeout", "0"] + lay.opts(pcap),
                               lcores=lay.lcores, tmpdir=work, timeout=60)
         finally:
             cap.stop()
