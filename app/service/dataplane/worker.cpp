@@ -31,12 +31,13 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
         w->_outbox.assign(size_t(place.handoff->workers()) * kBurst, nullptr);
         w->_outbox_size.assign(place.handoff->workers(), 0);
         w->_told.assign(place.handoff->workers(), 0);
-        // Only a worker that follows time marks can tell when a handed packet is due (take_related()).
-        if (place.rss &&
-            std::any_of(place.rx_marks.begin(), place.rx_marks.end(), [](auto* m) { return m != nullptr; }))
-            w->_held.resize(place.handoff->workers());
     }
     w->_rx_read.assign(plan.rx.size(), 0);
+    w->_follows_marks =
+        std::any_of(place.rx_marks.begin(), place.rx_marks.end(), [](const auto* m) { return m != nullptr; });
+    // Only a worker that follows time marks can tell when a handed packet is due (take_related()).
+    if (place.rss && place.handoff != nullptr && w->_follows_marks)
+        w->_held.resize(place.handoff->workers());
     const std::string name = "flowcop_mbox" + std::to_string(plan.lcore);
     w->_mailbox = rte_ring_create(name.c_str(), 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
     if (w->_mailbox == nullptr) {
@@ -168,6 +169,11 @@ void Worker::replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQu
                 handle(mbufs + start, uint16_t(k - start), tsc, &q);
                 start = k;
             }
+            // The ICMP errors and fragments handed here that this worker's time has reached: before its
+            // time moves on (and its cop runs) past them.
+            for (unsigned from = 0; from < _held.size(); ++from)
+                if (from != _place.index)
+                    take_related(from, tsc);
             advance_replay(m.time_us * 1000);
             marks->pop();
         }
@@ -192,9 +198,10 @@ void Worker::follow_replay(uint64_t newest, bool idle) noexcept
             marks->pop();
         }
     }
-    // With time marks this changes nothing (they brought this worker past every time another has read,
-    // once its queue was empty); it serves the lcores without them (a pcap port, no queue at all).
-    if (newest != 0 && idle)
+    // Not with time marks: they are this worker's place in the stream, exactly. Another worker's newest
+    // time can be ahead of frames still on their way to this worker's queue (the dealer pushes a burst's
+    // marks before it enqueues the burst, and a reader applies at once those after its last frame).
+    if (newest != 0 && idle && !_follows_marks)
         advance_replay(newest);
 }
 

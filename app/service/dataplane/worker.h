@@ -32,7 +32,9 @@
 // so this lcore's cop runs where the timeline crosses a check instant even when the packet that
 // crosses it goes to another lcore; the handoff rings carry the same timeline to the owners as time
 // marks (handoff.h), and a worker that reads ports publishes its newest time (ReplayTime) for the
-// others to adopt once per loop turn. A full handoff ring holds back the poller of a port that reads a
+// others to adopt once per loop turn. Under the rss plan on the flowgen port the dealer sends each
+// queue's reader the one timeline as time marks beside its frames (flowgen/time_marks.h): replay_burst()
+// applies them where they fall between the burst's frames, follow_replay() those after the last. A full handoff ring holds back the poller of a port that reads a
 // file (WorkerSettings::wait_ports) instead of dropping; it keeps taking from its own rings meanwhile.
 // A kill (-D, -F, /flowcop/kill) under the packet clock ends its flows at once (reap_killed()) rather
 // than at the next tick of a replay time that may never move again; under the TSC clock the next tick
@@ -160,8 +162,8 @@ private:
     // the newest time published for the others.
     void replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& q, unsigned qi) noexcept;
     // --clock packet, once per loop turn: the time marks due after the last frame read from each queue,
-    // then (idle: every queue and ring that feeds this worker was emptied) the newest time any worker
-    // has read.
+    // then, for a worker without marks (idle: every queue and ring that feeds it was emptied), the newest
+    // time any worker has read.
     void follow_replay(uint64_t newest, bool idle) noexcept;
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
@@ -249,6 +251,7 @@ private:
     int _mark_offset = -1; // rss: the mbuf dynfield that carries a handed-off fragment's attribution
     uint64_t _next_cop_ns = 0;
     std::vector<uint64_t> _rx_read; // --clock packet with time marks: frames read from each of _plan.rx
+    bool _follows_marks = false;    // some queue of this worker has time marks: its time comes from them
     // take_related(): per sending worker, packets taken from its ring and not yet due here.
     struct Held {
         rte_mbuf* m[kBurst];
