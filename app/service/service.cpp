@@ -505,7 +505,19 @@ StartError Service::create_workers(const TimestampField& ts)
     // (a NIC's pace) has none: there each lcore follows its own queue and the others' newest time.
     bool marks = false;
     if (_replay && _flowgen && _plan.rss() && _flowgen->rss_caps().queues > 1) {
-        const std::string why = _flowgen->enable_time_marks();
+        // A queue's marks tell the times of the other queues' frames: an lcore reading two of the queues
+        // would apply one queue's marks before it read the other's frames they stand for.
+        unsigned most = 0; // the flowgen port's queues one lcore reads, at most
+        for (const WorkerPlan& wp : _plan.workers) {
+            unsigned mine = 0;
+            for (const RxQueueRef& q : wp.rx)
+                mine += q.port == _flowgen->port_id() ? 1 : 0;
+            most = std::max(most, mine);
+        }
+        const std::string why =
+            most > 1 ? "an lcore reads several of the flowgen port's queues (give it queues= as many as lcores): "
+                       "each lcore follows the newest time read, not the one timeline"
+                     : _flowgen->enable_time_marks();
         marks = why.empty();
         if (!marks)
             log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: --clock packet under rss: %s",

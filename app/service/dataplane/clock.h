@@ -39,15 +39,18 @@
 // at the same instants one lcore's would: a flow ends at the same replay time on every layout. Such a
 // worker takes its time from its marks alone, never from ReplayTime::newest(): the dealer pushes a burst's
 // marks before it enqueues the burst's frames, so another reader that has applied the marks after its last
-// frame can publish a time whose frames are still on their way to this queue. The cost is the replay's
-// only: a worker reads its queue's marks once per burst (a load of the dealer's index), the TSC path has
-// none of it, and the per-packet path (handle()) is unchanged. The ICMP errors and fragments the rss plan
-// hands to their flow's owner are tracked there no earlier than their own time (Worker::take_related: one
-// read ahead of the owner's place in the stream waits for the owner's marks to get there), but may come
-// after it: the sender reads its queue at its own pace, so such a packet can be tracked up to the sender's
-// lag late (its flow's last seen later by that much, or the owner's cop already past it: a flow that
-// only such packets keep alive can end before one lcore would end it). The layout matrix's scenarios
-// hand none; tests/integration/test_rss_related.py counts them.
+// frame can publish a time whose frames are still on their way to this queue. Marks need one queue of the
+// port per lcore (queues= as many as lcores): an lcore reading two would apply one queue's marks before it
+// read the other's frames they stand for, so with more queues the service deals none and each lcore follows
+// the newest time read, as above (a warning says so). The cost is the replay's only: a worker reads its
+// queue's marks once per burst (a load of the dealer's index), the TSC path has none of it, and the per-
+// packet path (handle()) is unchanged. The ICMP errors and fragments the rss plan hands to their flow's
+// owner are tracked there no earlier than their own time (Worker::take_related: one read ahead of the
+// owner's place in the stream waits for the owner's marks to get there), but may come after it: the sender
+// reads its queue at its own pace, so such a packet can be tracked up to the sender's lag late (its flow's
+// last seen later by that much, or the owner's cop already past it: a flow that only such packets keep
+// alive can end before one lcore would end it). The layout matrix's scenarios hand none;
+// tests/integration/test_rss_related.py counts them.
 //
 // Several ports replayed at different paces combine into that one newest time: a port whose file is
 // read behind the others (a slower capture, or one whose packets are older) delivers packets in the
