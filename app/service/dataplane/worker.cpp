@@ -106,7 +106,7 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         // And only if its own queues were drained too (no full burst): under rss a worker reads its own
         // queue, and a packet older than `newest` may still wait there behind a full burst.
         if (_place.replay != nullptr) [[unlikely]]
-            follow_replay(newest, drained && !rx_backlog);
+            follow_replay(newest, drained && !rx_backlog, tsc);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
         // A plain store on the line now_ns already dirties each turn (no RMW): the housekeeping thread
@@ -169,11 +169,7 @@ void Worker::replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQu
                 handle(mbufs + start, uint16_t(k - start), tsc, &q);
                 start = k;
             }
-            // The ICMP errors and fragments handed here that this worker's time has reached: before its
-            // time moves on (and its cop runs) past them.
-            for (unsigned from = 0; from < _held.size(); ++from)
-                if (from != _place.index)
-                    take_related(from, tsc);
+            take_due_related(tsc);
             advance_replay(m.time_us * 1000);
             marks->pop();
         }
@@ -185,7 +181,16 @@ void Worker::replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQu
     _place.replay->publish(_place.index, _packet_clock.now_ns());
 }
 
-void Worker::follow_replay(uint64_t newest, bool idle) noexcept
+void Worker::take_due_related(uint64_t tsc) noexcept
+{
+    // The ICMP errors and fragments handed here that this worker's time has reached: before its time moves
+    // on (and its cop runs) past them.
+    for (unsigned from = 0; from < _held.size(); ++from)
+        if (from != _place.index)
+            take_related(from, tsc);
+}
+
+void Worker::follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept
 {
     // The marks after the last frame read from a queue: every frame dealt before them was read.
     for (unsigned qi = 0; qi < _place.rx_marks.size(); ++qi) {
@@ -194,6 +199,7 @@ void Worker::follow_replay(uint64_t newest, bool idle) noexcept
             continue;
         flowgen::TimeMarks::Mark m{};
         while (marks->front(m) && m.before <= _rx_read[qi]) {
+            take_due_related(tsc);
             advance_replay(m.time_us * 1000);
             marks->pop();
         }

@@ -164,7 +164,7 @@ private:
     // --clock packet, once per loop turn: the time marks due after the last frame read from each queue,
     // then, for a worker without marks (idle: every queue and ring that feeds it was emptied), the newest
     // time any worker has read.
-    void follow_replay(uint64_t newest, bool idle) noexcept;
+    void follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept;
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
     void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
@@ -212,6 +212,8 @@ private:
     // once this worker's replay time has reached its own (never ahead of this worker's timeline: clock.h);
     // those not yet due wait in _held. Returns true when the ring gave less than a burst.
     bool take_related(unsigned from, uint64_t tsc) noexcept;
+    // take_related() from every other worker: before a time mark moves this worker's time on.
+    void take_due_related(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
     // Forwards (inline) or frees a tracked burst.
     void release(rte_mbuf** mbufs, uint16_t n, const RxQueueRef* rx) noexcept;
