@@ -610,6 +610,29 @@ StartError Service::create_workers(const TimestampField& ts)
     // One replay time for every lcore (clock.h), under --clock packet only.
     if (_opt.clock == ClockSource::packet)
         _replay = std::make_unique<ReplayTime>(unsigned(_plan.workers.size()));
+    // Under the rss plan the flowgen port deals its one timeline to every queue's reader as time marks
+    // (flowgen/time_marks.h, clock.h), so each lcore's cop runs where one lcore's would. overflow=drop
+    // (a NIC's pace) has none: there each lcore follows its own queue and the others' newest time.
+    bool marks = false;
+    if (_replay && _flowgen && _plan.rss() && _flowgen->rss_caps().queues > 1) {
+        // A queue's marks tell the times of the other queues' frames: an lcore reading two of the queues
+        // would apply one queue's marks before it read the other's frames they stand for.
+        unsigned most = 0; // the flowgen port's queues one lcore reads, at most
+        for (const WorkerPlan& wp : _plan.workers) {
+            unsigned mine = 0;
+            for (const RxQueueRef& q : wp.rx)
+                mine += q.port == _flowgen->port_id() ? 1 : 0;
+            most = std::max(most, mine);
+        }
+        const std::string why =
+            most > 1 ? "an lcore reads several of the flowgen port's queues (give it queues= as many as lcores): "
+                       "each lcore follows the newest time read, not the one timeline"
+                     : _flowgen->enable_time_marks();
+        marks = why.empty();
+        if (!marks)
+            log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: --clock packet under rss: %s",
+                       why.c_str());
+    }
     for (unsigned w = 0; w < _plan.workers.size(); ++w) {
         const unsigned lcore = _plan.workers[w].lcore;
         auto table = conntrack::FlowTable::create(table_config(_opt, lcore), error);
@@ -624,6 +647,8 @@ StartError Service::create_workers(const TimestampField& ts)
         place.rss = _plan.rss();
         place.rss_owner = rss_owner_conf(_plan);
         place.replay = _replay.get();
+        for (const RxQueueRef& q : _plan.workers[w].rx)
+            place.rx_marks.push_back(marks && q.port == _flowgen->port_id() ? _flowgen->time_marks(q.queue) : nullptr);
         auto worker = Worker::create(_plan.workers[w], place, *table, _clock, ts, ws, error);
         if (!worker)
             return {1, "flowcop: " + error};

@@ -664,7 +664,8 @@ def test_text_columns_per_protocol():
 
 if __name__ == "__main__":
     # The one- and two-lcore cases follow the layout matrix (flowcoptest.layouts): FLOWCOP_TEST_LAYOUTS
-    # narrows them as it narrows the replay scenarios (.ci/run's ASan stage runs the handoff layout).
+    # narrows them as it narrows the replay scenarios (.ci/run's ASan stage runs the handoff and rss layouts;
+    # these cases run on the TSC clock, where the rss layout's time marks play no part, so rss adds none).
     chosen = {l.name for l in layouts.selected()}
     by_layout = {"single_lcore": [test_real_capture_one_lcore, test_synthetic_table_one_lcore],
                  "handoff": [test_real_capture_two_lcores, test_synthetic_table_two_lcores]}

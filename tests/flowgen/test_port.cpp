@@ -2,6 +2,7 @@
 // Port: flowgen as an ethdev, polled with rte_eth_rx_burst like any port (EAL needed).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -318,9 +319,10 @@ TEST_CASE("overflow=drop loses nothing while the consumer keeps up", "[flowgen][
 
 namespace {
 
-// A pcap file (microsecond, Ethernet) of Core's first `n` frames; returns their timestamps.
+// A pcap file (microsecond, Ethernet) of Core's first `n` frames; returns their timestamps. late_every:
+// every late_every-th frame is written 700 us in the past (a capture whose timestamps go backwards).
 std::vector<std::vector<uint8_t>> write_capture(const std::string& path, const Config& cfg, size_t n,
-                                                std::vector<uint64_t>& ts)
+                                                std::vector<uint64_t>& ts, size_t late_every = 0)
 {
     Core core(cfg);
     std::vector<std::vector<uint8_t>> frames;
@@ -333,6 +335,8 @@ std::vector<std::vector<uint8_t>> write_capture(const std::string& path, const C
         uint64_t t = 0;
         const uint32_t len = core.next(buf.data(), t);
         REQUIRE(len != 0);
+        if (late_every != 0 && i % late_every == late_every - 1)
+            t -= 700;
         const uint32_t rec[4] = {uint32_t(t / 1'000'000), uint32_t(t % 1'000'000), len, len};
         std::fwrite(rec, 4, 4, f);
         std::fwrite(buf.data(), 1, len, f);
@@ -452,4 +456,104 @@ TEST_CASE("replay=FILE with queues=3 delivers every frame of the capture once, w
     std::string err;
     CHECK(Port::create(config("replay=/nonexistent/x.pcap"), nullptr, SOCKET_ID_ANY, err) == nullptr);
     CHECK(err.find("flowgen: replay: cannot read '/nonexistent/x.pcap'") == 0);
+}
+
+// Time marks (time_marks.h): what the rss plan's lcores follow under --clock packet (dataplane/clock.h).
+TEST_CASE("time marks: each queue's reader, applying its marks between its frames, has at every frame the stream's "
+          "time there (its running maximum), passes every time of the stream in order, and ends at the last",
+          "[flowgen][port][rss]")
+{
+    REQUIRE(eal_up());
+    const std::string path = "/tmp/flowgen_test_marks_" + std::to_string(getpid()) + ".pcap";
+    std::vector<uint64_t> ts;
+    // pps=20000: 50 us apart, so the late frames (700 us back) fall behind the stream's time.
+    const auto frames = write_capture(path, config("flows=200,pps=20000,lifetime=0.5"), 3000, ts, 37);
+    std::vector<uint64_t> running(ts.size());
+    std::vector<uint64_t> distinct;
+    for (size_t i = 0; i < ts.size(); ++i) {
+        running[i] = std::max(ts[i], i == 0 ? 0 : running[i - 1]);
+        if (distinct.empty() || distinct.back() != running[i])
+            distinct.push_back(running[i]);
+    }
+    Pool rx_pool("fg_t_marks", 255);
+    std::string err;
+    auto port = Port::create(config(("queues=3,ring=64,burst=8,replay=" + path).c_str()), nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(err == "");
+    CHECK(port->time_marks(0) == nullptr);
+    REQUIRE(port->enable_time_marks() == "");
+    REQUIRE(bring_up_queues(port->port_id(), 3, rx_pool.mp));
+    port->start();
+    CHECK(port->enable_time_marks().find("running") != std::string::npos);
+
+    const int off = rte_mbuf_dynfield_lookup(RTE_MBUF_DYNFIELD_TIMESTAMP_NAME, nullptr);
+    REQUIRE(off >= 0);
+    struct Reader {
+        uint64_t clock = 0, read = 0, last_at = 0;
+        std::vector<uint64_t> passed; // each new clock value, in order
+        void advance(uint64_t t)
+        {
+            if (t > clock) {
+                clock = t;
+                passed.push_back(t);
+            }
+        }
+        void apply(TimeMarks& marks, uint64_t upto)
+        {
+            TimeMarks::Mark m{};
+            while (marks.front(m) && m.before <= upto) {
+                advance(m.time_us);
+                marks.pop();
+            }
+        }
+    };
+    Reader r[3];
+    size_t n = 0, unknown = 0, wrong_time = 0;
+    const auto deadline = Clock::now() + std::chrono::seconds(20);
+    rte_mbuf* m[32];
+    while (n < frames.size() && Clock::now() < deadline)
+        for (uint16_t q = 0; q < 3; ++q) {
+            TimeMarks& marks = *port->time_marks(q);
+            const uint16_t k = rte_eth_rx_burst(port->port_id(), q, m, 32);
+            for (uint16_t i = 0; i < k; ++i, ++n) {
+                r[q].apply(marks, r[q].read); // the stream's times before this frame
+                r[q].advance(*RTE_MBUF_DYNFIELD(m[i], off, rte_mbuf_timestamp_t*));
+                ++r[q].read;
+                const uint8_t* p = rte_pktmbuf_mtod(m[i], const uint8_t*);
+                const std::vector<uint8_t> frame(p, p + m[i]->pkt_len);
+                size_t at = frames.size();
+                for (size_t j = r[q].last_at; j < frames.size() && at == frames.size(); ++j)
+                    if (frames[j] == frame)
+                        at = j;
+                if (at == frames.size()) {
+                    ++unknown;
+                    continue;
+                }
+                r[q].last_at = at + 1;
+                wrong_time += r[q].clock != running[at];
+            }
+            rte_pktmbuf_free_bulk(m, k);
+            r[q].apply(marks, r[q].read); // the times dealt elsewhere after its last frame
+        }
+    // The marks after the last frames: pushed before the port finished.
+    while (!port->stats().finished && Clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (uint16_t q = 0; q < 3; ++q) {
+        r[q].apply(*port->time_marks(q), r[q].read);
+        CHECK(r[q].read != 0);
+        // Compared as one bool: Catch's TAP reporter would print both vectors on one line per check.
+        const bool passed_every_time = r[q].passed == distinct;
+        CHECK(passed_every_time);
+        CHECK(port->time_marks(q)->size() == 0);
+    }
+    CHECK(n == frames.size());
+    CHECK(unknown == 0);
+    CHECK(wrong_time == 0);
+    port.reset();
+    std::remove(path.c_str());
+    auto one = Port::create(config("queues=1"), nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(one);
+    CHECK(one->enable_time_marks().find("one queue") != std::string::npos);
+    auto drop = Port::create(config("queues=2,realtime=1,overflow=drop"), nullptr, SOCKET_ID_ANY, err);
+    REQUIRE(drop);
+    CHECK(drop->enable_time_marks().find("overflow=wait") != std::string::npos);
 }

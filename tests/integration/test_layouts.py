@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Every expiry scenario on every lcore layout (issue 27): the same capture replayed under --clock packet
 on each layout of flowcoptest/layouts.py (one lcore; two under the handoff plan, where lcore 0 reads the
-pcap port and hands lcore 1 its flows), each asserting the same exact results, and the layouts' results
-equal to each other.
+pcap port and hands lcore 1 its flows; two under the rss plan, each reading its own queue of flowcop's
+flowgen port, which deals the capture as a NIC's RSS would and the one timeline as time marks), each
+asserting the same exact results, and the layouts' results equal to each other.
 
 Usage: test_layouts.py FLOWCOP_EXE FLOWCOPCTL TMPDIR [SCENARIO...]
 

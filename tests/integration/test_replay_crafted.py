@@ -22,8 +22,8 @@ millisecond fires at the first RX burst at or after it, which the scenario place
   - a SYN that reopens a flow the same RX burst already looked up, followed by an RST in that
     burst: the RST belongs to the new flow;
   - whatever is still open at the end is destroyed with reason shutdown at the last packet's time.
-Every capture is replayed on each lcore layout (flowcoptest/layouts.py: one lcore, and two under the
-handoff plan), with the same exact expectations. The lifecycle capture is replayed twice: once with every timestamp in its own RX burst, once
+Every capture is replayed on each lcore layout (flowcoptest/layouts.py: one lcore, two under the
+handoff plan and two under the rss plan), with the same exact expectations. The lifecycle capture is replayed twice: once with every timestamp in its own RX burst, once
 batched as the pcap PMD reads it (32 frames a burst, whatever their times), which must not change
 any flow's times, counts or end.
 """

@@ -26,6 +26,32 @@
 // emptied: the rings carry the sender's time in order between the packets (time marks, handoff.h),
 // so a handed-off packet older than the published time is always tracked before the cop runs at it.
 //
+// Under the rss plan each lcore reads its own queue of one stream at its own pace, so the newest time
+// another lcore has read is not where this lcore stands in the stream: adopting it once per turn would run
+// this lcore's cop at the end of another's burst, not where the stream crosses the check instant (and its
+// own quiet flows would end up to a burst late). A replay under rss comes from flowcop's own port
+// (--flowgen replay=FILE,queues=N; a NIC's rss runs on the TSC clock), and that port's dealer knows the one
+// timeline: it deals each queue, beside its frames, time marks (flowgen/time_marks.h: "the stream's time M
+// comes before your k-th frame") for every time the stream reached while that queue's frames said nothing
+// of it. A worker applies them between the frames of its queue exactly where they fall
+// (Worker::replay_burst splits the burst there; the marks after its last frame every loop turn), so its
+// clock passes every time of the stream in the stream's order relative to its own frames, and its cop runs
+// at the same instants one lcore's would: a flow ends at the same replay time on every layout. Such a
+// worker takes its time from its marks alone, never from ReplayTime::newest(): the dealer pushes a burst's
+// marks before it enqueues the burst's frames, so another reader that has applied the marks after its last
+// frame can publish a time whose frames are still on their way to this queue. Marks need one queue of the
+// port per lcore (queues= as many as lcores): an lcore reading two would apply one queue's marks before it
+// read the other's frames they stand for, so with more queues the service deals none and each lcore follows
+// the newest time read, as above (a warning says so). The cost is the replay's only: a worker reads its
+// queue's marks once per burst (a load of the dealer's index), the TSC path has none of it, and the per-
+// packet path (handle()) is unchanged. The ICMP errors and fragments the rss plan hands to their flow's
+// owner are tracked there no earlier than their own time (Worker::take_related: one read ahead of the
+// owner's place in the stream waits for the owner's marks to get there), but may come after it: the sender
+// reads its queue at its own pace, so such a packet can be tracked up to the sender's lag late (its flow's
+// last seen later by that much, or the owner's cop already past it: a flow that only such packets keep
+// alive can end before one lcore would end it). The layout matrix's scenarios hand none;
+// tests/integration/test_rss_related.py counts them.
+//
 // Several ports replayed at different paces combine into that one newest time: a port whose file is
 // read behind the others (a slower capture, or one whose packets are older) delivers packets in the
 // replay's past; they are tracked at the current replay time (never moving it back), as on one lcore

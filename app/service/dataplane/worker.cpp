@@ -7,6 +7,8 @@
 #include <packet/packet_mbuf.h>
 #include <stats/relaxed.h>
 
+#include <flowgen/time_marks.h>
+
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -30,6 +32,12 @@ std::unique_ptr<Worker> Worker::create(const WorkerPlan& plan, const WorkerPlace
         w->_outbox_size.assign(place.handoff->workers(), 0);
         w->_told.assign(place.handoff->workers(), 0);
     }
+    w->_rx_read.assign(plan.rx.size(), 0);
+    w->_follows_marks =
+        std::any_of(place.rx_marks.begin(), place.rx_marks.end(), [](const auto* m) { return m != nullptr; });
+    // Only a worker that follows time marks can tell when a handed packet is due (take_related()).
+    if (place.rss && place.handoff != nullptr && w->_follows_marks)
+        w->_held.resize(place.handoff->workers());
     const std::string name = "flowcop_mbox" + std::to_string(plan.lcore);
     w->_mailbox = rte_ring_create(name.c_str(), 64, SOCKET_ID_ANY, RING_F_SC_DEQ);
     if (w->_mailbox == nullptr) {
@@ -98,15 +106,15 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         // before that time has then been tracked here (clock.h).
         const uint64_t newest = _place.replay != nullptr ? _place.replay->newest() : 0;
         bool rx_backlog = false; // some queue gave a full burst: it may hold more
-        for (const RxQueueRef& q : _plan.rx)
-            rx_backlog |= poll(q, tsc) == kBurst;
+        for (unsigned qi = 0; qi < _plan.rx.size(); ++qi)
+            rx_backlog |= poll(_plan.rx[qi], qi, tsc) == kBurst;
         bool drained = true;
         if (_place.handoff != nullptr)
             drained = take_handoffs(tsc);
         // And only if its own queues were drained too (no full burst): under rss a worker reads its own
         // queue, and a packet older than `newest` may still wait there behind a full burst.
-        if (newest != 0 && drained && !rx_backlog)
-            advance_replay(newest);
+        if (_place.replay != nullptr) [[unlikely]]
+            follow_replay(newest, drained && !rx_backlog, tsc);
         const uint64_t now = now_ns();
         store_relaxed(_stats.now_ns, now);
         // A plain store on the line now_ns already dirties each turn (no RMW): the housekeeping thread
@@ -136,7 +144,7 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
     _table.destroy_all(now_ns(), conntrack::Reason::shutdown);
 }
 
-uint16_t Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
+uint16_t Worker::poll(const RxQueueRef& q, unsigned qi, uint64_t tsc) noexcept
 {
     rte_mbuf* mbufs[kBurst];
     const uint16_t n = rte_eth_rx_burst(q.port, q.queue, mbufs, kBurst);
@@ -144,11 +152,71 @@ uint16_t Worker::poll(const RxQueueRef& q, uint64_t tsc) noexcept
         return 0;
     store_relaxed(_stats.last_rx_tsc, tsc);
     bump(_stats.rx_packets, uint64_t(n));
-    handle(mbufs, n, tsc, &q);
-    // After the handoff's enqueues (release): a worker that sees this time finds those packets in its rings.
-    if (_place.replay != nullptr)
-        _place.replay->publish(_place.index, _packet_clock.now_ns());
+    if (_place.replay != nullptr) [[unlikely]]
+        replay_burst(mbufs, n, tsc, q, qi);
+    else
+        handle(mbufs, n, tsc, &q);
     return n;
+}
+
+void Worker::replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& q, unsigned qi) noexcept
+{
+    flowgen::TimeMarks* marks = qi < _place.rx_marks.size() ? _place.rx_marks[qi] : nullptr;
+    if (marks == nullptr) {
+        handle(mbufs, n, tsc, &q);
+    } else {
+        // The stream's times dealt to the other queues, each applied between the frames of this queue it
+        // fell between (flowgen/time_marks.h): the burst is tracked in pieces, the cop running at a mark
+        // where it crosses a check instant, as on one lcore reading the whole stream.
+        const uint64_t read = _rx_read[qi];
+        uint16_t start = 0;
+        flowgen::TimeMarks::Mark m{};
+        while (marks->front(m) && m.before <= read + n) {
+            const uint16_t k = m.before > read ? uint16_t(m.before - read) : 0;
+            if (k > start) {
+                handle(mbufs + start, uint16_t(k - start), tsc, &q);
+                start = k;
+            }
+            take_due_related(tsc);
+            advance_replay(m.time_us * 1000);
+            marks->pop();
+        }
+        if (start < n)
+            handle(mbufs + start, uint16_t(n - start), tsc, &q);
+        _rx_read[qi] = read + n;
+    }
+    // After the handoff's enqueues (release): a worker that sees this time finds those packets in its rings.
+    _place.replay->publish(_place.index, _packet_clock.now_ns());
+}
+
+void Worker::take_due_related(uint64_t tsc) noexcept
+{
+    // The ICMP errors and fragments handed here that this worker's time has reached: before its time moves
+    // on (and its cop runs) past them.
+    for (unsigned from = 0; from < _held.size(); ++from)
+        if (from != _place.index)
+            take_related(from, tsc);
+}
+
+void Worker::follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept
+{
+    // The marks after the last frame read from a queue: every frame dealt before them was read.
+    for (unsigned qi = 0; qi < _place.rx_marks.size(); ++qi) {
+        flowgen::TimeMarks* marks = _place.rx_marks[qi];
+        if (marks == nullptr)
+            continue;
+        flowgen::TimeMarks::Mark m{};
+        while (marks->front(m) && m.before <= _rx_read[qi]) {
+            take_due_related(tsc);
+            advance_replay(m.time_us * 1000);
+            marks->pop();
+        }
+    }
+    // Not with time marks: they are this worker's place in the stream, exactly. Another worker's newest
+    // time can be ahead of frames still on their way to this worker's queue (the dealer pushes a burst's
+    // marks before it enqueues the burst, and a reader applies at once those after its last frame).
+    if (newest != 0 && idle && !_follows_marks)
+        advance_replay(newest);
 }
 
 void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept

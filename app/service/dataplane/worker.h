@@ -33,7 +33,9 @@
 // so this lcore's cop runs where the timeline crosses a check instant even when the packet that
 // crosses it goes to another lcore; the handoff rings carry the same timeline to the owners as time
 // marks (handoff.h), and a worker that reads ports publishes its newest time (ReplayTime) for the
-// others to adopt once per loop turn. A full handoff ring holds back the poller of a port that reads a
+// others to adopt once per loop turn. Under the rss plan on the flowgen port the dealer sends each
+// queue's reader the one timeline as time marks beside its frames (flowgen/time_marks.h): replay_burst()
+// applies them where they fall between the burst's frames, follow_replay() those after the last. A full handoff ring holds back the poller of a port that reads a
 // file (WorkerSettings::wait_ports) instead of dropping; it keeps taking from its own rings meanwhile.
 // A kill (-D, -F, /flowcop/kill) under the packet clock ends its flows at once (reap_killed()) rather
 // than at the next tick of a replay time that may never move again; under the TSC clock the next tick
@@ -79,6 +81,10 @@
 struct rte_mbuf;
 struct rte_ring;
 
+namespace flowcop::flowgen {
+class TimeMarks;
+}
+
 namespace flowcop::app {
 
 inline constexpr unsigned kBurst = 32;
@@ -120,6 +126,9 @@ struct WorkerPlace {
     bool rss = false;                // the rss plan: the rings carry only ICMP errors and fragments
     RssOwnerConf rss_owner;          // rss: which worker the ports deliver a flow to (rss_owner.h)
     ReplayTime* replay = nullptr;    // --clock packet: the time every worker publishes (clock.h); else nullptr
+    // --clock packet, rss on the flowgen port: the time marks of each of WorkerPlan::rx's queues (nullptr
+    // for a queue without them), which carry the replay's one timeline between that queue's frames.
+    std::vector<flowgen::TimeMarks*> rx_marks;
 };
 
 // Registers the mbuf dynamic field that carries a handed-off fragment's attribution under the rss plan
@@ -162,8 +171,16 @@ private:
         const uint8_t* orig;
         uint16_t all;
     };
-    // Returns how many packets the burst brought (kBurst: the queue may hold more).
-    uint16_t poll(const RxQueueRef& q, uint64_t tsc) noexcept;
+    // Returns how many packets the burst brought (kBurst: the queue may hold more). qi: q's index in
+    // WorkerPlan::rx.
+    uint16_t poll(const RxQueueRef& q, unsigned qi, uint64_t tsc) noexcept;
+    // --clock packet: handle() for a burst read from q, split where its time marks fall (clock.h), then
+    // the newest time published for the others.
+    void replay_burst(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& q, unsigned qi) noexcept;
+    // --clock packet, once per loop turn: the time marks due after the last frame read from each queue,
+    // then, for a worker without marks (idle: every queue and ring that feeds it was emptied), the newest
+    // time any worker has read.
+    void follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept;
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
     void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
@@ -213,6 +230,12 @@ private:
     // with_time_marks: the outboxes hold time marks too (handoff.h), which are neither counted nor freed.
     void send_outboxes(uint16_t rx_port, bool with_time_marks) noexcept;
     bool take_handoffs(uint64_t tsc) noexcept;
+    // --clock packet under rss: the ICMP errors and fragments another worker handed here, each tracked
+    // once this worker's replay time has reached its own (never ahead of this worker's timeline: clock.h);
+    // those not yet due wait in _held. Returns true when the ring gave less than a burst.
+    bool take_related(unsigned from, uint64_t tsc) noexcept;
+    // take_related() from every other worker: before a time mark moves this worker's time on.
+    void take_due_related(uint64_t tsc) noexcept;
     void finish_handoffs() noexcept;
     // Forwards (inline) or frees a tracked burst; under --policy judges first what the table left unjudged
     // (police()) and, inline, frees what the policy dropped instead of forwarding it.
@@ -259,6 +282,14 @@ private:
     std::unique_ptr<fragattr::FragmentAttributor> _fragments;
     int _mark_offset = -1; // the mbuf dynfield that carries a handed-off fragment's attribution
     uint64_t _next_cop_ns = 0;
+    std::vector<uint64_t> _rx_read; // --clock packet with time marks: frames read from each of _plan.rx
+    bool _follows_marks = false;    // some queue of this worker has time marks: its time comes from them
+    // take_related(): per sending worker, packets taken from its ring and not yet due here.
+    struct Held {
+        rte_mbuf* m[kBurst];
+        uint16_t head = 0, n = 0;
+    };
+    std::vector<Held> _held;
     const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
     bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked
     bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn

@@ -129,6 +129,10 @@ bool Worker::take_handoffs(uint64_t tsc) noexcept
     for (unsigned from = 0; from < workers; ++from) {
         if (from == me)
             continue;
+        if (!_held.empty()) {
+            emptied &= take_related(from, tsc);
+            continue;
+        }
         void* objs[kBurst];
         const unsigned n = rte_ring_dequeue_burst(_place.handoff->ring(from, me), objs, kBurst, nullptr);
         emptied &= n < kBurst;
@@ -154,6 +158,33 @@ bool Worker::take_handoffs(uint64_t tsc) noexcept
         }
     }
     return emptied;
+}
+
+bool Worker::take_related(unsigned from, uint64_t tsc) noexcept
+{
+    Held& h = _held[from];
+    bool emptied = true;
+    if (h.n == 0) {
+        h.head = 0;
+        h.n = uint16_t(rte_ring_dequeue_burst(_place.handoff->ring(from, _place.index), reinterpret_cast<void**>(h.m),
+                                              kBurst, nullptr));
+        emptied = h.n < kBurst;
+    }
+    // A packet the sender read ahead of this worker's place in the timeline (its time is newer than this
+    // worker's) would move this clock, and run its cop, before frames of its own queue that came first in
+    // the stream: it waits until the time marks bring this worker there (they always do: the stream's
+    // marks up to that packet were dealt before it). Once the service stops, all of them, at once.
+    const bool stopping = _quit != nullptr && _quit->load(std::memory_order_relaxed);
+    uint16_t k = 0;
+    while (k < h.n && (stopping || _packet_clock.time_of(h.m[h.head + k]) <= _packet_clock.now_ns()))
+        ++k;
+    if (k != 0) {
+        bump(_stats.handoff_received, uint64_t(k));
+        handle(h.m + h.head, k, tsc, nullptr);
+        h.head = uint16_t(h.head + k);
+        h.n = uint16_t(h.n - k);
+    }
+    return emptied && h.n == 0;
 }
 
 void Worker::finish_handoffs() noexcept

@@ -133,6 +133,57 @@ std::string Port::program_rss(const uint8_t* key, uint16_t key_len, uint64_t has
     return _dealer.program(key, key_len, hash_fields, table);
 }
 
+std::string Port::enable_time_marks()
+{
+    if (_thread.joinable())
+        return "flowgen: the port is running: enable its time marks before start()";
+    if (_cfg.queues < 2)
+        return "flowgen: a port of one queue needs no time marks";
+    if (_cfg.overflow == Overflow::drop)
+        return "flowgen: time marks need overflow=wait (a dropped frame would leave its marks behind)";
+    if (_ts_offset < 0)
+        return "flowgen: no timestamp dynfield: nothing to mark";
+    // Room for the marks of every frame the rings can hold, and never less than a few bursts.
+    const uint32_t cap = std::max<uint32_t>(_cfg.ring, 4 * _cfg.burst);
+    _marks.clear();
+    for (unsigned q = 0; q < _cfg.queues; ++q)
+        _marks.push_back(std::make_unique<TimeMarks>(cap));
+    _told_us.assign(_cfg.queues, 0);
+    _dealt.assign(_cfg.queues, 0);
+    return {};
+}
+
+bool Port::marks_room() const noexcept
+{
+    // A burst pushes at most one mark per frame to each queue.
+    for (const auto& m : _marks)
+        if (m->room() < _cfg.burst)
+            return false;
+    return true;
+}
+
+void Port::deal_marks() noexcept
+{
+    // In the stream's order, before any of the burst is enqueued (time_marks.h).
+    for (unsigned i = 0; i < _pend_n; ++i) {
+        const uint16_t q = _pend_queue[i];
+        const uint64_t t = *RTE_MBUF_DYNFIELD(_pending[i], _ts_offset, rte_mbuf_timestamp_t*);
+        if (t > _stream_max_us)
+            _stream_max_us = t;
+        const uint64_t now = _stream_max_us;
+        for (uint16_t o = 0; o < _cfg.queues; ++o) {
+            if (_told_us[o] >= now)
+                continue;
+            // The frame's own queue learns its time from the frame, unless the frame is older than the
+            // stream's time (a capture's out-of-order timestamp): then a mark first.
+            if (o != q || t < now)
+                _marks[o]->push({_dealt[o], now});
+            _told_us[o] = now;
+        }
+        ++_dealt[q];
+    }
+}
+
 unsigned Port::enqueue_pending() noexcept
 {
     // In the stream's order: a run of frames for one queue at a time, stopping at a ring that is full
@@ -198,13 +249,15 @@ void Port::run()
                 worked = true;
             }
         }
-        if (_pend_n == 0 && !_gen.finished()) {
+        if (_pend_n == 0 && !_gen.finished() && (_marks.empty() || marks_room())) {
             _pend_head = 0;
             _pend_n = _gen.next_burst(_pool, _pending.data(), _cfg.burst);
             for (unsigned i = 0; i < _pend_n; ++i)
                 _pend_queue[i] = _cfg.queues < 2 ? 0
                                                  : _dealer.queue(rte_pktmbuf_mtod(_pending[i], const uint8_t*),
                                                                  rte_pktmbuf_data_len(_pending[i]));
+            if (!_marks.empty())
+                deal_marks();
             if (_pend_n != 0 && _cfg.realtime && _ts_offset >= 0)
                 pace(*RTE_MBUF_DYNFIELD(_pending[0], _ts_offset, rte_mbuf_timestamp_t*));
         }

@@ -18,6 +18,11 @@
 // freed at once and counted in stats().rx_dropped; the stream goes on at wall-clock pace, so a
 // consumer that falls behind loses frames instead of slowing the timeline. With packets=/duration=
 // reached the port returns no more packets (stats().finished once the last frame is in the ring).
+// Time marks (time_marks.h; --clock packet replays on several queues): after enable_time_marks(), for
+// every frame it deals the thread pushes the stream's running maximum time to the TimeMarks of each
+// other queue not yet told it (before that frame's enqueue), so each queue's reader can follow the one
+// timeline exactly between its own frames. The thread deals a burst only when every queue's TimeMarks
+// has room for a burst's marks (back-pressure, like a full rx ring under overflow=wait).
 // Tx: the tx queue is a ring that the generator thread drains and frees (tx_freed), so flowcop's inline
 // mode can forward to this port; nothing is transmitted anywhere.
 // Ownership: create() makes the rings and, if pool is nullptr, a pktmbuf pool sized for the ring
@@ -46,6 +51,7 @@
 #include <flowgen/generator.h>
 #include <flowgen/rss_dealer.h>
 #include <flowgen/stats.h>
+#include <flowgen/time_marks.h>
 
 struct rte_mempool;
 struct rte_ring;
@@ -81,6 +87,14 @@ public:
                             const std::vector<uint16_t>& table);
     // What the port deals with (a read-back).
     const RssDealer& rss() const noexcept { return _dealer; }
+    // Before start(): deal the replay's timeline to every queue as time marks (see above). "" or one
+    // sentence (one queue, overflow=drop, no timestamps, running). time_marks(q): queue q's, or nullptr
+    // when not enabled; it lives as long as the Port.
+    std::string enable_time_marks();
+    TimeMarks* time_marks(uint16_t queue) const noexcept
+    {
+        return queue < _marks.size() ? _marks[queue].get() : nullptr;
+    }
 
     ~Port();
     Port(const Port&) = delete;
@@ -96,6 +110,8 @@ private:
     Config _cfg;
     Generator _gen;
     unsigned enqueue_pending() noexcept;
+    bool marks_room() const noexcept;
+    void deal_marks() noexcept;
 
     rte_mempool* _pool = nullptr;
     bool _own_pool = false;
@@ -106,6 +122,7 @@ private:
     uint16_t _port_id = 0;
     std::string _name;
     int _ts_offset = -1;
+    std::vector<std::unique_ptr<TimeMarks>> _marks; // enable_time_marks(): one per rx queue
 
     std::thread _thread;
     std::atomic<bool> _stop{false};
@@ -116,6 +133,9 @@ private:
     uint64_t _enqueued = 0, _tx_freed = 0, _rx_dropped = 0;
     int64_t _anchor_wall_ns = 0;
     uint64_t _anchor_virtual_us = 0;
+    uint64_t _stream_max_us = 0;    // time marks: the stream's running maximum time so far
+    std::vector<uint64_t> _told_us; // time marks: per queue, the newest time it was told (frame or mark)
+    std::vector<uint64_t> _dealt;   // time marks: per queue, frames dealt to it so far
 
     // Published by the thread after each burst, read by stats(): single-writer fields
     // (stats/relaxed.h), the project's one vocabulary for counters other threads read.
