@@ -17,6 +17,7 @@
 #pragma once
 
 #include <service/control/control.h>
+#include <service/control/state_stats.h>
 #include <service/control/stats_view.h>
 #include <service/dataplane/clock.h>
 #include <service/dataplane/worker.h>
@@ -112,6 +113,12 @@ private:
     StartError start_control(); // the stats view, the exporter, telemetry and the control socket
     void build_stats_view();
     void housekeeping();
+    // --state-file (state.h): the restore at start (before any worker runs), the checkpoints' thread body
+    // (--state-checkpoint-s), and the save at stop (workers stopped, flows still open), which then
+    // ends the flows (without events for the ones saved: they go on in the next run).
+    void restore_flows();
+    void checkpoint_loop();
+    void save_and_end_flows();
 
     Options _opt;
     mutable std::mutex _current_mu;
@@ -133,6 +140,8 @@ private:
     std::unique_ptr<Telemetry> _telemetry;
     events::Subscription* _follow = nullptr; // the control socket's (flowcopctl -E); the stream owns it
     CtlServerStats _ctl_stats;               // the control socket's counters (ctl_stats.h)
+    StateStats _state_stats;                 // --state-file's restore and saves (state_stats.h)
+    uint64_t _owner_seed = 0;                // flow_owner.h's seed for the handoff plan, drawn at start
     std::unique_ptr<CtlServer> _ctl;
     std::atomic<bool> _quit{false};
     std::atomic<bool> _running{false};
