@@ -631,7 +631,11 @@ int Service::run()
         _quit.store(true, std::memory_order_relaxed);
     }
     std::unique_ptr<ControlThread> checkpoints;
-    if (_opt.state_checkpoint_s != 0) {
+    if (_opt.state_checkpoint_s != 0 && _opt.state_file.empty())
+        log::write(RTE_LOG_WARNING, log::Part::service,
+                   "flowcop: warning: --state-checkpoint-s %u without --state-file: no checkpoints",
+                   _opt.state_checkpoint_s);
+    if (_opt.state_checkpoint_s != 0 && !_opt.state_file.empty()) {
         checkpoints = ControlThread::start(
             "flowcop-state", [this] { checkpoint_loop(); }, error);
         if (!checkpoints)
@@ -679,7 +683,23 @@ void Service::restore_flows()
             return 0;
         return by_rss ? rss_owner(key, rss) : flow_owner(key, seed, n);
     };
-    const RestoreReport r = restore_state(_opt, _opt.clock, _clock.now_ns(), tables, owner, _state_stats);
+    // A restored flow's IPFIX records continue its earlier ones: the next one is a delta from what the last
+    // run's exporter had reported (lib/ipfix/deltas.h), in the domain of its new lcore.
+    OnRestored continue_ipfix;
+    if (_ipfix)
+        continue_ipfix = [this](unsigned w, uint64_t id, const conntrack::FlowImage& im, const conntrack::TimeBase& b) {
+            if (im.reported_end_ns == 0)
+                return;
+            ipfix::DeltaTracker::Reported r;
+            for (int d = 0; d < 2; ++d) {
+                r.packets[d] = im.reported_packets[d];
+                r.bytes[d] = im.reported_bytes[d];
+            }
+            r.end_ns = b.to_table(im.reported_end_ns);
+            _ipfix->seed_reported(w, id, r);
+        };
+    const RestoreReport r =
+        restore_state(_opt, _opt.clock, _clock.now_ns(), tables, owner, _state_stats, continue_ipfix);
     if (!r.line.empty())
         log::write(RTE_LOG_INFO, log::Part::service, "%s", r.line.c_str());
 }
@@ -717,9 +737,28 @@ void Service::save_and_end_flows()
     std::vector<const conntrack::FlowTable*> tables;
     for (auto& t : _tables)
         tables.push_back(t.get());
+    // The IPFIX exporter first sends everything the lcores emitted, so what each flow's records reported
+    // is final and goes into the file with the flow (the next run's records are deltas from it).
+    Annotate reported;
+    if (_ipfix) {
+        _ipfix->stop_and_flush();
+        reported = [this](unsigned w, const conntrack::TimeBase& b, conntrack::FlowImage& im) {
+            ipfix::DeltaTracker::Reported r;
+            if (!_ipfix->reported(w, im.flow_id, r))
+                return;
+            for (int d = 0; d < 2; ++d) {
+                im.reported_packets[d] = r.packets[d];
+                im.reported_bytes[d] = r.bytes[d];
+            }
+            im.reported_end_ns = b.to_file(r.end_ns);
+        };
+    }
     std::string line;
-    const bool saved = save_state(_opt, state_clock(_opt.clock, table_now), tables, _state_stats, line);
+    const bool saved = save_state(_opt, state_clock(_opt.clock, table_now), tables, _state_stats, line, reported);
     log::write(saved ? RTE_LOG_INFO : RTE_LOG_ERR, log::Part::service, "%s", line.c_str());
+    // Not saved: the flows end as without --state-file, and their IPFIX records must go out (run() flushes).
+    if (!saved && _ipfix)
+        _ipfix->start([] { pin_to_control_cpus(); });
     for (size_t w = 0; w < _tables.size(); ++w) {
         // Saved flows go on in the next run under the same ids: no destroy event, no IPFIX end record.
         if (saved)

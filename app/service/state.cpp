@@ -84,7 +84,8 @@ StateClock state_clock(ClockSource clock, uint64_t table_now_ns)
 
 RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_now_ns,
                             const std::vector<conntrack::FlowTable*>& tables,
-                            const std::function<unsigned(const packet::FlowKey&)>& owner, StateStats& stats)
+                            const std::function<unsigned(const packet::FlowKey&)>& owner, StateStats& stats,
+                            const OnRestored& on_restored)
 {
     RestoreReport report;
     if (opt.state_file.empty() || tables.empty())
@@ -122,7 +123,9 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
     std::array<uint64_t, kStateDiscardCount> discarded{};
     uint64_t restored = 0, renumbered = 0;
     FlowImage im;
-    auto count = [&](RestoreOutcome o) {
+    auto count = [&](RestoreOutcome o, unsigned w, uint64_t id) {
+        if ((o == RestoreOutcome::restored || o == RestoreOutcome::renumbered) && on_restored)
+            on_restored(w, id, im, base);
         switch (o) {
         case RestoreOutcome::restored: ++restored; break;
         case RestoreOutcome::renumbered:
@@ -146,18 +149,21 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
             continue;
         }
         const unsigned w = owner(key);
-        const RestoreOutcome o = tables[w]->restore_flow(im, base, now, 0);
+        uint64_t id = 0;
+        const RestoreOutcome o = tables[w]->restore_flow(im, base, now, 0, &id);
         if (o == RestoreOutcome::slot_taken)
             again.emplace_back(i, w);
         else
-            count(o);
+            count(o, w, id);
     }
     for (conntrack::FlowTable* t : tables)
         t->finish_restore();
     const uint32_t fresh_generation = top_generation == UINT32_MAX ? UINT32_MAX : top_generation + 1;
     for (const auto& [i, w] : again) {
         file.entry(i, im);
-        count(tables[w]->restore_flow(im, base, now, fresh_generation));
+        uint64_t id = 0;
+        const RestoreOutcome o = tables[w]->restore_flow(im, base, now, fresh_generation, &id);
+        count(o, w, id);
     }
 
     store_relaxed(stats.restored, restored);
@@ -184,7 +190,7 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
 }
 
 bool save_state(const Options& opt, const StateClock& clock, const std::vector<const conntrack::FlowTable*>& tables,
-                StateStats& stats, std::string& line)
+                StateStats& stats, std::string& line, const Annotate& annotate)
 {
     const auto t0 = std::chrono::steady_clock::now();
     std::string error;
@@ -198,6 +204,8 @@ bool save_state(const Options& opt, const StateClock& clock, const std::vector<c
         for (uint32_t start = 0; ok && start != conntrack::kNoPosition;) {
             size_t n = 0;
             start = tables[w]->export_slice(start, kSlice, base, slice, n);
+            for (size_t i = 0; annotate && i < n; ++i)
+                annotate(unsigned(w), base, slice[i]);
             ok = writer->append(slice, n);
         }
     if (!ok && writer != nullptr)

@@ -47,13 +47,21 @@ struct RestoreReport {
 
 // Restores opt.state_file into `tables` (index = worker). owner(key) says which worker owns a key under
 // the running plan. Counts into `stats`; never fails the start: a bad file or flow is logged and counted.
+// on_restored(worker, id, image, base), when given, is called for each flow restored, with its id in its
+// new table (the IPFIX exporter takes the flow's reported totals from it).
+using OnRestored =
+    std::function<void(unsigned worker, uint64_t flow_id, const conntrack::FlowImage&, const conntrack::TimeBase&)>;
 RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_now_ns,
                             const std::vector<conntrack::FlowTable*>& tables,
-                            const std::function<unsigned(const packet::FlowKey&)>& owner, StateStats& stats);
+                            const std::function<unsigned(const packet::FlowKey&)>& owner, StateStats& stats,
+                            const OnRestored& on_restored = {});
 
 // Saves every flow of `tables` to opt.state_file, atomically. False (logged, counted) on failure; the
 // previous file is then intact.
+// annotate(worker, base, image), when given, completes each image before it is written (the IPFIX
+// exporter's reported totals, at stop).
+using Annotate = std::function<void(unsigned worker, const conntrack::TimeBase&, conntrack::FlowImage&)>;
 bool save_state(const Options& opt, const StateClock& clock, const std::vector<const conntrack::FlowTable*>& tables,
-                StateStats& stats, std::string& line);
+                StateStats& stats, std::string& line, const Annotate& annotate = {});
 
 } // namespace flowcop::app

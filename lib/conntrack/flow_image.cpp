@@ -177,7 +177,7 @@ uint32_t FlowTable::export_slice(uint32_t start, uint32_t max_records, const Tim
 }
 
 RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base, uint64_t now_ns,
-                                       uint32_t renumber_generation) noexcept
+                                       uint32_t renumber_generation, uint64_t* flow_id) noexcept
 {
     if (!image_valid(im))
         return RestoreOutcome::invalid;
@@ -254,6 +254,8 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
     bump(_counters.flows_created);
     bump(_counters.flows_created_by_proto[static_cast<size_t>(record_proto(r))]);
     _wheel->schedule(pos, wheel_deadline_of(pos));
+    if (flow_id != nullptr)
+        *flow_id = make_flow_id(generation, pos);
     return renumber_generation == 0 ? RestoreOutcome::restored : RestoreOutcome::renumbered;
 }
 

@@ -84,6 +84,12 @@ struct FlowImage {
     uint32_t related = 0;  // ICMP errors that quoted the flow
     uint16_t in_port = 0;  // the DPDK port of its first packet
     uint16_t interims = 0; // interim report boundaries passed (FlowCold::exports)
+    // What the flow's IPFIX records reported so far (lib/ipfix/deltas.h), so its next record after the
+    // restart is a delta from them: not the table's (export_slice leaves them 0, restore_flow ignores
+    // them); the service fills them from the IPFIX exporter at stop and hands them to the next one.
+    uint64_t reported_packets[2] = {0, 0};
+    uint64_t reported_bytes[2] = {0, 0};
+    uint64_t reported_end_ns = 0; // file time base; 0: nothing reported (no interim record yet)
 };
 
 // The difference between the file's time base and the table's clock: file_ns = table_ns + offset_ns.

@@ -266,8 +266,9 @@ public:
     // is beyond the capacity); then finish_restore(); then the slot_taken ones again with
     // renumber_generation above every generation restored. A restored flow counts as created (the
     // counters' invariant) and emits no event.
+    // `flow_id`, when given, receives the flow's id in this table (restored or renumbered).
     RestoreOutcome restore_flow(const FlowImage& image, const TimeBase& base, uint64_t now_ns,
-                                uint32_t renumber_generation) noexcept;
+                                uint32_t renumber_generation, uint64_t* flow_id = nullptr) noexcept;
     void finish_restore() noexcept;
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }

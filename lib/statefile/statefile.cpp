@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The state file's encoding, reader and atomic writer (statefile.h).
 //
-// Entry byte map (kEntryBytes = 176, little-endian):
+// Entry byte map (kEntryBytes = 216, little-endian):
 //   0   addr_lo[16]          16  addr_hi[16]
 //   32  u16 port_lo          34  u16 port_hi          36  u8 proto
 //   37  u8 bits: 0x01 orig_is_lo, 0x02 reset_pending, 0x04 killed_pending
@@ -18,6 +18,7 @@
 //   128 + 20 * d (d = orig, reply): u32 end, u32 maxend, u32 maxwin, u32 maxack, u8 scale,
 //       u8 bits (0x01 sack_perm, 0x02 wscale_offered, 0x04 unacked, 0x08 maxack_set), u16 reserved
 //   168 u32 last             172 u32 reserved
+//   176 u64 reported_packets[orig], [reply]   192 u64 reported_bytes[orig], [reply]   208 u64 reported_end_ns
 #include <statefile/statefile.h>
 
 #include <rte_hash_crc.h>
@@ -155,6 +156,11 @@ void encode_entry(const conntrack::FlowImage& im, uint8_t out[kEntryBytes]) noex
             uint8_t((s.sack_perm ? 1 : 0) | (s.wscale_offered ? 2 : 0) | (s.unacked ? 4 : 0) | (s.maxack_set ? 8 : 0));
     }
     put32(out + 168, im.last);
+    for (int d = 0; d < 2; ++d) {
+        put64(out + 176 + 8 * d, im.reported_packets[d]);
+        put64(out + 192 + 8 * d, im.reported_bytes[d]);
+    }
+    put64(out + 208, im.reported_end_ns);
 }
 
 void decode_entry(const uint8_t in[kEntryBytes], conntrack::FlowImage& im) noexcept
@@ -207,6 +213,11 @@ void decode_entry(const uint8_t in[kEntryBytes], conntrack::FlowImage& im) noexc
         s.maxack_set = p[17] & 8;
     }
     im.last = get32(in + 168);
+    for (int d = 0; d < 2; ++d) {
+        im.reported_packets[d] = get64(in + 176 + 8 * d);
+        im.reported_bytes[d] = get64(in + 192 + 8 * d);
+    }
+    im.reported_end_ns = get64(in + 208);
 }
 
 Status parse(const uint8_t* bytes, size_t len, Header& h, std::string& why) noexcept

@@ -19,14 +19,14 @@
 //     56  build id, 64 bytes               "VERSION COMMIT", NUL-padded (build_info.h)
 //     120 u32 reserved
 //     124 u32 CRC32-C of bytes 0..123
-//   Then `flows` entries of kEntryBytes (176) each; statefile.cpp's encode_entry() has the byte map.
+//   Then `flows` entries of kEntryBytes (216) each; statefile.cpp's encode_entry() has the byte map.
 //   Nothing follows the last entry.
 // A new field, or a changed meaning, is a new version: a reader refuses other versions (Status::version)
 // rather than guess. Checksums: CRC32-C (DPDK's rte_hash_crc, SSE4.2 where the CPU has it): it detects
 // any damage of up to 32 bits and every torn or partial write with overwhelming probability; it is no
 // protection against an attacker who can write the file (the state directory must be flowcop's alone).
 //
-// Size: 128 + 176 bytes per flow (10^6 flows: 176 MB). Speed: tests/benchmarks.md ("State file").
+// Size: 128 + 216 bytes per flow (10^6 flows: 216 MB). Speed: tests/benchmarks.md ("State file").
 //
 // Writing is atomic (Writer): a temporary file in the same directory, written, fsync'd, renamed over the
 // path, and the directory fsync'd, so a crash at any moment leaves the old file or the new one, whole.
@@ -46,7 +46,7 @@ namespace flowcop::statefile {
 inline constexpr char kMagic[8] = {'F', 'L', 'O', 'W', 'C', 'O', 'P', 'S'};
 inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr size_t kHeaderBytes = 128;
-inline constexpr size_t kEntryBytes = 176;
+inline constexpr size_t kEntryBytes = 216;
 inline constexpr size_t kBuildBytes = 64;
 inline constexpr uint32_t kCrcSeed = 0xffffffffu;
 

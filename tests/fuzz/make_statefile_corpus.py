@@ -9,7 +9,7 @@ import struct
 import sys
 from pathlib import Path
 
-HEADER, ENTRY = 128, 176
+HEADER, ENTRY = 128, 216
 
 
 def crc32c(data, crc=0xFFFFFFFF):
@@ -26,7 +26,7 @@ def v4(a, b, c, d):
 
 def entry(lo, hi, port_lo, port_hi, proto=6, state=3, bits=0x0c, gen=1, slot=0, first=10**18, last=10**18 + 5 * 10**9,
           orig_is_lo=True, vlan=(0, 0), zone=0, cap=0, override=0, packets=(10, 8), nbytes=(4000, 900),
-          window=True, liberal=False, in_port=0, interims=0, pending=0):
+          window=True, liberal=False, in_port=0, interims=0, pending=0, reported=None):
     e = bytearray(ENTRY)
     e[0:16], e[16:32] = lo, hi
     struct.pack_into("<HHB", e, 32, port_lo, port_hi, proto)
@@ -45,6 +45,8 @@ def entry(lo, hi, port_lo, port_hi, proto=6, state=3, bits=0x0c, gen=1, slot=0, 
                 base = 1000 + 7919 * d
                 struct.pack_into("<IIIIBB", e, 128 + 20 * d, base + 4001, base + 70000, 64240, base + 1, 7, 0x0B)
             struct.pack_into("<I", e, 168, 0x1234)
+    if reported:
+        struct.pack_into("<QQQQQ", e, 176, *reported)
     return bytes(e)
 
 
@@ -87,6 +89,8 @@ def seeds():
         entry(v4(10, 4, 0, 3), v4(10, 0, 0, 2), 1, 2, slot=3),  # the same key again
         entry(v4(10, 4, 0, 4), v4(10, 0, 0, 2), 1, 2, slot=4, first=0),
     ])
+    yield "ipfix-reported", file([entry(v4(10, 6, 0, 1), v4(10, 0, 0, 2), 1, 2, interims=3,
+                                        reported=(8, 6, 3000, 700, 10**18 + 4 * 10**9))])
     yield "packet-time-base", file(tcp[:2], base=1, base_now=10**18 + 999 * 10**9)
     yield "generation-max", file([entry(v4(10, 5, 0, 1), v4(10, 0, 0, 2), 1, 2, gen=0xFFFFFFFF, slot=0),
                                   entry(v4(10, 5, 0, 2), v4(10, 0, 0, 2), 1, 2, gen=7, slot=0)])

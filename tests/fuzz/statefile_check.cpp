@@ -26,7 +26,8 @@ bool same(const FlowImage& a, const FlowImage& b)
     statefile::encode_entry(a, x);
     statefile::encode_entry(b, y);
     return std::memcmp(x, y, sizeof x) == 0 && a.flow_id == b.flow_id && a.last == b.last &&
-           a.dir[0].packets == b.dir[0].packets && a.dir[1].bytes == b.dir[1].bytes;
+           a.dir[0].packets == b.dir[0].packets && a.dir[1].bytes == b.dir[1].bytes &&
+           a.reported_end_ns == b.reported_end_ns;
 }
 
 std::unique_ptr<conntrack::FlowTable> small_table(unsigned n)

@@ -16,7 +16,8 @@ not count as accepted); the UDP flow's deadline passed while flowcop was down, s
 inactivity under its old id (a destroy event, no new event for any restored flow);
 flowcop_state_restored_flows says how many came back. Then, on one lcore: a corrupted, a truncated and
 a future-version file each start flowcop with no flows, the reason counted in
-flowcop_state_restore_discarded_total. Every wait is bounded.
+flowcop_state_restore_discarded_total. And --state-checkpoint-s 1 on two lcores: after a crash (SIGKILL)
+the next start restores the last checkpoint. Every wait is bounded.
 """
 
 import json
@@ -190,6 +191,39 @@ def bad_files(tap, exe, tmp, pcap):
         tap.ok("refused (%s)" % reason in fc.stderr, "a %s file: one clear line says so" % reason, fc.stderr[-600:])
 
 
+def checkpoint_then_crash(tap, exe, ctl_exe, tmp, pcap):
+    """--state-checkpoint-s 1 on the last layout of the matrix: the checkpoint thread saves while the lcores
+    run; after a crash (SIGKILL: no save at stop) the next start restores the last checkpoint."""
+    layout = layouts.selected()[-1]
+    state = os.path.join(tmp, "checkpoint.state")
+    fc = start(exe, pcap, layout, state, state + ".ev", "stc", extra=["--state-checkpoint-s", "1"])
+    try:
+        wait_until(lambda: Scrape(fc.url).total("flowcop_flows_active") == N_TCP + 1, 30, "flows")
+        before = listing(ctl_exe, fc)
+        m = wait_until(lambda: (lambda s: s if s.value("flowcop_state_saves_total", result="ok") >= 2 else None)(
+            Scrape(fc.url)), 20, "two checkpoints")
+        saved = m.value("flowcop_state_saved_flows")
+    finally:
+        fc.proc.kill()
+        fc.proc.wait(timeout=10)
+    tap.eq(saved, N_TCP + 1, "%s: a checkpoint while running saves every flow" % layout.name)
+    empty = os.path.join(tmp, "empty-ck.pcap")
+    pcaplib.write_pcap(empty, [], snaplen=65535)
+    fc = start(exe, empty, layout, state, state + ".ev2", "stk")
+    try:
+        m = wait_until(lambda: (lambda s: s if s.total("flowcop_state_restored_flows") == N_TCP + 1 else None)(
+            Scrape(fc.url)), 30, "the restore")
+        after = listing(ctl_exe, fc)
+    finally:
+        fc.stop()
+    tap.eq(sorted((k, f["packets_orig"], f["packets_reply"]) for k, f in after.items()),
+           sorted((k, f["packets_orig"], f["packets_reply"]) for k, f in before.items()),
+           "%s: after a crash the last checkpoint's flows come back with their counters" % layout.name)
+    moved = [k for k in before if k in after and after[k]["flow_id"] != before[k]["flow_id"]]
+    tap.eq(len(moved), m.total("flowcop_state_restore_renumbered_flows"),
+           "%s: ... and their ids, but for the counted renumberings" % layout.name)
+
+
 def main():
     exe, ctl_exe, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
     shutil.rmtree(tmp, ignore_errors=True)
@@ -204,6 +238,7 @@ def main():
         for second in chosen:
             restart_pair(tap, exe, ctl_exe, tmp, first, second, pcaps)
     bad_files(tap, exe, tmp, pcaps[0])
+    checkpoint_then_crash(tap, exe, ctl_exe, tmp, pcaps[0])
     tap.done()
 
 

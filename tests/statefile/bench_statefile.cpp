@@ -54,7 +54,8 @@ std::unique_ptr<conntrack::FlowTable> table(uint32_t capacity)
 conntrack::FlowImage flow(uint32_t i, uint64_t now)
 {
     conntrack::FlowImage im;
-    const uint8_t lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, uint8_t(i >> 16), uint8_t(i >> 8), uint8_t(i)};
+    const uint8_t lo[16] = {0,         0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, uint8_t(i >> 16), uint8_t(i >> 8),
+                            uint8_t(i)};
     const uint8_t hi[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 1};
     std::memcpy(im.addr_lo, lo, 16);
     std::memcpy(im.addr_hi, hi, 16);

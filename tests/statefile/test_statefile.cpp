@@ -72,6 +72,11 @@ FlowImage sample(uint32_t i)
     im.related = 77;
     im.in_port = 3;
     im.interims = 12;
+    im.reported_packets[0] = 90;
+    im.reported_packets[1] = 91;
+    im.reported_bytes[0] = 9000;
+    im.reported_bytes[1] = 9100;
+    im.reported_end_ns = 1'700'000'050'000'000'000ull;
     return im;
 }
 
@@ -121,6 +126,11 @@ void check_same(const FlowImage& a, const FlowImage& b)
     CHECK(a.related == b.related);
     CHECK(a.in_port == b.in_port);
     CHECK(a.interims == b.interims);
+    for (int d = 0; d < 2; ++d) {
+        CHECK(a.reported_packets[d] == b.reported_packets[d]);
+        CHECK(a.reported_bytes[d] == b.reported_bytes[d]);
+    }
+    CHECK(a.reported_end_ns == b.reported_end_ns);
 }
 
 struct TempDir {

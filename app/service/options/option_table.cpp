@@ -559,7 +559,8 @@ std::vector<Spec> build_specs()
     t.push_back(number("--state-checkpoint-s", "SECONDS",
                        "Also write --state-file every SECONDS while running, from the control\n"
                        "plane in the listing's bounded slices (no packet path stall), so a crash\n"
-                       "loses at most SECONDS of flow state. 0 = only on a clean stop.",
+                       "loses at most SECONDS of flow state. 0 = only on a clean stop. Needs\n"
+                       "--state-file (without it: a warning, no checkpoints).",
                        0, 86400, set_number<&O::state_checkpoint_s>, show_number<&O::state_checkpoint_s>));
     t.push_back(text("--quiet", "",
                      "No live status line, start-up lines or final summary; errors and\n"

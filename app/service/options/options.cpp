@@ -149,8 +149,6 @@ ParseOutcome parse_options(int argc, char** argv)
         if (std::string err = s.set(s, value, o); !err.empty())
             return fail(format_flag_error(name, err)); // as the user spelled it (an alias too)
     }
-    if (o.state_checkpoint_s != 0 && o.state_file.empty())
-        return fail(format_flag_error("--state-checkpoint-s", "needs --state-file (the file it writes)"));
     return {ParseOutcome::ok, std::move(o), {}};
 }
 
