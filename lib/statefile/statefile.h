@@ -28,8 +28,8 @@
 //
 // Size: 128 + 216 bytes per flow (10^6 flows: 216 MB). Speed: tests/benchmarks.md ("State file").
 //
-// Writing is atomic (Writer): a temporary file in the same directory, written, fsync'd, renamed over the
-// path, and the directory fsync'd, so a crash at any moment leaves the old file or the new one, whole.
+// Writing is atomic (Writer): a temporary file in the same directory, written (O_DIRECT where the file
+// system takes it: no copy through the page cache), fsync'd, renamed over the path, and the directory fsync'd, so a crash at any moment leaves the old file or the new one, whole.
 // Reading (Reader) maps the file, checks the header and the body's checksum before handing out a single
 // entry, and decodes entries one at a time. Both are single-threaded objects; any thread.
 #pragma once
@@ -127,7 +127,11 @@ public:
 
 private:
     Writer() = default;
-    bool flush();
+    // Writes the buffer at the stream's end (last: padded to whole blocks).
+    bool flush(bool last);
+    struct FreeBuffer {
+        void operator()(uint8_t* p) const noexcept;
+    };
     std::string _path, _tmp;
     int _fd = -1;
     bool _failed = false;
@@ -135,8 +139,10 @@ private:
     bool _committed = false;
     uint64_t _flows = 0;
     uint32_t _crc = kCrcSeed;
-    std::unique_ptr<uint8_t[]> _buf;
-    size_t _used = 0;
+    std::unique_ptr<uint8_t, FreeBuffer> _buf;   // block-aligned (O_DIRECT)
+    std::unique_ptr<uint8_t, FreeBuffer> _first; // the stream's first block, rewritten with the header
+    size_t _used = 0;                            // bytes in _buf
+    uint64_t _written = 0;                       // bytes of the stream written (whole blocks)
 };
 
 } // namespace flowcop::statefile
