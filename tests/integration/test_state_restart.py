@@ -189,6 +189,29 @@ def bad_files(tap, exe, tmp, pcap):
         tap.eq(rc, 0, "a %s file: flowcop starts and stops cleanly" % reason)
         tap.eq((discarded, active), (1, 0), "a %s file: no flows, the reason counted" % reason)
         tap.ok("refused (%s)" % reason in fc.stderr, "a %s file: one clear line says so" % reason, fc.stderr[-600:])
+    options_changed(tap, exe, tmp, good)
+
+
+def options_changed(tap, exe, tmp, good):
+    """The same file under options that no longer produce its keys or track its protocols."""
+    layout = layouts.LAYOUTS[0]
+    empty = os.path.join(tmp, "empty-opts.pcap")
+    pcaplib.write_pcap(empty, [], snaplen=65535)
+    for extra, reason, lost, kept in ((["--port-zone", "0:5"], "key_changed", N_TCP + 1, 0),
+                                      (["--track", "udp"], "not_tracked", N_TCP, 1)):
+        path = os.path.join(tmp, "opts-%s.state" % reason)
+        shutil.copy(good, path)
+        fc = start(exe, empty, layout, path, path + ".ev", "sto", extra=extra)
+        try:
+            m = wait_until(lambda: Scrape(fc.url), 10, "a scrape")
+            got = (m.value("flowcop_state_restore_discarded_total", reason=reason),
+                   m.total("flowcop_state_restored_flows"))
+        finally:
+            fc.stop()
+        tap.eq(got, (lost, kept), "%s: the flows it no longer fits are counted %s, the others restored"
+               % (" ".join(extra), reason))
+        tap.ok("not restored: %s" % reason in fc.stderr, "%s: one warning line says so" % " ".join(extra),
+               fc.stderr[-500:])
 
 
 def checkpoint_then_crash(tap, exe, ctl_exe, tmp, pcap):
