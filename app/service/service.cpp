@@ -296,7 +296,7 @@ void Service::build_stats_view()
     }
     _view.plan = &_plan;
     _view.ctl = {&_ctl_stats, _follow};
-    _view.state = {&_state_stats};
+    _view.state = {&_state_stats, !_opt.state_file.empty()};
 }
 
 Service::~Service()

@@ -54,6 +54,7 @@ struct StateStats {
 // What state_families() read: the service's StateStats, or nullptr (every row reads 0).
 struct StateView {
     const StateStats* stats = nullptr;
+    bool enabled = false; // --state-file given: the exit summary has a state line
 };
 
 } // namespace flowcop::app
