@@ -618,6 +618,9 @@ int Service::run()
                describe_control_cpus().c_str());
     const auto t0 = std::chrono::steady_clock::now();
 
+    // The data plane starts now: the file just restored must not be restored a second time (state.h).
+    if (_state_read)
+        consume_state_file(_opt.state_file);
     std::vector<std::pair<Worker*, const std::atomic<bool>*>> ctx;
     ctx.reserve(_workers.size());
     for (auto& w : _workers)
@@ -702,6 +705,7 @@ void Service::restore_flows()
         restore_state(_opt, _opt.clock, _clock.now_ns(), tables, owner, _state_stats, continue_ipfix);
     if (!r.line.empty())
         log::write(RTE_LOG_INFO, log::Part::service, "%s", r.line.c_str());
+    _state_read = r.read;
 }
 
 void Service::checkpoint_loop()

@@ -141,6 +141,7 @@ private:
     events::Subscription* _follow = nullptr; // the control socket's (flowcopctl -E); the stream owns it
     CtlServerStats _ctl_stats;               // the control socket's counters (ctl_stats.h)
     StateStats _state_stats;                 // --state-file's restore and saves (state_stats.h)
+    bool _state_read = false;                // restore_flows() read --state-file whole (consume_state_file)
     uint64_t _owner_seed = 0;                // flow_owner.h's seed for the handoff plan, drawn at start
     std::unique_ptr<CtlServer> _ctl;
     std::atomic<bool> _quit{false};

@@ -9,7 +9,10 @@
 #include <packet/key_policy.h>
 #include <stats/relaxed.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -92,6 +95,11 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
         return report;
     const auto t0 = std::chrono::steady_clock::now();
     const char* path = opt.state_file.c_str();
+    // A save that died with its process (a crash, SIGKILL) left its temporary file beside the state file.
+    if (const unsigned n = statefile::remove_stale_temporaries(opt.state_file); n != 0)
+        log::write(RTE_LOG_WARNING, log::Part::service,
+                   "flowcop: state: removed %u temporary file%s an interrupted save left beside %s", n, plural(n),
+                   path);
     statefile::Reader file(opt.state_file);
     if (file.status() != statefile::Status::ok) {
         if (file.status() == statefile::Status::missing) {
@@ -106,6 +114,7 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
         stats.restore_ns.observe(elapsed_ns(t0));
         return report;
     }
+    report.read = true;
     const statefile::Header& h = file.header();
     // The tables' clock and the file's time base (state.h, "Time").
     StateClock c;
@@ -187,6 +196,17 @@ RestoreReport restore_state(const Options& opt, ClockSource clock, uint64_t tsc_
                   (renumbered ? ", " + std::to_string(renumbered) + " renumbered" : "") +
                   (lost ? ", " + std::to_string(lost) + " discarded" : "");
     return report;
+}
+
+bool consume_state_file(const std::string& path)
+{
+    const std::string aside = path + ".restored";
+    if (::rename(path.c_str(), aside.c_str()) != 0) {
+        log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: state: cannot rename %s to %s: %s", path.c_str(),
+                   aside.c_str(), std::strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 bool save_state(const Options& opt, const StateClock& clock, const std::vector<const conntrack::FlowTable*>& tables,

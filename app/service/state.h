@@ -43,7 +43,14 @@ StateClock state_clock(ClockSource clock, uint64_t table_now_ns);
 struct RestoreReport {
     std::string line; // the one summary line (empty without --state-file)
     uint64_t restored = 0;
+    bool read = false; // the file was read whole (consume_state_file() applies)
 };
+
+// A file is restored once: once the data plane runs, the file just restored is renamed PATH.restored, so a
+// crash before the next save cannot bring back flows that have ended since (their end would be reported
+// twice, as events and IPFIX records); the next save (or checkpoint) writes PATH anew. False, logged, if
+// the rename failed.
+bool consume_state_file(const std::string& path);
 
 // Restores opt.state_file into `tables` (index = worker). owner(key) says which worker owns a key under
 // the running plan. Counts into `stats`; never fails the start: a bad file or flow is logged and counted.

@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -356,6 +357,27 @@ uint8_t* aligned_buffer(size_t bytes)
     return posix_memalign(&p, kBlock, bytes) == 0 ? static_cast<uint8_t*>(p) : nullptr;
 }
 } // namespace
+
+unsigned remove_stale_temporaries(const std::string& path) noexcept
+{
+    const std::string dir = dir_of(path);
+    const size_t slash = path.rfind('/');
+    const std::string prefix = (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+    const std::string mine = prefix + std::to_string(getpid());
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr)
+        return 0;
+    unsigned removed = 0;
+    while (const dirent* e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 && name != mine &&
+            name.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
+            unlinkat(dirfd(d), name.c_str(), 0) == 0)
+            ++removed;
+    }
+    closedir(d);
+    return removed;
+}
 
 void Writer::FreeBuffer::operator()(uint8_t* p) const noexcept
 {

@@ -109,6 +109,10 @@ private:
     size_t _len = 0;
 };
 
+// Removes the temporary files (PATH.tmp.PID) that saves of earlier processes left when they died
+// mid-save, never this process's own; returns how many. Call at start, before any save.
+unsigned remove_stale_temporaries(const std::string& path) noexcept;
+
 class Writer {
 public:
     // Creates PATH.tmp.PID beside the file; nullptr and a sentence in `error` on failure.

@@ -117,9 +117,12 @@ def restart_pair(tap, exe, ctl_exe, tmp, first, second, pcaps):
                 sum(f["packets_orig"] + f["packets_reply"] for k, f in before.items() if k in now) + 2 * N_TCP else None
         after = wait_until(counted, 30, "the second capture's segments on the restored flows")
         m = Scrape(fc.url)
+        consumed = os.path.exists(state + ".restored") and not os.path.exists(state)
     finally:
         rc = fc.stop()
     tap.eq(rc, 0, "%s: the second run stops cleanly" % label)
+    tap.ok(consumed and os.path.exists(state), "%s: the file is restored once (renamed .restored while running), "
+           "and the stop writes it anew" % label)
     tap.eq(m.total("flowcop_state_restore_discarded_total"), 0, "%s: nothing discarded" % label)
     tcp_before = {k: f for k, f in before.items() if f["proto"] == "tcp"}
     tap.eq(sorted(after), sorted(tcp_before), "%s: every TCP connection listed again, the UDP flow gone" % label)

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -272,6 +273,24 @@ TEST_CASE("An abandoned save leaves the old file and no temporary", "[statefile]
     std::string error;
     CHECK_FALSE(statefile::Writer::create(dir.path + "/no/such/dir/state", error));
     CHECK(error.find("cannot create") != std::string::npos);
+}
+
+// Why: a save killed mid-way (SIGKILL at TimeoutStopSec=, a crash) leaves PATH.tmp.PID; each start
+// would otherwise leave one more file the size of the table beside the state file.
+TEST_CASE("Stale temporaries of other processes are removed, nothing else", "[statefile][file]")
+{
+    TempDir dir;
+    const std::string path = dir.path + "/state";
+    write_file(path, 2);
+    for (const char* name : {"state.tmp.1", "state.tmp.99999", "state.tmp.x", "other.tmp.5", "state.tmp."})
+        std::ofstream(dir.path + "/" + name) << "x";
+    std::ofstream(path + ".tmp." + std::to_string(getpid())) << "mine";
+    CHECK(statefile::remove_stale_temporaries(path) == 2);
+    auto left = dir.entries();
+    std::sort(left.begin(), left.end());
+    CHECK(left == std::vector<std::string>{"other.tmp.5", "state", "state.tmp.",
+                                           "state.tmp." + std::to_string(getpid()), "state.tmp.x"});
+    CHECK(statefile::remove_stale_temporaries(dir.path + "/nodir/state") == 0);
 }
 
 // Why: every bad file must be named for what it is, counted, and never read as flows.
