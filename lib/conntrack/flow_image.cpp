@@ -12,7 +12,8 @@ namespace flowcop::conntrack {
 
 namespace {
 
-constexpr uint8_t kMaxScale = 14; // RFC 7323 2.3
+constexpr uint8_t kMaxScale = 14;                                         // RFC 7323 2.3
+constexpr uint64_t kMaxOverrideNs = uint64_t(UINT32_MAX) * 1'000'000'000; // set_flow_timeout's seconds
 
 } // namespace
 
@@ -218,11 +219,14 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
         generation = renumber_generation;
     }
 
+    // Times after now (a clock that went back between the runs, or a file from a host whose clock was
+    // ahead) are taken as now: a flow must not outlive its timeout by the clock's error.
+    const uint64_t last_seen = std::min(base.to_table(im.last_seen_ns), now_ns);
     FlowRecord& r = _records[pos];
     FlowCold& c = _cold[pos];
     timerwheel::init_hook(c.hook);
     c.generation = generation;
-    c.first_seen_ns = base.to_table(im.first_seen_ns);
+    c.first_seen_ns = std::min(base.to_table(im.first_seen_ns), last_seen);
     c.related = im.related;
     c.in_port = im.in_port;
     c.exports = im.interims;
@@ -231,7 +235,7 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
     r.tcp_flags_seen[0] = im.dir[0].tcp_flags_seen;
     r.tcp_flags_seen[1] = im.dir[1].tcp_flags_seen;
     r.l4_aux = 0;
-    r.last_seen_ns = base.to_table(im.last_seen_ns);
+    r.last_seen_ns = last_seen;
     for (int d = 0; d < 2; ++d) {
         r.packets[d] = im.dir[d].packets;
         r.bytes[d] = im.dir[d].bytes;
@@ -245,7 +249,10 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
     if (im.timeout_override_ns != 0)
         if (const uint8_t slot = claim_timeout_slot(); slot != 0) {
             _set_deadlines[slot].pos = pos;
-            _set_deadlines[slot].deadline_ns = base.to_table(im.timeout_override_ns);
+            // At most what set_flow_timeout() can set from now (2^32 - 1 s), and never 0, which the
+            // deadline code reads as "none" (a flow the wheel would drop): 1 is long past, due at once.
+            _set_deadlines[slot].deadline_ns =
+                std::clamp(base.to_table(im.timeout_override_ns), uint64_t(1), now_ns + kMaxOverrideNs);
             r.l4_aux = slot;
             flags |= FlowRecord::kTimeoutSet;
         }

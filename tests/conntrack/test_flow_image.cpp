@@ -275,3 +275,21 @@ TEST_CASE("A set timeout and a pending kill survive a restore", "[conntrack][flo
     CHECK(b.expired(Reason::inactivity) == 1);
     CHECK(b.accounting_holds());
 }
+
+// Why: a clock that went back between the runs (or a file from a host whose clock was ahead) must not
+// give restored flows extra life: times after now are taken as now.
+TEST_CASE("Restored times after now are taken as now", "[conntrack][flow_image]")
+{
+    auto cfg = small_config();
+    cfg.timeouts.seconds[size_t(tcpstate::State::established)] = 100;
+    Harness a(cfg);
+    a.handshake(client, server);
+    const auto images = export_all(*a.table);
+    Harness b(cfg);
+    b.now = kStart - 3600 * kSec; // an hour before the flow's last packet
+    REQUIRE(restore_all(b, images) == std::vector<RestoreOutcome>{RestoreOutcome::restored});
+    const FlowSnapshot f = listing(*b.table).at(0);
+    CHECK(f.last_seen_ns == b.now);
+    CHECK(f.first_seen_ns == b.now);
+    CHECK(f.deadline_ns == b.now + 100 * kSec);
+}

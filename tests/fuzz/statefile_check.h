@@ -8,8 +8,9 @@
 // - the first kMaxRestored entries restore into a small heap table (two of them, as two lcores) the
 //   way the service does (own slots, finish_restore, then the renumbered ones): never a crash, never
 //   more flows than the capacity, ids unique within a table, and the counters' invariant
-//   (created == active) holds; a cop pass far in the future then ends every flow (no flow is left
-//   without a deadline) and the invariant still holds.
+//   (created == active) holds; a cop pass beyond any deadline a restored flow can have (its times
+//   clamped to now, a set timeout to 2^32 s after it) ends every flow (none is left without a
+//   deadline) and the invariant still holds.
 // Returns nullptr when every check holds, else what broke. Pure; any thread.
 #pragma once
 
