@@ -265,7 +265,8 @@ public:
     // renumber_generation 0, every flow into its own slot (slot_taken when another flow holds it or it
     // is beyond the capacity); then finish_restore(); then the slot_taken ones again with
     // renumber_generation above every generation restored. A restored flow counts as created (the
-    // counters' invariant) and emits no event.
+    // counters' invariant) and emits no event. Times after now_ns (a clock that went back) are taken as
+    // now_ns; a set timeout's deadline is kept within [1 ns, now_ns + 2^32 s], what set_flow_timeout() sets.
     // `flow_id`, when given, receives the flow's id in this table (restored or renumbered).
     RestoreOutcome restore_flow(const FlowImage& image, const TimeBase& base, uint64_t now_ns,
                                 uint32_t renumber_generation, uint64_t* flow_id = nullptr) noexcept;
