@@ -4,6 +4,7 @@
 #include "control_thread.h"
 #include "log.h"
 #include "notify.h"
+#include "state.h"
 #include <service/control/control_cpus.h>
 #include <service/control/ctl_query.h>
 #include <service/control/ctl_server.h>
@@ -13,6 +14,8 @@
 #include <service/control/telemetry_guard.h>
 #include <service/dataplane/policy_file.h>
 #include <service/options/mbuf_pool.h>
+#include <service/plan/flow_owner.h>
+#include <service/plan/rss_owner.h>
 
 #include <flowgen/flowgen.h>
 #include <stats/relaxed.h>
@@ -384,6 +387,7 @@ void Service::build_stats_view()
     }
     _view.plan = &_plan;
     _view.ctl = {&_ctl_stats, _follow};
+    _view.state = {&_state_stats, !_opt.state_file.empty()};
 }
 
 Service::~Service()
@@ -424,6 +428,7 @@ StartError Service::start()
         return e;
     if (StartError e = create_workers(ts); e.exit_code != 0)
         return e;
+    restore_flows();
     return start_control();
 }
 
@@ -606,7 +611,9 @@ StartError Service::create_workers(const TimestampField& ts)
             return {2, "flowcop: --policy: " + error};
         ws.policy = _policy.get();
     }
-    const uint64_t owner_seed = rte_rand(); // flow_owner.h: where flows land differs between runs
+    ws.keep_flows_at_stop = !_opt.state_file.empty(); // saved, then ended by save_and_end_flows()
+    _owner_seed = rte_rand();                         // flow_owner.h: where flows land differs between runs
+    const uint64_t owner_seed = _owner_seed;
     // One replay time for every lcore (clock.h), under --clock packet only.
     if (_opt.clock == ClockSource::packet)
         _replay = std::make_unique<ReplayTime>(unsigned(_plan.workers.size()));
@@ -746,6 +753,9 @@ int Service::run()
                describe_control_cpus().c_str());
     const auto t0 = std::chrono::steady_clock::now();
 
+    // The data plane starts now: the file just restored must not be restored a second time (state.h).
+    if (_state_read)
+        consume_state_file(_opt.state_file);
     std::vector<std::pair<Worker*, const std::atomic<bool>*>> ctx;
     ctx.reserve(_workers.size());
     for (auto& w : _workers)
@@ -758,12 +768,29 @@ int Service::run()
         log::write(RTE_LOG_ERR, log::Part::service, "flowcop: %s", error.c_str());
         _quit.store(true, std::memory_order_relaxed);
     }
+    std::unique_ptr<ControlThread> checkpoints;
+    if (_opt.state_checkpoint_s != 0 && _opt.state_file.empty())
+        log::write(RTE_LOG_WARNING, log::Part::service,
+                   "flowcop: warning: --state-checkpoint-s %u without --state-file: no checkpoints",
+                   _opt.state_checkpoint_s);
+    if (_opt.state_checkpoint_s != 0 && !_opt.state_file.empty()) {
+        checkpoints = ControlThread::start(
+            "flowcop-state", [this] { checkpoint_loop(); }, error);
+        if (!checkpoints)
+            log::write(RTE_LOG_WARNING, log::Part::service, "flowcop: warning: no state checkpoints: %s",
+                       error.c_str());
+    }
     _workers[0]->run(_quit);
     _quit.store(true, std::memory_order_relaxed);
     rte_eal_mp_wait_lcore();
     _running.store(false, std::memory_order_release);
     if (keeper)
         keeper->join();
+    if (checkpoints)
+        checkpoints->join();
+    // Before the event writer and the IPFIX exporter flush: the flows that were not saved end as usual.
+    if (!_opt.state_file.empty())
+        save_and_end_flows();
 
     if (_flowgen)
         _flowgen->stop();
@@ -775,6 +802,108 @@ int Service::run()
     if (!_opt.quiet)
         print_summary(_view, _opt.mode, secs);
     return 0;
+}
+
+void Service::restore_flows()
+{
+    if (_opt.state_file.empty())
+        return;
+    std::vector<conntrack::FlowTable*> tables;
+    for (auto& t : _tables)
+        tables.push_back(t.get());
+    const unsigned n = unsigned(_tables.size());
+    const RssOwnerConf rss = rss_owner_conf(_plan);
+    const bool by_rss = _plan.rss();
+    const uint64_t seed = _owner_seed;
+    // Each flow to the worker that will see its packets under this run's plan (architecture.md).
+    auto owner = [&](const packet::FlowKey& key) -> unsigned {
+        if (n == 1)
+            return 0;
+        return by_rss ? rss_owner(key, rss) : flow_owner(key, seed, n);
+    };
+    // A restored flow's IPFIX records continue its earlier ones: the next one is a delta from what the last
+    // run's exporter had reported (lib/ipfix/deltas.h), in the domain of its new lcore.
+    OnRestored continue_ipfix;
+    if (_ipfix)
+        continue_ipfix = [this](unsigned w, uint64_t id, const conntrack::FlowImage& im, const conntrack::TimeBase& b) {
+            if (im.reported_end_ns == 0)
+                return;
+            ipfix::DeltaTracker::Reported r;
+            for (int d = 0; d < 2; ++d) {
+                r.packets[d] = im.reported_packets[d];
+                r.bytes[d] = im.reported_bytes[d];
+            }
+            r.end_ns = b.to_table(im.reported_end_ns);
+            _ipfix->seed_reported(w, id, r);
+        };
+    const RestoreReport r =
+        restore_state(_opt, _opt.clock, _clock.now_ns(), tables, owner, _state_stats, continue_ipfix);
+    if (!r.line.empty())
+        log::write(RTE_LOG_INFO, log::Part::service, "%s", r.line.c_str());
+    _state_read = r.read;
+}
+
+void Service::checkpoint_loop()
+{
+    const auto period = std::chrono::seconds(_opt.state_checkpoint_s);
+    auto next = std::chrono::steady_clock::now() + period;
+    while (!_quit.load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (std::chrono::steady_clock::now() < next)
+            continue;
+        // The newest time any worker has reached: the replay's under --clock packet.
+        uint64_t table_now = _clock.now_ns();
+        if (_opt.clock == ClockSource::packet) {
+            table_now = 0;
+            for (auto& w : _workers)
+                table_now = std::max(table_now, stats::load_relaxed(w->stats().now_ns));
+        }
+        std::vector<const conntrack::FlowTable*> tables;
+        for (auto& t : _tables)
+            tables.push_back(t.get());
+        std::string line;
+        if (save_state(_opt, state_clock(_opt.clock, table_now), tables, _state_stats, line))
+            log::write(RTE_LOG_DEBUG, log::Part::service, "%s (checkpoint)", line.c_str());
+        next = std::chrono::steady_clock::now() + period;
+    }
+}
+
+void Service::save_and_end_flows()
+{
+    uint64_t table_now = 0;
+    for (auto& w : _workers)
+        table_now = std::max(table_now, w->stopped_ns());
+    std::vector<const conntrack::FlowTable*> tables;
+    for (auto& t : _tables)
+        tables.push_back(t.get());
+    // The IPFIX exporter first sends everything the lcores emitted, so what each flow's records reported
+    // is final and goes into the file with the flow (the next run's records are deltas from it).
+    Annotate reported;
+    if (_ipfix) {
+        _ipfix->stop_and_flush();
+        reported = [this](unsigned w, const conntrack::TimeBase& b, conntrack::FlowImage& im) {
+            ipfix::DeltaTracker::Reported r;
+            if (!_ipfix->reported(w, im.flow_id, r))
+                return;
+            for (int d = 0; d < 2; ++d) {
+                im.reported_packets[d] = r.packets[d];
+                im.reported_bytes[d] = r.bytes[d];
+            }
+            im.reported_end_ns = b.to_file(r.end_ns);
+        };
+    }
+    std::string line;
+    const bool saved = save_state(_opt, state_clock(_opt.clock, table_now), tables, _state_stats, line, reported);
+    log::write(saved ? RTE_LOG_INFO : RTE_LOG_ERR, log::Part::service, "%s", line.c_str());
+    // Not saved: the flows end as without --state-file, and their IPFIX records must go out (run() flushes).
+    if (!saved && _ipfix)
+        _ipfix->start([] { pin_to_control_cpus(); });
+    for (size_t w = 0; w < _tables.size(); ++w) {
+        // Saved flows go on in the next run under the same ids: no destroy event, no IPFIX end record.
+        if (saved)
+            _tables[w]->set_events(nullptr);
+        _tables[w]->destroy_all(_workers[w]->stopped_ns(), conntrack::Reason::shutdown);
+    }
 }
 
 void Service::housekeeping()

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <service/control/control.h>
+#include <service/control/state_stats.h>
 #include <service/control/stats_view.h>
 #include <service/dataplane/clock.h>
 #include <service/dataplane/worker.h>
@@ -118,6 +119,12 @@ private:
     StartError start_control(); // the stats view, the exporter, telemetry and the control socket
     void build_stats_view();
     void housekeeping();
+    // --state-file (state.h): the restore at start (before any worker runs), the checkpoints' thread body
+    // (--state-checkpoint-s), and the save at stop (workers stopped, flows still open), which then
+    // ends the flows (without events for the ones saved: they go on in the next run).
+    void restore_flows();
+    void checkpoint_loop();
+    void save_and_end_flows();
 
     Options _opt;
     mutable std::mutex _current_mu;
@@ -139,6 +146,9 @@ private:
     std::unique_ptr<Telemetry> _telemetry;
     events::Subscription* _follow = nullptr; // the control socket's (flowcopctl -E); the stream owns it
     CtlServerStats _ctl_stats;               // the control socket's counters (ctl_stats.h)
+    StateStats _state_stats;                 // --state-file's restore and saves (state_stats.h)
+    bool _state_read = false;                // restore_flows() read --state-file whole (consume_state_file)
+    uint64_t _owner_seed = 0;                // flow_owner.h's seed for the handoff plan, drawn at start
     std::unique_ptr<CtlServer> _ctl;
     // --policy: the compiled policy (each worker holds its own copy) and reload's bookkeeping. _policy_mu
     // serialises reloads with the readers of the workers' policy pointers (policy_listing()); the data

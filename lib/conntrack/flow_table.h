@@ -129,6 +129,7 @@
 #include <conntrack/early_drop.h>
 #include <conntrack/event_budget.h>
 #include <conntrack/flow_hash.h>
+#include <conntrack/flow_image.h>
 #include <conntrack/flow_index.h>
 #include <conntrack/flow_record.h>
 #include <conntrack/flow_snapshot.h>
@@ -277,6 +278,19 @@ public:
     bool rebase_pending() const noexcept { return _rebase_cursor < _capacity; }
     // drain(), then ends every flow with `reason` (flowcop's shutdown), emitting destroy events.
     void destroy_all(uint64_t now_ns, Reason reason) noexcept;
+    // Restarts (issue 32; flow_image.h has the id rule, flow_image.cpp the conversion). Before the first
+    // packet, on a new table: restore_flow() puts one flow back with its state, counters, times (base:
+    // the file's time base) and id, and arms its deadline against now_ns (a deadline that passed while
+    // flowcop was down fires at the first cop pass, with its usual reason: inactivity). First pass:
+    // renumber_generation 0, every flow into its own slot (slot_taken when another flow holds it or it
+    // is beyond the capacity); then finish_restore(); then the slot_taken ones again with
+    // renumber_generation above every generation restored. A restored flow counts as created (the
+    // counters' invariant) and emits no event. Times after now_ns (a clock that went back) are taken as
+    // now_ns; a set timeout's deadline is kept within [1 ns, now_ns + 2^32 s], what set_flow_timeout() sets.
+    // `flow_id`, when given, receives the flow's id in this table (restored or renumbered).
+    RestoreOutcome restore_flow(const FlowImage& image, const TimeBase& base, uint64_t now_ns,
+                                uint32_t renumber_generation, uint64_t* flow_id = nullptr) noexcept;
+    void finish_restore() noexcept;
     // --- any thread ---
     const Counters& counters() const noexcept { return _counters; }
     // Whether process_burst() takes this packet into its pipeline (a tracked family; a later fragment only
@@ -298,6 +312,9 @@ public:
     // lives through a whole walk (start 0 until kNoPosition) is copied exactly once: a flow keeps its
     // position for life. Flows created or ended during the walk may or may not be.
     uint32_t read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const;
+    // read_slice() for a restart: the same slices under the same lock, each flow as a FlowImage
+    // (flow_image.h) with its times in `base`. On a live table a flow may be mid-update (as a listing's).
+    uint32_t export_slice(uint32_t start, uint32_t max_records, const TimeBase& base, FlowImage* out, size_t& n) const;
     // Bytes this table allocated at create(): its block and the wheel's bucket heads.
     size_t memory_bytes() const noexcept { return _memory_bytes; }
 

@@ -45,4 +45,33 @@ bool DeltaTracker::apply(events::Event& e) noexcept
     return true;
 }
 
+bool DeltaTracker::reported(uint64_t flow_id, Reported& out) const noexcept
+{
+    const auto it = _last.find(conntrack::flow_id_slot(flow_id));
+    if (it == _last.end() || it->second.generation != conntrack::flow_id_generation(flow_id))
+        return false;
+    const Last& l = it->second;
+    out = Reported{{l.packets[0], l.packets[1]}, {l.bytes[0], l.bytes[1]}, l.end_ns};
+    return true;
+}
+
+bool DeltaTracker::seed(uint64_t flow_id, const Reported& r) noexcept
+{
+    const uint32_t slot = conntrack::flow_id_slot(flow_id);
+    const Last l{
+        conntrack::flow_id_generation(flow_id), {r.packets[0], r.packets[1]}, {r.bytes[0], r.bytes[1]}, r.end_ns};
+    if (auto it = _last.find(slot); it != _last.end()) {
+        it->second = l;
+        return true;
+    }
+    if (_last.size() >= _max)
+        return false;
+    try {
+        _last.emplace(slot, l);
+    } catch (const std::bad_alloc&) {
+        return false;
+    }
+    return true;
+}
+
 } // namespace flowcop::ipfix

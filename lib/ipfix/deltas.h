@@ -43,6 +43,18 @@ public:
     size_t tracked() const noexcept { return _last.size(); }
     size_t max_tracked() const noexcept { return _max; }
 
+    // Restarts (--state-file, issue 32): what a flow's records have reported so far, saved with the flow
+    // and handed to the next process's tracker, so the restored flow's next record is the delta since
+    // its last record here, not its totals again (a collector would count them twice).
+    struct Reported {
+        uint64_t packets[2] = {0, 0}, bytes[2] = {0, 0};
+        uint64_t end_ns = 0; // the last record's last_seen_ns
+    };
+    // False when this flow (id: slot and generation) has no interim record outstanding.
+    bool reported(uint64_t flow_id, Reported& out) const noexcept;
+    // Makes flow_id's previous record `r` (replacing whatever its slot held); false when full.
+    bool seed(uint64_t flow_id, const Reported& r) noexcept;
+
 private:
     struct Last {
         uint32_t generation;

@@ -95,6 +95,18 @@ public:
     // Drains everything emitted before the call, sends it, joins the thread. Idempotent.
     void stop_and_flush();
 
+    // Restarts (--state-file, issue 32; deltas.h): what a flow of `producer`'s domain has reported, and
+    // the same handed to a restored flow. Only while the export thread does not run: before start(),
+    // or after stop_and_flush().
+    bool reported(unsigned producer, uint64_t flow_id, DeltaTracker::Reported& out) const noexcept
+    {
+        return producer < _n_domains && _domains[producer].deltas.reported(flow_id, out);
+    }
+    bool seed_reported(unsigned producer, uint64_t flow_id, const DeltaTracker::Reported& r) noexcept
+    {
+        return producer < _n_domains && _domains[producer].deltas.seed(flow_id, r);
+    }
+
     ExporterStats stats(unsigned producer) const noexcept;
     size_t collectors() const noexcept { return _collectors.size(); }
     const Collector& collector(size_t i) const noexcept { return *_collectors[i]; }

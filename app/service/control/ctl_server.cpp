@@ -391,10 +391,14 @@ void CtlServer::start_request(Client& c, const std::string& line)
                 [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
             c.out += "}\n";
         }
-        // Then the socket's own counters, from the rows /metrics serves (ctl_families()).
+        // Then the socket's own counters and the state file's, from the rows /metrics serves (ctl_families(),
+        // state_families()).
         c.out += "{\"done\":\"stats\"";
         stats::for_each_telemetry_sample(
             ctl_families(), std::span<const CtlView>(&_view.ctl, 1),
+            [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
+        stats::for_each_telemetry_sample(
+            state_families(), std::span<const StateView>(&_view.state, 1),
             [&](const std::string& key, uint64_t value) { c.out += ",\"" + key + "\":" + std::to_string(value); });
         c.out += "}\n";
         return;

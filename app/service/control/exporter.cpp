@@ -130,6 +130,7 @@ std::vector<prometheus::MetricFamily> Collector::Collect() const
     metrics::collect(port_families(), std::span<const PortSample>(ports), port_labels, out);
     metrics::collect(collector_families(), std::span<const CollectorView>(_view.collectors), collector_labels, out);
     metrics::collect(ctl_families(), std::span<const CtlView>(&_view.ctl, 1), ctl_labels, out);
+    metrics::collect(state_families(), std::span<const StateView>(&_view.state, 1), state_labels, out);
     config_family(out);
     Family refused("flowcop_exporter_connections_refused_total",
                    "Connections to this exporter closed as they connected: their source is outside --metrics-allow",

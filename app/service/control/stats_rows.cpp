@@ -20,6 +20,7 @@ using Lcore = Family<LcoreView>;
 using Port = Family<PortSample>;
 using Sink = Family<CollectorView>;
 using Ctl = Family<CtlView>;
+using State = Family<StateView>;
 
 // flowcop_packets_total's result label: the five outcomes of tracking a TCP packet, then every
 // other parser verdict (tcp itself is the sum of the five).
@@ -490,7 +491,78 @@ const Ctl kCtlRows[] = {
          }},
 };
 
+// --- The state file (state_stats.h): one source, the service's restore and saves ---
+template <uint64_t StateStats::*Field>
+uint64_t state_field(const StateView& v, Index) noexcept
+{
+    return v.stats != nullptr ? load_relaxed(v.stats->*Field) : 0;
+}
+const stats::Histogram kNoHistogram{{}}; // read when there is no StateStats: empty
+constexpr Label kStateDiscardLabel{"reason", unsigned(kStateDiscardCount),
+                                   [](unsigned i) noexcept { return kStateDiscardNames[i]; }};
+constexpr const char* kSaveResults[] = {"ok", "failed"};
+constexpr Label kSaveResult{"result", 2, [](unsigned i) noexcept { return kSaveResults[i]; }};
+
+const State kStateRows[] = {
+    {.prometheus = "flowcop_state_restored_flows",
+     .telemetry = "state_restored_flows",
+     .help = "Flows restored from --state-file at start (with their ids, state and counters)",
+     .kind = Kind::gauge,
+     .read = state_field<&StateStats::restored>},
+    {.prometheus = "flowcop_state_restore_renumbered_flows",
+     .telemetry = "state_restore_renumbered_flows",
+     .help = "Restored flows given a new id: their old slot was another restored flow's (a restart with fewer "
+             "lcores) or beyond a smaller --flows-per-lcore",
+     .kind = Kind::gauge,
+     .read = state_field<&StateStats::renumbered>},
+    {.prometheus = "flowcop_state_restore_discarded_total",
+     .telemetry = "state_restore_discarded",
+     .help = "What --state-file held that was not restored, by reason: a file refused whole counts once "
+             "(unreadable, not_a_state_file, version, header_checksum, truncated, trailing, checksum); invalid, "
+             "no_room, key_changed and not_tracked count flows",
+     .labels = {kStateDiscardLabel},
+     .read = [](const StateView& v,
+                Index i) noexcept { return v.stats != nullptr ? load_relaxed(v.stats->discarded[i[0]]) : 0; }},
+    {.prometheus = "flowcop_state_restore_duration_seconds",
+     .telemetry = "state_restore_duration",
+     .help = "Time the restore from --state-file took at start (reading, checking and placing every flow)",
+     .kind = Kind::histogram,
+     .histogram = [](const StateView& v) noexcept -> const stats::Histogram& {
+         return v.stats != nullptr ? v.stats->restore_ns : kNoHistogram;
+     }},
+    {.prometheus = "flowcop_state_saves_total",
+     .telemetry = "state_saves",
+     .help = "Saves of --state-file (checkpoints and the one at stop), by result",
+     .labels = {kSaveResult},
+     .read =
+         [](const StateView& v, Index i) noexcept {
+             return i[0] == 0 ? state_field<&StateStats::saves_ok>(v, i) : state_field<&StateStats::saves_failed>(v, i);
+         }},
+    {.prometheus = "flowcop_state_saved_flows",
+     .telemetry = "state_saved_flows",
+     .help = "Flows the last successful save of --state-file wrote",
+     .kind = Kind::gauge,
+     .read = state_field<&StateStats::saved_flows>},
+    {.prometheus = "flowcop_state_save_duration_seconds",
+     .telemetry = "state_save_duration",
+     .help = "Time one save of --state-file took (export, write, fsync, rename)",
+     .kind = Kind::histogram,
+     .histogram = [](const StateView& v) noexcept -> const stats::Histogram& {
+         return v.stats != nullptr ? v.stats->save_ns : kNoHistogram;
+     }},
+};
+
 } // namespace
+
+std::span<const stats::Family<StateView>> state_families()
+{
+    return kStateRows;
+}
+
+metrics::Labels state_labels(const StateView&)
+{
+    return {};
+}
 
 std::span<const stats::Family<CtlView>> ctl_families()
 {

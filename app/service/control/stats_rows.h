@@ -26,6 +26,10 @@ std::span<const stats::Family<CollectorView>> collector_families();
 // in /metrics and the last line of the socket's `stats` verb.
 std::span<const stats::Family<CtlView>> ctl_families();
 metrics::Labels ctl_labels(const CtlView& v);
+// Read over StatsView::state, one source without labels: the state file's restore and saves
+// (state_stats.h), in /metrics.
+std::span<const stats::Family<StateView>> state_families();
+metrics::Labels state_labels(const StateView& v);
 
 metrics::Labels lcore_labels(const LcoreView& v);
 metrics::Labels port_labels(const PortSample& p);

@@ -19,6 +19,7 @@
 
 #include "ctl_stats.h"
 #include <conntrack/ct_judge.h>
+#include "state_stats.h"
 #include <service/dataplane/worker_stats.h>
 #include <service/plan/packet_ring_drops.h>
 #include <service/plan/port_plan.h>
@@ -84,6 +85,7 @@ struct StatsView {
     std::vector<CollectorView> collectors; // every --ipfix collector, in command-line order
     const PortPlan* plan = nullptr;        // the ownership plan that runs (fixed once the ports started)
     CtlView ctl;                           // the control socket's counters (ctl_stats.h)
+    StateView state;                       // --state-file's restore and saves (state_stats.h)
     // Reads one port's counters; false if the port cannot say (it is then left out).
     bool (*read_port)(uint16_t port, rte_eth_stats& out) noexcept = [](uint16_t port, rte_eth_stats& out) noexcept {
         return rte_eth_stats_get(port, &out) == 0;

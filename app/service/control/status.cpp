@@ -247,6 +247,19 @@ void print_summary(const StatsView& v, Mode mode, double seconds)
         }
         std::fputs("\n", stderr);
     }
+    if (const StateStats* s = v.state.stats; s != nullptr && v.state.enabled) {
+        uint64_t discarded = 0;
+        for (const uint64_t& d : s->discarded)
+            discarded += stats::load_relaxed(d);
+        std::fprintf(stderr,
+                     "  state: %llu flows restored at start (%llu renumbered, %llu discarded), %llu saved by the "
+                     "last save; %llu saves, %llu failed\n",
+                     (unsigned long long)stats::load_relaxed(s->restored),
+                     (unsigned long long)stats::load_relaxed(s->renumbered), (unsigned long long)discarded,
+                     (unsigned long long)stats::load_relaxed(s->saved_flows),
+                     (unsigned long long)stats::load_relaxed(s->saves_ok),
+                     (unsigned long long)stats::load_relaxed(s->saves_failed));
+    }
     for (const PortSample& p : v.port_samples())
         std::fprintf(stderr, "  port %u (%s): rx %llu, tx %llu, missed %llu, rx errors %llu, no mbuf %llu\n", p.port,
                      p.name->c_str(), (unsigned long long)p.counters.ipackets, (unsigned long long)p.counters.opackets,

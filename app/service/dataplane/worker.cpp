@@ -141,7 +141,9 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
     if (_place.replay != nullptr)
         _packet_clock.advance_to(_place.replay->newest());
     drain_mailbox();
-    _table.destroy_all(now_ns(), conntrack::Reason::shutdown);
+    _stopped_ns = now_ns();
+    if (!_settings.keep_flows_at_stop)
+        _table.destroy_all(_stopped_ns, conntrack::Reason::shutdown);
 }
 
 uint16_t Worker::poll(const RxQueueRef& q, unsigned qi, uint64_t tsc) noexcept

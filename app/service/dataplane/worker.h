@@ -115,6 +115,9 @@ struct WorkerSettings {
     // --policy: the compiled policy (each worker keeps its own copy); nullptr: none (the table judges
     // nothing, release() drops nothing, at no cost).
     const policy::Policy* policy = nullptr;
+    // --state-file (issue 32): run() leaves the flows open at stop, for the service to save them and then
+    // end them itself (FlowTable::destroy_all at stopped_ns()).
+    bool keep_flows_at_stop = false;
 };
 
 // Where a worker sits among the others (port_plan.h, handoff.h).
@@ -142,8 +145,11 @@ public:
                                           std::string& error);
     ~Worker();
 
-    // The lcore body: loops until `quit`, then ends every open flow (reason shutdown).
+    // The lcore body: loops until `quit`, then ends every open flow (reason shutdown), unless
+    // keep_flows_at_stop: then the table is left as it was, quiescent, at stopped_ns().
     void run(const std::atomic<bool>& quit) noexcept;
+    // The worker's clock when run() returned (0 before): the time its flows end or are saved at.
+    uint64_t stopped_ns() const noexcept { return _stopped_ns; }
     // Any thread. False if the mailbox is full.
     bool post(Command* cmd) noexcept;
 
@@ -293,6 +299,7 @@ private:
     const std::atomic<bool>* _quit = nullptr; // run()'s: a waiting poller gives up once it is set
     bool _holding_cop = false;                // waiting on a full ring: no cop before the burst is tracked
     bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn
+    uint64_t _stopped_ns = 0;                 // the clock when run() returned (stopped_ns())
     unsigned _rebase_deferrals = 0;           // turns a pending rebase step has waited for RX slack
 };
 

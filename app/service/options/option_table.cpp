@@ -558,6 +558,20 @@ std::vector<Spec> build_specs()
     t.push_back(text(
         "--flowgen", "KEY=VAL,...", "Add flowcop's own port: a TCP model or replay=FILE; queues=N deals it by RSS.",
         "KEY=VAL,... or off", set_optional_string<&O::flowgen, kOff>, show_optional_string<&O::flowgen, kOff>));
+    t.push_back(text("--state-file", "PATH",
+                     "Keep the flows across a restart: on a clean stop (SIGTERM, SIGINT) write\n"
+                     "every flow to PATH (a temporary file beside it, fsync'd and renamed), and\n"
+                     "at start restore the flows PATH holds before the first packet is read,\n"
+                     "with their ids, state, windows, counters and remaining timeouts. A\n"
+                     "missing or bad file starts empty, counted. none = off.",
+                     "a file path, or none", set_optional_string<&O::state_file, kNone>,
+                     show_optional_string<&O::state_file, kNone>));
+    t.push_back(number("--state-checkpoint-s", "SECONDS",
+                       "Also write --state-file every SECONDS while running, from the control\n"
+                       "plane in the listing's bounded slices (no packet path stall), so a crash\n"
+                       "loses at most SECONDS of flow state. 0 = only on a clean stop. Needs\n"
+                       "--state-file (without it: a warning, no checkpoints).",
+                       0, 86400, set_number<&O::state_checkpoint_s>, show_number<&O::state_checkpoint_s>));
     t.push_back(text("--quiet", "",
                      "No live status line, start-up lines or final summary; errors and\n"
                      "warnings are still logged, and a port chosen by --metrics-addr HOST:0\n"

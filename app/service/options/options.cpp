@@ -90,6 +90,7 @@ Options default_options()
     for (size_t i = 0; i < protostate::kTimeoutCount; ++i)
         o.proto_timeout_s[i] = kProtoDefaults.seconds_by_timeout[i];
     o.track = conntrack::kTrackAll;
+    o.state_checkpoint_s = 0;
     o.quiet = false;
     return o;
 }

@@ -175,6 +175,10 @@ struct Options {
     conntrack::TrackMask track;
     std::vector<std::pair<uint16_t, uint16_t>> port_zones; // (port, zone), ports distinct, in given order
     std::string flowgen; // raw KEY=VAL,... for the synthetic port, empty = off; validated there
+    // Flows that survive a restart (issue 32; lib/statefile): the file written on a clean stop and read
+    // at start (empty = none), and the period of the control plane's checkpoints of it (0 = none).
+    std::string state_file;
+    uint32_t state_checkpoint_s;
     // quiet: no live status line, no informational lines (startup configuration, port list) and
     // no final summary; errors and warnings are still logged (app/service/log.h), and a port chosen
     // by --metrics-addr HOST:0 is still printed. Metrics and the event log are the record for

@@ -12,11 +12,16 @@
 // No EAL (heap memory), so the numbers include no DPDK polling.
 //
 //   meson test -C build --benchmark --suite bench -v 'app ctl dump'
+//
+// The same measurement with a --state-checkpoint-s save as the reader (issue 32): FlowTable::export_slice
+// in the same 256-position slices into statefile::Writer, fsync'd and renamed, as app/service/state.cpp
+// saves: `build/tests/app/control/bench_ctl_dump '[state-checkpoint]'`.
 #include <service/control/ctl_format.h>
 
 #include <conntrack/flow_table.h>
 #include <flowgen/core.h>
 #include <packet/packet.h>
+#include <statefile/statefile.h>
 
 #include <catch2/catch.hpp>
 
@@ -24,6 +29,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,9 +136,44 @@ uint64_t dump(const conntrack::FlowTable& t, std::string& out)
     return flows;
 }
 
+// A --state-checkpoint-s save of one table, as app/service/state.cpp writes it (to FLOWCOP_BENCH_DIR or /tmp).
+uint64_t checkpoint(const conntrack::FlowTable& t)
+{
+    const char* dir = std::getenv("FLOWCOP_BENCH_DIR");
+    std::string error;
+    auto w = statefile::Writer::create(std::string(dir ? dir : "/tmp") + "/bench_checkpoint.state", error);
+    REQUIRE(w);
+    conntrack::FlowImage slice[256];
+    uint32_t at = 0;
+    while (at != conntrack::kNoPosition) {
+        size_t n = 0;
+        at = t.export_slice(at, 256, {}, slice, n);
+        w->append(slice, n);
+    }
+    REQUIRE(w->commit(statefile::Header{}, error));
+    return w->flows();
+}
+
+void measure(const char* what, const std::function<uint64_t(const conntrack::FlowTable&)>& walk);
+
 } // namespace
 
 TEST_CASE("A whole-table dump against the owner lcore's bursts, 10^6 flows", "[!benchmark][ctl-dump]")
+{
+    measure("dump", [](const conntrack::FlowTable& t) {
+        std::string out;
+        return dump(t, out);
+    });
+}
+
+TEST_CASE("A state checkpoint against the owner lcore's bursts, 10^6 flows", "[!benchmark][state-checkpoint]")
+{
+    measure("checkpoint", checkpoint);
+}
+
+namespace {
+
+void measure(const char* what, const std::function<uint64_t(const conntrack::FlowTable&)>& walk)
 {
     conntrack::TableConfig tc;
     tc.name = "bench_ctl_dump";
@@ -159,10 +201,9 @@ TEST_CASE("A whole-table dump against the owner lcore's bursts, 10^6 flows", "[!
         std::atomic<unsigned> done{0};
         Round reader;
         std::thread t([&] {
-            std::string out;
             while (!stop.load(std::memory_order_relaxed)) {
                 const auto t0 = Clock::now();
-                const uint64_t n = dump(*table, out);
+                const uint64_t n = walk(*table);
                 if (stop.load(std::memory_order_relaxed))
                     break; // cut short: not a whole dump
                 reader.dump_s += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -199,13 +240,15 @@ TEST_CASE("A whole-table dump against the owner lcore's bursts, 10^6 flows", "[!
                     double(kRatePps) / 1e6, static_cast<unsigned long long>(kRxRing),
                     static_cast<unsigned long long>(missed(r)));
     };
-    report("no dump", base);
-    report("dump running", with);
+    report((std::string("no ") + what).c_str(), base);
+    report((std::string(what) + " running").c_str(), with);
     REQUIRE(with.dumps > 0);
-    std::printf("dump: %u whole-table dumps, %.0f flows each, %.3f s each (%.2f us per flow); "
+    std::printf("%s: %u whole-table walks, %.0f flows each, %.3f s each (%.2f us per flow); "
                 "ratio of the owner's median burst with/without: %.3f, p99.9: %.3f\n",
-                with.dumps, double(with.dumped) / with.dumps, with.dump_s / with.dumps,
+                what, with.dumps, double(with.dumped) / with.dumps, with.dump_s / with.dumps,
                 with.dump_s * 1e6 / double(with.dumped),
                 percentile(with.burst_us, 0.5) / percentile(base.burst_us, 0.5),
                 percentile(with.burst_us, 0.999) / percentile(base.burst_us, 0.999));
 }
+
+} // namespace

@@ -65,6 +65,7 @@ TEST_CASE("Every stats row has help text, a fitting name and a read function", "
     CHECK(stats::problems(port_families()) == "");
     CHECK(stats::problems(collector_families()) == "");
     CHECK(stats::problems(ctl_families()) == "");
+    CHECK(stats::problems(state_families()) == "");
 }
 
 // The docs check itself must be able to fail: a row whose names appear nowhere is reported.
@@ -89,6 +90,7 @@ TEST_CASE("Every stats row has its line in app/operations.md", "[app][stats]")
     CHECK(undocumented(port_families(), doc) == std::vector<std::string>{});
     CHECK(undocumented(collector_families(), doc) == std::vector<std::string>{});
     CHECK(undocumented(ctl_families(), doc) == std::vector<std::string>{});
+    CHECK(undocumented(state_families(), doc) == std::vector<std::string>{});
 }
 
 TEST_CASE("Every row the status line and the summary read exists", "[app][stats]")

@@ -44,6 +44,7 @@ std::vector<Range> numeric_options()
         {"--events-ring", 64, 4194304, true},
         {"--events-invalid-rate", 0, 1000000, false},
         {"--stop-when-idle-ms", 0, 86400000, false},
+        {"--state-checkpoint-s", 0, 86400, false},
         {"--tcp-max-retrans", 1, 127, false},
         {"--tcp-timeout-max-retrans", 0, 31536000, false},
         {"--tcp-timeout-unacknowledged", 0, 31536000, false},

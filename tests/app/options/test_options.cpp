@@ -104,6 +104,9 @@ std::vector<Case> one_case_per_option()
 {
     std::vector<Case> cases = {
         {"--mode", "inline", [](const Options& o) { return o.mode == Mode::inline_fwd; }},
+        {"--state-file", "/var/lib/flowcop/flows.state",
+         [](const Options& o) { return o.state_file == "/var/lib/flowcop/flows.state"; }},
+        {"--state-checkpoint-s", "300", [](const Options& o) { return o.state_checkpoint_s == 300; }},
         {"--clock", "packet", [](const Options& o) { return o.clock == ClockSource::packet; }},
         {"--wheel-buckets", "512", [](const Options& o) { return o.wheel_buckets == 512; }},
         {"--tick-ms", "250", [](const Options& o) { return o.tick_ms == 250; }},
