@@ -18,8 +18,8 @@
 #pragma once
 
 #include "ctl_stats.h"
-#include <conntrack/ct_judge.h>
 #include "state_stats.h"
+#include <conntrack/ct_judge.h>
 #include <service/dataplane/worker_stats.h>
 #include <service/plan/packet_ring_drops.h>
 #include <service/plan/port_plan.h>
