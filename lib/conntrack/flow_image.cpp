@@ -119,11 +119,10 @@ uint32_t FlowTable::export_slice(uint32_t start, uint32_t max_records, const Tim
                                  size_t& n) const
 {
     n = 0;
-    const uint32_t used = load_relaxed(_fresh);
-    if (start >= used)
+    const uint32_t end = slice_end(start, max_records);
+    if (end == kNoPosition)
         return kNoPosition;
     const uint32_t shard = shard_of(start);
-    const uint32_t end = std::min({used, (shard + 1) * kShardSize, start + std::max(max_records, 1u)});
     hold_shard(shard);
     for (uint32_t pos = start; pos < end; ++pos) {
         const FlowRecord& r = _records[pos];

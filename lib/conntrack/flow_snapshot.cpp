@@ -130,14 +130,21 @@ size_t FlowTable::snapshot(const SnapshotFilter& filter, FlowSnapshot* out, size
     return n;
 }
 
-uint32_t FlowTable::read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const
+uint32_t FlowTable::slice_end(uint32_t start, uint32_t max_records) const noexcept
 {
-    n = 0;
     const uint32_t used = load_relaxed(_fresh);
     if (start >= used)
         return kNoPosition;
+    return std::min({used, (shard_of(start) + 1) * kShardSize, start + std::max(max_records, 1u)});
+}
+
+uint32_t FlowTable::read_slice(uint32_t start, uint32_t max_records, FlowSnapshot* out, size_t& n) const
+{
+    n = 0;
+    const uint32_t end = slice_end(start, max_records);
+    if (end == kNoPosition)
+        return kNoPosition;
     const uint32_t shard = shard_of(start);
-    const uint32_t end = std::min({used, (shard + 1) * kShardSize, start + std::max(max_records, 1u)});
     const DeadlineRules rules = reader_rules();
     hold_shard(shard);
     for (uint32_t pos = start; pos < end; ++pos) {

@@ -394,6 +394,10 @@ private:
     void refuse(uint32_t pos, const packet::Packet& pkt, unsigned d, tcpstate::TrackResult result,
                 uint64_t now_ns) noexcept;
 
+    // read_slice()'s and export_slice()'s slice from start: its end (at most max_records positions, within
+    // start's shard, below the positions ever used), or kNoPosition when start is past them.
+    uint32_t slice_end(uint32_t start, uint32_t max_records) const noexcept;
+
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
     void start_clock(uint64_t now_ns) noexcept;

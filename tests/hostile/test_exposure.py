@@ -164,8 +164,10 @@ def check_commands(tap, fc, tmp):
     t.close()
     alive = fc.alive()
     flowcop_cmds = sorted(c for c in commands if c.startswith("/flowcop/"))
-    tap.eq(flowcop_cmds, ["/flowcop/config", "/flowcop/flows", "/flowcop/kill", "/flowcop/ports", "/flowcop/set",
-                          "/flowcop/stats"], "flowcop registers exactly its six commands")
+    # /flowcop/policy/reload re-reads the file --policy named at start, never a path a client passes.
+    tap.eq(flowcop_cmds, ["/flowcop/config", "/flowcop/flows", "/flowcop/kill", "/flowcop/policy",
+                          "/flowcop/policy/reload", "/flowcop/ports", "/flowcop/set", "/flowcop/stats"],
+           "flowcop registers exactly its eight commands")
     tap.ok(not leaks and not errors and alive,
            "%d commands x %d parameters (bare, file paths, traversals): no reply carries a file's content, every "
            "reply is JSON, flowcop keeps running" % (len(commands), len(params)), (leaks[:5], errors[:5]))
