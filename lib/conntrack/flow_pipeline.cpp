@@ -149,8 +149,12 @@ void FlowTable::finish_burst(const Stage& s) noexcept
     uint32_t accepted[kCtStateCount] = {};
     uint64_t accepted_bytes[kCtStateCount] = {};
     uint8_t fast_accept = 0;
+    constexpr auto kEstablished = static_cast<uint8_t>(CtState::established);
+    bool steady_accept = false; // a rule accepts established packets: a steady one is only tallied
+    uint64_t steady_bytes = 0;
     if constexpr (kJudge) {
         fast_accept = _judge->fast_accept();
+        steady_accept = (fast_accept & (1u << kEstablished)) != 0;
         _judge->took(n);
     }
     for (unsigned j = 0; j < n; ++j) {
@@ -164,17 +168,32 @@ void FlowTable::finish_burst(const Stage& s) noexcept
             [[unlikely]]
             pos = lookup(pkt.key, s.probe[j]);
         const uint64_t when = kPerPacket ? s.when[j] : latest;
-        if constexpr (kJudge)
-            _judged_now = false;
-        if (pkt.verdict != packet::Verdict::tcp) [[unlikely]]
+        if (pkt.verdict != packet::Verdict::tcp) [[unlikely]] {
+            if constexpr (kJudge)
+                _judged_now = false;
             finish_other(pos, pkt, s.probe[j], when);
-        else if (pos != kNoPosition) [[likely]] {
-            if (track_steady(records[pos], pkt, when, horizon, rules)) [[likely]]
+        } else if (pos != kNoPosition) [[likely]] {
+            if (track_steady(records[pos], pkt, when, horizon, rules)) [[likely]] {
                 ++steady;
-            else
+                if constexpr (kJudge) {
+                    // kSteady holds a seen reply (tcpstate::steady): established, and no slow branch judged
+                    // it. With a rule accepting established packets that is a register test and an add.
+                    if (steady_accept) [[likely]]
+                        steady_bytes += pkt.ip_len;
+                    else
+                        _judge->judge(pkt, CtState::established);
+                    continue;
+                }
+            } else {
+                if constexpr (kJudge)
+                    _judged_now = false;
                 track(pos, pkt, when);
-        } else
+            }
+        } else {
+            if constexpr (kJudge)
+                _judged_now = false;
             create_flow(pkt, s.probe[j], when);
+        }
         if constexpr (kJudge) {
             // No slow branch decided (creation, refusal, ICMP error, fragment): a packet of the flow at
             // pos, tracked. Established once the flow has seen a reply (this one, or an earlier one);
@@ -192,8 +211,13 @@ void FlowTable::finish_burst(const Stage& s) noexcept
         }
     }
     bump(_counters.tcp_tracked, steady);
-    if constexpr (kJudge)
+    if constexpr (kJudge) {
+        if (steady_accept) {
+            accepted[kEstablished] += uint32_t(steady);
+            accepted_bytes[kEstablished] += steady_bytes;
+        }
         _judge->count_accepted(accepted, accepted_bytes);
+    }
 }
 
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
