@@ -179,6 +179,31 @@ def norm_addr(a):
     return str(ipaddress.ip_address(a.strip()))
 
 
+# An event's counters and the nfdump CSV columns that carry each (`nfdump -o csv`).
+COUNTS = (("packets_orig", "ipkt"), ("bytes_orig", "ibyt"), ("packets_reply", "opkt"), ("bytes_reply", "obyt"))
+
+
+def key_of_event(e):
+    """A flow's (src, sport, dst, dport) from a JSON event, as key_of_record() gives it from nfdump."""
+    return (norm_addr(e["src"]), e["sport"], norm_addr(e["dst"]), e["dport"])
+
+
+def key_of_record(r):
+    return (norm_addr(r["sa"]), int(r["sp"]), norm_addr(r["da"]), int(r["dp"]))
+
+
+def sum_records(recs):
+    """nfdump's records summed per flow: ({key: [packets, bytes, reply packets, reply bytes]}, {key: records})."""
+    got, count = {}, {}
+    for r in recs:
+        k = key_of_record(r)
+        g = got.setdefault(k, [0, 0, 0, 0])
+        for i, (_, c) in enumerate(COUNTS):
+            g[i] += int(r[c])
+        count[k] = count.get(k, 0) + 1
+    return got, count
+
+
 class Nfacctd(_Collector):
     """pmacct's nfacctd with deploy/collectors/nfacctd-flowcop.conf, but in the foreground, on
     127.0.0.1 and a free port, its CSV files in a directory of its own and written every second

@@ -25,20 +25,12 @@ import time
 
 
 import collectors  # noqa: E402
+from collectors import COUNTS, key_of_event, key_of_record, sum_records  # noqa: E402
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import layouts  # noqa: E402
 
 CAPTURE = "suricata_smb2_3h22m_40conns.pcap"
 INTERVAL_S = 10
-COUNTS = (("packets_orig", "ipkt"), ("bytes_orig", "ibyt"), ("packets_reply", "opkt"), ("bytes_reply", "obyt"))
-
-
-def key_of_event(e):
-    return (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
-
-
-def key_of_record(r):
-    return (collectors.norm_addr(r["sa"]), int(r["sp"]), collectors.norm_addr(r["da"]), int(r["dp"]))
 
 
 def nfdump_s(text):
@@ -80,7 +72,7 @@ def run_layout(tap, exe, tmp, path, layout, seen):
            "nfcapd reports no sequence error and no bad packet" + L, nf.log_text()[-1000:])
     recs = nf.records()
     tap.eq(len(recs), records, "nfcapd stored every record, interim ones included" + L)
-    want, got, span, count = {}, {}, {}, {}
+    want, span = {}, {}
     for e in ends:
         k = key_of_event(e)
         w = want.setdefault(k, [0, 0, 0, 0])
@@ -89,12 +81,7 @@ def run_layout(tap, exe, tmp, path, layout, seen):
         first, last = int(e["first_seen"]), int(e["last_seen"]) + 1
         lo, hi = span.get(k, (first, last))
         span[k] = (min(lo, first), max(hi, last))
-    for r in recs:
-        k = key_of_record(r)
-        g = got.setdefault(k, [0, 0, 0, 0])
-        for i, (_, c) in enumerate(COUNTS):
-            g[i] += int(r[c])
-        count[k] = count.get(k, 0) + 1
+    got, count = sum_records(recs)
     bad = ["%s: records add up to %s, flowcop counted %s" % (k, got.get(k), v) for k, v in want.items()
            if got.get(k) != v]
     tap.ok(not bad and set(got) == set(want),

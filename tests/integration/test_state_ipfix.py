@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 import collectors
+from collectors import COUNTS, key_of_event, sum_records
 from flowcoptest import harness, pcaplib
 from flowcoptest import pcapgen as g
 from flowcoptest.checks import wait_until
@@ -31,7 +32,6 @@ from flowcoptest.process import Flowcop
 N = 6
 CLIENT, SERVER = "10.88.0.1", "10.88.0.2"
 T0_US = 1_700_000_000_000_000
-COUNTS = (("packets_orig", "ipkt"), ("bytes_orig", "ibyt"), ("packets_reply", "opkt"), ("bytes_reply", "obyt"))
 
 
 def capture(path, first):
@@ -50,14 +50,6 @@ def capture(path, first):
             recs.append((t, g.tcp4(c, cp, s, sp, g.PSH | g.ACK, b"x" * (100 + i))))
             recs.append((t + 100, g.tcp4(s, sp, c, cp, g.PSH | g.ACK, b"y" * (300 + i))))
     pcaplib.write_pcap(path, recs, snaplen=65535)
-
-
-def key_of_event(e):
-    return (collectors.norm_addr(e["src"]), e["sport"], collectors.norm_addr(e["dst"]), e["dport"])
-
-
-def key_of_record(r):
-    return (collectors.norm_addr(r["sa"]), int(r["sp"]), collectors.norm_addr(r["da"]), int(r["dp"]))
 
 
 def main():
@@ -106,13 +98,7 @@ def main():
            "each under the id it had before the restart (one lcore before: no collision)")
     recs = nf.records()
     want = {key_of_event(e): [e[c] for c, _ in COUNTS] for e in ends}
-    got, count = {}, {}
-    for r in recs:
-        k = key_of_record(r)
-        s = got.setdefault(k, [0, 0, 0, 0])
-        for i, (_, c) in enumerate(COUNTS):
-            s[i] += int(r[c])
-        count[k] = count.get(k, 0) + 1
+    got, count = sum_records(recs)
     bad = ["%s: records add up to %s, flowcop counted %s" % (k, got.get(k), v) for k, v in want.items()
            if got.get(k) != v]
     tap.ok(not bad and set(got) == set(want),
