@@ -119,7 +119,9 @@ struct Tally {
         std::unique_ptr<uint8_t[]> buf(new uint8_t[n]); // exact size: ASan catches overreads
         if (n)
             std::memcpy(buf.get(), in.data(), n);
+        // Garbage first: a byte either path leaves unwritten then differs between them.
         Packet p;
+        std::memset(&p, 0xa5, sizeof p);
         const Verdict v = packet::parse(buf.get(), static_cast<uint32_t>(n), p);
         ++inputs;
         if (const char* why = broken_invariant(buf.get(), static_cast<uint32_t>(n), p, v)) {
