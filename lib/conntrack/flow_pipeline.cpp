@@ -66,17 +66,24 @@ void FlowTable::process_burst(const packet::Packet* const* pkts, unsigned n, con
 void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n, const uint64_t* times,
                         uint64_t now_ns) noexcept
 {
-    // The TCP verdict's count is kept in a register and added once per burst: a per-packet bump of one
-    // counter chains a load and a store through the whole burst.
+    // One pass: count the verdict, keep the packet if the table takes it, hash it and ask for its home
+    // bucket. The TCP verdict's count is kept in a register and added once per burst: a per-packet bump
+    // of one counter chains a load and a store through the whole burst. A packet the table does not
+    // take is hashed too (its key is defined: parse() writes every byte) and overwritten by the next:
+    // cheaper than a second loop over the kept ones.
     unsigned nt = 0, n_tcp = 0;
     for (unsigned i = 0; i < n; ++i) {
-        const packet::Verdict v = pkts[i]->verdict;
+        const packet::Packet* const pkt = pkts[i];
+        const packet::Verdict v = pkt->verdict;
         if (v == packet::Verdict::tcp) [[likely]]
             ++n_tcp;
         else
             bump(_counters.packets_by_verdict[static_cast<unsigned>(v)]);
-        s.pkt[nt] = pkts[i];
-        nt += admit_class(*pkts[i]);
+        const Probe p = probe_of(pkt->key);
+        rte_prefetch0(_index.home(p));
+        s.pkt[nt] = pkt;
+        s.probe[nt] = p;
+        nt += admit_class(*pkt);
     }
     bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n_tcp});
     s.n = nt;
@@ -93,15 +100,8 @@ void FlowTable::prepare(Stage& s, const packet::Packet* const* pkts, unsigned n,
         now_ns = latest;
     }
     s.latest = now_ns;
-    if (nt == 0)
-        return;
-    if (!_clock_started) [[unlikely]]
+    if (nt != 0 && !_clock_started) [[unlikely]]
         start_clock(s.at(0));
-    for (unsigned j = 0; j < nt; ++j) {
-        const Probe p = probe_of(s.pkt[j]->key);
-        s.probe[j] = p;
-        rte_prefetch0(_index.home(p));
-    }
 }
 
 void FlowTable::probe(Stage& s) noexcept

@@ -132,11 +132,6 @@ void FlowTable::release_shard(uint32_t shard) const noexcept
     rte_spinlock_unlock(&_shards[shard].lock);
 }
 
-Probe FlowTable::probe_of(const packet::FlowKey& key) const noexcept
-{
-    return _index.probe(flow_hash(key));
-}
-
 uint32_t FlowTable::home_bucket(uint32_t pos) const noexcept
 {
     return probe_of(_records[pos].key).bucket;

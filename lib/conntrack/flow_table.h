@@ -497,7 +497,8 @@ private:
     {
         return _index.find(probe, [&](uint32_t p) { return same_key(_records[p].key, key); });
     }
-    Probe probe_of(const packet::FlowKey& key) const noexcept;
+    // Inline: the packet path hashes every packet of a burst (prepare()).
+    Probe probe_of(const packet::FlowKey& key) const noexcept { return _index.probe(flow_hash(key)); }
     uint64_t deadline_of(uint32_t pos) const noexcept
     {
         const FlowRecord& r = _records[pos];
