@@ -110,6 +110,9 @@ def tcp_frame(src_ip, sport, dst_ip, dport, seq, ack, flags, payload, to_server)
 CHURN_FRAMES = 8  # frames of one short connection (write_churn)
 
 
+CHURN_FRAMES = 8  # frames of one write_churn connection
+
+
 def write_churn(path, connections):
     """A churn of short TCP connections, one after another: each a handshake, a 6-byte request and its
     6-byte answer, and both FINs acknowledged (8 frames), leaving the flow assured in TIME_WAIT. Replayed

@@ -155,16 +155,18 @@ def scrape(port):
     return exposition.by_series(exposition.scrape("http://127.0.0.1:%d/metrics" % port, timeout=10))
 
 
-def check_flowcop(metrics, flows, udp_flows=0):
+def check_flowcop(metrics, flows, udp_flows=0, churn=False):
     """Problems with flowcop's table after the window (empty list: every flow tracked, none refused).
-    udp_flows: how many of the flows are UDP (the mixed capture); their packets count as `udp`."""
+    udp_flows: how many of the flows are UDP (the mixed capture); their packets count as `udp`.
+    churn: the capture is --churn's short connections, each reopened from TIME_WAIT by its SYN when the
+    capture loops (netfilter's rule, so flows do end), and at most `flows` of them open at a time."""
     problems = []
     active = sum(v for k, v in metrics.items() if k.startswith("flowcop_flows_active"))
-    if active != flows:
-        problems.append("flows_active %d != %d" % (active, flows))
+    if active != flows if not churn else not 0 < active <= flows:
+        problems.append("flows_active %d, expected %s%d" % (active, "at most " if churn else "", flows))
     by_proto = {p: sum(v for k, v in metrics.items()
                        if k.startswith("flowcop_proto_flows_active") and 'proto="%s"' % p in k) for p in ("tcp", "udp")}
-    if by_proto != {"tcp": flows - udp_flows, "udp": udp_flows}:
+    if not churn and by_proto != {"tcp": flows - udp_flows, "udp": udp_flows}:
         problems.append("proto_flows_active %s, expected tcp %d udp %d" % (by_proto, flows - udp_flows, udp_flows))
     for k, v in metrics.items():
         # Every packet must be tracked: no other result (invalid, no flow, table full, parse verdicts),
@@ -173,7 +175,7 @@ def check_flowcop(metrics, flows, udp_flows=0):
         counted = 'result="tracked"' in k or (udp_flows and 'result="udp"' in k)
         if v and ((k.startswith("flowcop_packets_total") and not counted)
                   or (k.startswith("flowcop_proto_packets_total") and 'result="tracked"' not in k)
-                  or k.startswith("flowcop_flows_expired_total")):
+                  or (k.startswith("flowcop_flows_expired_total") and not churn)):
             problems.append("%s = %d" % (k, v))
     if udp_flows and not any(v for k, v in metrics.items()
                              if k.startswith("flowcop_proto_packets_total") and 'proto="udp"' in k):
@@ -188,6 +190,7 @@ def own_session():
 
 
 def run_one(tool, a, pcap, packets, flows, rep, workdir, udp_flows=0):
+    """One program's run on `pcap` (`packets` frames a loop, `flows` flows); a.churn: the churn capture."""
     prefix = "prb_%s_%d_%d_%d" % (tool, flows, rep, os.getpid())
     metrics_port = 19700 + (os.getpid() % 200)
     cmd = command(tool, a, pcap, packets, flows, prefix, metrics_port)
@@ -255,7 +258,7 @@ def measure(tool, a, proc, prefix, packets, flows, metrics_port, log_path, resul
                       mpps_per_cpu=pk / ((c1 - c0) / 1e9) / 1e6 if c1 > c0 else 0.0,
                       steal=(st1 - st0) / max(1, tt1 - tt0), load1=load0[0], rx_at_start=s0[0])
         if tool in FLOWCOPS:
-            result["problems"] = check_flowcop(scrape(metrics_port), flows, udp_flows)
+            result["problems"] = check_flowcop(scrape(metrics_port), flows, udp_flows, getattr(a, "churn", False))
     finally:
         if tel is not None:
             tel.close()
@@ -365,6 +368,10 @@ def main(argv):
     ap.add_argument("--udp-share", type=float, default=0.0,
                     help="also run flowcop ('mixed') on a capture where this share of the flows is UDP "
                          "(flows_pcap.py --udp-share); default 0: no mixed capture")
+    ap.add_argument("--churn", action="store_true",
+                    help="the short-connection churn instead of established flows: for each N of --flows, N complete "
+                         "connections of 8 frames one after another (flows_pcap.write_churn: handshake, request, "
+                         "answer, both FINs), each reopened from TIME_WAIT by its SYN when the capture loops")
     ap.add_argument("--repeats", type=int, default=5, help="runs per program and flow count (default 5)")
     ap.add_argument("--window", type=float, default=4.0, help="measured seconds per run (default 4)")
     ap.add_argument("--warm", type=float, default=1.0, help="seconds after the first loop before measuring")
@@ -425,11 +432,13 @@ def main(argv):
         print("resuming: %d runs from %s" % (len(runs), results_path), flush=True)
     done = {(r["tool"], r["flows"], r["rep"]) for r in runs}
     settings = {k: getattr(a, k) for k in ("passes", "repeats", "window", "warm", "cpu", "data_room", "nice",
-                                           "huge_dir", "ovs_forward", "ovs_config", "baseline_build", "udp_share")}
+                                           "huge_dir", "ovs_forward", "ovs_config", "baseline_build", "udp_share", "churn")}
     if a.baseline_build:  # what the baseline is: its commit, as provenance() gives the build's own
         settings["baseline_commit"] = sh(["git", "-C", a.baseline_build, "rev-parse", "HEAD"])
+    if a.churn and [t for t in tools if t in ("mixed", "udp")]:
+        ap.error("--churn has no mixed or UDP capture")
     for n in flows_list:
-        packets = n * a.passes
+        packets = n * (flows_pcap.CHURN_FRAMES if a.churn else a.passes)
         # Each program runs alone: one that does not fit is skipped at this size, the others run.
         short = {t: memory_shortfall(t, a, packets, n) for t in tools}
         if any(short.values()):
@@ -437,9 +446,12 @@ def main(argv):
             print("flows %d: skipped: %s" % (n, skipped[n]), flush=True)
         if all(short.values()):
             continue
-        pcap = os.path.join(workdir, "flows-%d-passes-%d.pcap" % (n, a.passes))
+        pcap = os.path.join(workdir, ("churn-%d.pcap" % n) if a.churn else "flows-%d-passes-%d.pcap" % (n, a.passes))
         if not os.path.exists(pcap):
-            flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
+            if a.churn:
+                flows_pcap.write_churn(pcap + ".tmp", n)
+            else:
+                flows_pcap.write(pcap + ".tmp", n, a.passes, 20240601)
             os.rename(pcap + ".tmp", pcap)
         pcap_mixed, udp_flows = None, 0
         if "mixed" in tools and not short["mixed"]:

@@ -159,6 +159,8 @@ def run(tool, a, pcap, packets, flows, workdir):
     vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
     if a.branch_sim:
         vg.append("--branch-sim=yes")
+    if a.dump_instr:
+        vg.append("--dump-instr=yes")
     if tool in packet_rate.FLOWCOPS:
         # One toggle only (a nested second one would switch collection off inside the first): run()
         # holds the whole loop, poll() and its per-packet path included, whether or not it is inlined.
@@ -252,6 +254,9 @@ def main(argv):
     ap.add_argument("--branch-sim", action="store_true",
                     help="also count mispredicted branches (valgrind --branch-sim: conditional and indirect, "
                          "a simple 2-bit predictor, so a pointer to where, not the hardware's count)")
+    ap.add_argument("--dump-instr", action="store_true",
+                    help="keep counts per instruction (valgrind --dump-instr=yes) for callgrind_annotate "
+                         "--auto=yes or objdump side by side: where inside a function the instructions go")
     a = ap.parse_args(argv)
     if a.branch_sim:
         global EVENTS
