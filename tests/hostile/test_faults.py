@@ -344,12 +344,17 @@ class Holders:
                        "(%s s)" % (HTTP_ABUSERS, "a byte at a time" if slow else "idle",
                                    rounds * REQUEST_TIMEOUT_S + 1.5, [w and round(w, 2) for w in waits]))
             rx1 = (fresh_stats(path, 5)[0] or {}).get("rx_packets", 0)
+            opening = time.monotonic()
             for _ in range(TELEMETRY_MAX + 2):
                 tels.append(hostile.Telemetry(path))
+            opening = time.monotonic() - opening
             greeted = [t for t in tels if t.hello is not None]
-            tap.ok(len(greeted) >= TELEMETRY_MAX - 1 and all(t.hello is None for t in tels[TELEMETRY_MAX:]),
-                   "telemetry: of %d clients that connect and send nothing, %d are greeted and the last ones closed "
-                   "without a greeting (DPDK's limit)" % (len(tels), len(greeted)))
+            # DPDK's limit closes the last ones, unless opening them took the guard's idle time: then the guard
+            # may already have cut the first ones and freed their slots (its contract), as on a loaded machine.
+            limit_seen = all(t.hello is None for t in tels[TELEMETRY_MAX:])
+            tap.ok(len(greeted) >= TELEMETRY_MAX - 1 and (limit_seen or opening >= GUARD_IDLE_S),
+                   "telemetry: of %d clients that connect and send nothing (in %.2f s), %d are greeted and the last "
+                   "ones closed without a greeting (DPDK's limit)" % (len(tels), opening, len(greeted)))
             st, secs = fresh_stats(path, GUARD_IDLE_S + 6)
             bound = GUARD_IDLE_S + GUARD_SCAN_S + 2.5
             tap.ok(st is not None and secs < bound and st.get("rx_packets", 0) > rx1,
