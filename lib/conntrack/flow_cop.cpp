@@ -225,14 +225,11 @@ void FlowTable::set_timeouts(const tcpstate::Timeouts& timeouts, uint32_t active
         store_relaxed(_rules.cap_timeout_ns[c], caps[c] == 0 ? UINT64_MAX : uint64_t(caps[c]) * kNs);
     _timeouts = timeouts;
     _steady_rules = tcpstate::steady_rules(_window_policy, _timeouts);
-    // The smallest inactivity timeout a TCP flow can have (every state, every cap): a flow last seen
-    // less than that ago is live, so the steady packet skips the exact test (arrival_horizon()).
-    uint64_t slack = UINT64_MAX;
-    for (size_t s = 0; s < tcpstate::kStateCount; ++s)
-        slack = std::min(slack, _rules.state_timeout_ns[s]);
+    // A steady flow's inactivity timeout (ESTABLISHED, under each cap): one last seen less than that ago is
+    // live, so its steady packet skips the exact test (steady_horizon()).
+    const uint64_t established = _rules.state_timeout_ns[static_cast<size_t>(tcpstate::State::established)];
     for (size_t c = 0; c < tcpstate::kCapCount; ++c)
-        slack = std::min(slack, _rules.cap_timeout_ns[c]);
-    _arrival_slack_ns = active_timeout_s != 0 ? 0 : slack;
+        _steady_slack_ns[c] = active_timeout_s != 0 ? 0 : std::min(established, _rules.cap_timeout_ns[c]);
     // Longer timeouts need nothing (the wheel re-reads deadlines), but a shorter
     // one would leave flows cached later than their new deadline: re-arm them all.
     _rebase_cursor = 0;

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <packet/flow_key.h>
+#include <packet/tcp_lite.h>
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -61,6 +63,37 @@ inline uint32_t flow_hash(const packet::FlowKey& key, uint32_t seed = 0) noexcep
     return detail::crc_half(key.zone, h);
 }
 
+// The steady lane (packet/tcp_lite.h): the 8-byte words of packet::lite_key(t) that are not constant
+// (words 0 and 2, the IPv4-mapped addresses' first 8 bytes, are 0; so are the zone and the VLAN IDs),
+// built in registers from the segment's own fields, so the lane hashes and compares without a FlowKey.
+struct LiteWords {
+    uint64_t lo, hi, ports; // words 1, 3 and 4 of the key
+};
+
+inline LiteWords lite_words(const packet::TcpLite& t) noexcept
+{
+    if constexpr (std::endian::native == std::endian::little) {
+        constexpr uint64_t kMapped = 0xffff0000u; // bytes 8..11 of an IPv4-mapped address: 00 00 ff ff
+        constexpr uint64_t kTcp = 6;
+        return {kMapped | uint64_t{t.addr_lo} << 32, kMapped | uint64_t{t.addr_hi} << 32,
+                uint64_t{t.port_lo} | uint64_t{t.port_hi} << 16 | kTcp << 32};
+    } else {
+        const packet::FlowKey k = packet::lite_key(t);
+        return {detail::key_word(k, 1), detail::key_word(k, 3), detail::key_word(k, 4)};
+    }
+}
+
+// flow_hash(packet::lite_key(t)) (tests/conntrack checks it), from the words.
+inline uint32_t flow_hash(const LiteWords& w, uint32_t seed = 0) noexcept
+{
+    uint32_t h = detail::crc_word(0, seed);
+    h = detail::crc_word(w.lo, h);
+    h = detail::crc_word(0, h);
+    h = detail::crc_word(w.hi, h);
+    h = detail::crc_word(w.ports, h);
+    return detail::crc_half(0, h);
+}
+
 // Equality of two keys over all 42 bytes (memcmp semantics), without a branch per word.
 inline bool same_key(const packet::FlowKey& a, const packet::FlowKey& b) noexcept
 {
@@ -68,6 +101,14 @@ inline bool same_key(const packet::FlowKey& a, const packet::FlowKey& b) noexcep
     for (size_t i = 0; i < 5; ++i)
         diff |= detail::key_word(a, i) ^ detail::key_word(b, i);
     return (diff | uint64_t(a.zone ^ b.zone)) == 0;
+}
+
+// same_key(a, packet::lite_key(t)) from t's words.
+inline bool same_key(const packet::FlowKey& a, const LiteWords& w) noexcept
+{
+    const uint64_t diff = detail::key_word(a, 0) | (detail::key_word(a, 1) ^ w.lo) | detail::key_word(a, 2) |
+                          (detail::key_word(a, 3) ^ w.hi) | (detail::key_word(a, 4) ^ w.ports);
+    return (diff | a.zone) == 0;
 }
 
 } // namespace flowcop::conntrack

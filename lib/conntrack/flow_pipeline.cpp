@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // FlowTable's packet path, pipelined across bursts (see flow_table.h): prepare (count, hash, prefetch
 // the home buckets), probe (scan them, prefetch the candidate records), finish (verify the candidate
-// and track, or look up again and create).
+// and track, or look up again and create); and the steady lane's same three steps over packet::TcpLite
+// segments (process_lite).
 #include <conntrack/flow_table.h>
 
 #include <tcpstate/segment.h>
@@ -143,7 +144,7 @@ void FlowTable::finish_burst(const Stage& s) noexcept
     const uint64_t latest = s.latest;
     const tcpstate::SteadyRules rules = _steady_rules;
     // Computed here, not in prepare(): the timeouts may have changed since (set_timeouts between calls).
-    const uint64_t horizon = arrival_horizon(latest);
+    const SteadyHorizon horizon = steady_horizon(latest);
     uint64_t steady = 0;
     // The policy's steady path: a packet whose state one rule accepts is only tallied here (ct_judge.h).
     uint32_t accepted[kCtStateCount] = {};
@@ -226,14 +227,16 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // ESTABLISHED with every tracker bit a steady packet sets), one of the segment's
 // class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
 // declines a segment outside a bound before writing anything.
-[[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns,
-                                                           uint64_t horizon,
+template <typename Seg>
+[[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
+                                                           const SteadyHorizon& horizon,
                                                            const tcpstate::SteadyRules& rules) noexcept
 {
     constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     const uint8_t flags = r.flags;
     const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
-    if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck || r.last_seen_ns <= horizon) [[unlikely]]
+    if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck ||
+        r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
         return false;
     // From the originator or the reply side: each a copy with every offset fixed.
     const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
@@ -241,8 +244,8 @@ void FlowTable::finish_burst(const Stage& s) noexcept
                      : track_steady_side<1>(r, flags, pkt, now_ns, rules);
 }
 
-template <unsigned kSide>
-[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt,
+template <unsigned kSide, typename Seg>
+[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt,
                                                                 uint64_t now_ns,
                                                                 const tcpstate::SteadyRules& rules) noexcept
 {
@@ -260,6 +263,66 @@ template <unsigned kSide>
     if (static_cast<tcpstate::Cap>(cap) != cap_of(flags)) [[unlikely]] // r.flags as track_steady() read it
         recap(r);
     return true;
+}
+
+// Out of line, so that the window's fused path has the registers to itself: inlined into process_lite's
+// loop, gcc spilled ~30 of its values to the stack around it.
+[[gnu::noinline]] bool FlowTable::steady_lite(FlowRecord& r, const packet::TcpLite& seg, uint64_t now_ns,
+                                              const SteadyHorizon& horizon, const tcpstate::SteadyRules& rules) noexcept
+{
+    return track_steady(r, seg, now_ns, horizon, rules);
+}
+
+void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
+                             void* ctx) noexcept
+{
+    drain(); // a test's submit() may have left bursts in flight: they come first
+    bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n});
+    if (n == 0)
+        return;
+    if (!_clock_started) [[unlikely]]
+        start_clock(now_ns);
+    // prepare() and probe() of the pipeline, from the compact key's words.
+    Probe probes[kMaxBurst];
+    uint32_t candidates[kMaxBurst];
+    for (unsigned j = 0; j < n; ++j) {
+        const Probe p = _index.probe(flow_hash(lite_words(segs[j])));
+        probes[j] = p;
+        rte_prefetch0(_index.home(p));
+    }
+    FlowRecord* const records = _records;
+    for (unsigned j = 0; j < n; ++j) {
+        const uint32_t c = _index.first_candidate(probes[j]);
+        candidates[j] = c;
+        if (c != kNoPosition) {
+            const auto* rec = reinterpret_cast<const uint8_t*>(&records[c]);
+            rte_prefetch0(rec);
+            rte_prefetch0(rec + 64);
+        }
+    }
+    // finish(): as finish_burst<false, false>, the steady segment by the fused path, every other through
+    // the ordinary one with the frame parsed in full.
+    const tcpstate::SteadyRules rules = _steady_rules;
+    const SteadyHorizon horizon = steady_horizon(now_ns);
+    uint64_t steady = 0;
+    for (unsigned j = 0; j < n; ++j) {
+        const packet::TcpLite& seg = segs[j];
+        const LiteWords words = lite_words(seg);
+        uint32_t pos = candidates[j];
+        if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, words))
+            [[unlikely]]
+            pos = _index.find(probes[j], [&](uint32_t p) { return same_key(records[p].key, words); });
+        if (pos != kNoPosition && steady_lite(records[pos], seg, now_ns, horizon, rules)) [[likely]] {
+            ++steady;
+            continue;
+        }
+        const packet::Packet& pkt = full(ctx, j);
+        if (pos != kNoPosition)
+            track(pos, pkt, now_ns);
+        else
+            create_flow(pkt, probes[j], now_ns);
+    }
+    bump(_counters.tcp_tracked, steady);
 }
 
 template void FlowTable::finish_burst<false, false>(const Stage&) noexcept;

@@ -14,9 +14,13 @@
 // candidate is verified and tracked, so a burst's misses overlap instead of stalling each packet twice.
 // Every packet is tracked on return. The steady established TCP segment (issue 29) is tracked inline by
 // track_steady(): the record's kSteady bit (kept by track()) instead of the tracker, the expiry test as
-// one compare of last_seen with a per-burst horizon (arrival_horizon(): the exact test only when that
+// one compare of last_seen with a per-burst horizon (steady_horizon(): the exact test only when that
 // fails), the window's fused steady_ack() with the cap from prepared SteadyRules, and the verdict and
-// tcp_tracked counters added once per burst; every other TCP packet takes the out-of-line track(). The same stages can also overlap consecutive bursts (submit():
+// tcp_tracked counters added once per burst; every other TCP packet takes the out-of-line track().
+// process_lite() is the same three stages over packet::TcpLite segments (the worker's steady lane): the
+// compact IPv4 key hashed (flow_hash(LiteWords), equal to the FlowKey's hash) and compared in registers,
+// every segment it does not take handed to the ordinary path as the Packet its caller parses then.
+// The same stages can also overlap consecutive bursts (submit():
 // burst k hashed while k-1 is scanned and k-2 tracked; a candidate found two calls earlier is used only
 // if its record still holds the packet's key, else the key is looked up again). With bursts of 32 that
 // measured no faster (tests/benchmarks.md, issue 19), so the cross-burst form is not the table's API:
@@ -137,6 +141,7 @@
 #include <conntrack/reason.h>
 #include <conntrack/table_memory.h>
 #include <packet/packet.h>
+#include <packet/tcp_lite.h>
 #include <protostate/proto_state.h>
 #include <tcpstate/tcp_state.h>
 #include <tcpstate/window.h>
@@ -223,6 +228,19 @@ public:
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
+    // The steady lane (issue 29, flow_pipeline.cpp): a burst of IPv4 TCP segments read by packet::parse_tcp_lite(),
+    // all at now_ns, with what process_burst() would do with the Packets parse() gives the same frames, in
+    // the same order: counted as TCP, a steady segment of a steady flow tracked by the fused path from the
+    // compact key (hashed and compared in registers, no FlowKey built), every other one (a miss, a flow not
+    // steady, a SYN/FIN/RST, a segment outside a bound) handed to the ordinary path as the Packet
+    // full(ctx, i) returns (the caller parses frame i then: parse() is needed only there). Only without a
+    // policy (set_judge(nullptr)) and with TCP tracked (lite_ready()); n <= kMaxBurst.
+    using FullPacket = const packet::Packet& (*)(void* ctx, unsigned i) noexcept;
+    void process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full, void* ctx) noexcept;
+    bool lite_ready() const noexcept
+    {
+        return _judge == nullptr && _admit[static_cast<uint8_t>(packet::Verdict::tcp)] == 1; // TCP tracked
+    }
     // Later fragments that came before their first fragment (what lib/fragattr held and returned for
     // `first`): once `first` was tracked (process_burst() returned), counts `packets`
     // frames and `bytes` IP bytes on its flow in its direction (fragments_late), with no state step
@@ -404,12 +422,20 @@ private:
     // The steady established TCP segment of a live flow (flow_pipeline.cpp, inline in finish()): true
     // when it tracked the packet exactly as track() would have, except tcp_tracked, which the caller
     // counts once per burst; false, with nothing written, for every packet it does not take. `horizon`:
-    // a flow last seen after it cannot have timed out by now_ns (arrival_horizon()).
+    // a flow last seen after it cannot have timed out by now_ns (steady_horizon()).
     // `rules`: _steady_rules, copied once per burst.
-    bool track_steady(FlowRecord& r, const packet::Packet& pkt, uint64_t now_ns, uint64_t horizon,
+    // steady_horizon()'s times, by timeout cap.
+    struct SteadyHorizon {
+        uint64_t at[tcpstate::kCapCount];
+    };
+    // Seg: packet::Packet, or packet::TcpLite (the steady lane): the same field names.
+    template <typename Seg>
+    bool track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
                       const tcpstate::SteadyRules& rules) noexcept;
-    template <unsigned kSide> // 0: from the originator, 1: from the reply side
-    bool track_steady_side(FlowRecord& r, uint8_t flags, const packet::Packet& pkt, uint64_t now_ns,
+    bool steady_lite(FlowRecord& r, const packet::TcpLite& seg, uint64_t now_ns, const SteadyHorizon& horizon,
+                     const tcpstate::SteadyRules& rules) noexcept;
+    template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
+    bool track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
                            const tcpstate::SteadyRules& rules) noexcept;
     // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
     // the window check (tcpstate::track), counters, re-arm and events.
@@ -417,12 +443,19 @@ private:
     // A steady packet changed the flow's timeout cap (retransmissions, a zero window, data in flight):
     // the record's flags take it and the flow is re-armed.
     [[gnu::cold]] void recap(FlowRecord& r) noexcept;
-    // Per burst: a TCP flow last seen after this time has not timed out at `latest` (its deadline is at
-    // least its last_seen plus the smallest TCP timeout or cap, _arrival_slack_ns); UINT64_MAX when an
-    // active timeout is set (the exact test reads the cold entry then).
-    uint64_t arrival_horizon(uint64_t latest) const noexcept
+    // Per burst, by the record's timeout cap: a steady flow (kSteady: ESTABLISHED, no mark) last seen after
+    // at[cap] has not timed out at `latest` (its deadline is its last_seen plus ESTABLISHED's timeout under
+    // that cap, _steady_slack_ns[cap]); UINT64_MAX when an active timeout is set (the exact test reads the
+    // cold entry then). Only ESTABLISHED's timeouts: a flow quiet for longer than the smallest timeout of
+    // any state (CLOSE's 10 s) still takes the steady path, as most flows of a 10^7-flow host do.
+    SteadyHorizon steady_horizon(uint64_t latest) const noexcept
     {
-        return _arrival_slack_ns == 0 ? UINT64_MAX : latest > _arrival_slack_ns ? latest - _arrival_slack_ns : 0;
+        SteadyHorizon h;
+        for (size_t c = 0; c < tcpstate::kCapCount; ++c) {
+            const uint64_t slack = _steady_slack_ns[c];
+            h.at[c] = slack == 0 ? UINT64_MAX : latest > slack ? latest - slack : 0;
+        }
+        return h;
     }
     void create_flow(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
     void init_record(uint32_t pos, const packet::Packet& pkt, L4State l4, uint64_t now_ns) noexcept;
@@ -575,7 +608,8 @@ private:
     tcpstate::WindowPolicy _window_policy;
     tcpstate::Timeouts _timeouts = tcpstate::Timeouts::netfilter_defaults(); // what track() caps with
     tcpstate::SteadyRules _steady_rules;                                     // of _window_policy, _timeouts
-    uint64_t _arrival_slack_ns = 0; // arrival_horizon(): the smallest TCP timeout or cap; 0 with an active timeout
+    // steady_horizon(): ESTABLISHED's timeout under each cap; 0 with an active timeout.
+    uint64_t _steady_slack_ns[tcpstate::kCapCount] = {};
     TrackMask _track = kTrackAll;
     uint8_t _admit[packet::kVerdictCount] = {}; // admit_class() by verdict
     uint64_t _rng = 0;                          // early drop's sampling state (SplitMix64)

@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include <packet/packet.h>
+#include <packet/tcp_lite.h>
 
 namespace flowcop::packet {
 
@@ -31,6 +32,13 @@ inline Verdict parse_mbuf(const rte_mbuf* m, Packet& out) noexcept
     if (hdr == nullptr) // only for an inconsistent chain; classify, never read past it
         return parse(nullptr, 0, frame_len, out);
     return parse(static_cast<const uint8_t*>(hdr), want, frame_len, out);
+}
+
+// The steady lane's entry (tcp_lite.h): the first segment's bytes, zero copy; a frame whose headers do
+// not all sit in it is not taken (parse_mbuf() reads it).
+inline bool parse_mbuf_lite(const rte_mbuf* m, TcpLite& out) noexcept
+{
+    return parse_tcp_lite(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), out);
 }
 
 } // namespace flowcop::packet

@@ -7,9 +7,11 @@
 // the tracker, the 40 window bytes, the cap in the flags, kSteady exactly when the tracker is steady,
 // each direction's packets, bytes and flags seen, and last_seen (moved only by accepted packets); the
 // table's counters must count every packet as the model does. Time moves in small steps and now and then
-// past the horizon (the exact expiry test), and the timeouts and window policy change between bursts
+// past a steady flow's horizon (the exact expiry test), and the timeouts and window policy change between bursts
 // (the prepared rules are rebuilt). tests/tcpstate/test_window_steady.cpp compares the window's two
-// paths alone.
+// paths alone. A twin table takes the same bursts through the steady lane (FlowTable::process_lite:
+// every packet a TcpLite can carry, SYNs and FINs included, in runs between the others, as the worker
+// splits a burst) and must hold byte for byte the records the first one holds, with the same counters.
 #include "harness.h"
 #include <conntrack/table_inspector.h>
 #include <tcpstate/segment.h>
@@ -60,10 +62,12 @@ struct Model {
 
 class SteadyRun {
 public:
-    explicit SteadyRun(uint64_t seed) : rng(seed), h(small_config(1u << 16)) {}
+    explicit SteadyRun(uint64_t seed) : rng(seed), h(small_config(1u << 16)), lane(small_config(1u << 16)) {}
 
     std::mt19937_64 rng;
     Harness h;
+    Harness lane; // the same bursts through process_lite
+    uint64_t lane_segments = 0;
     std::vector<Conv> convs;
     Model model;
     tcpstate::WindowPolicy policy;
@@ -260,6 +264,69 @@ public:
         for (const auto& p : pkts)
             ptrs.push_back(&p);
         h.table->process_burst(ptrs.data(), unsigned(ptrs.size()), h.now);
+        feed_lane(pkts);
+    }
+
+    // A packet the steady lane can carry: what packet::parse_tcp_lite() takes (untagged IPv4, no SACK block).
+    static bool lite_of(const packet::Packet& p, packet::TcpLite& t)
+    {
+        if (p.verdict != packet::Verdict::tcp || !packet::key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] ||
+            p.key.vlan[1] || p.key.vlan[2] || p.key.zone || p.ip_len > 0xffff)
+            return false;
+        std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
+        std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);
+        t.port_lo = p.key.port_lo;
+        t.port_hi = p.key.port_hi;
+        t.seq = p.seq;
+        t.ack = p.ack;
+        t.sack = p.sack;
+        t.window = p.window;
+        t.ip_len = uint16_t(p.ip_len);
+        t.l4_payload_len = uint16_t(p.l4_payload_len);
+        t.tcp_flags = p.tcp_flags;
+        t.src_is_lo = p.src_is_lo;
+        return true;
+    }
+    static const packet::Packet& full_of(void* ctx, unsigned i) noexcept
+    {
+        return static_cast<const packet::Packet*>(ctx)[i];
+    }
+    // The burst through the twin table as the worker feeds it: runs of lane packets and runs of others.
+    void feed_lane(const std::vector<packet::Packet>& pkts)
+    {
+        lane.now = h.now;
+        lane.table->set_window_policy(policy);
+        lane.table->set_timeouts(timeouts, 0);
+        std::vector<packet::TcpLite> segs(pkts.size());
+        std::vector<char> lite(pkts.size());
+        for (size_t i = 0; i < pkts.size(); ++i)
+            lite[i] = lite_of(pkts[i], segs[i]);
+        for (size_t start = 0, end = 0; start < pkts.size(); start = end) {
+            for (end = start + 1; end < pkts.size() && lite[end] == lite[start];)
+                ++end;
+            if (lite[start]) {
+                lane.table->process_lite(segs.data() + start, unsigned(end - start), lane.now, &full_of,
+                                         const_cast<packet::Packet*>(pkts.data() + start));
+                lane_segments += end - start;
+            } else {
+                std::vector<const packet::Packet*> ptrs;
+                for (size_t i = start; i < end; ++i)
+                    ptrs.push_back(&pkts[i]);
+                lane.table->process_burst(ptrs.data(), unsigned(ptrs.size()), lane.now);
+            }
+        }
+    }
+    // What differs between the two tables for conversation c's flow ("" when nothing).
+    std::string lane_differences(const Conv& c) const
+    {
+        const int32_t a = TableInspector::find(*h.table, c.tmpl[0].key);
+        const int32_t b = TableInspector::find(*lane.table, c.tmpl[0].key);
+        if ((a < 0) != (b < 0))
+            return a < 0 ? "the lane's table has a flow the other has not" : "the lane's table lacks the flow";
+        if (a >= 0 && std::memcmp(&TableInspector::record(*h.table, uint32_t(a)),
+                                  &TableInspector::record(*lane.table, uint32_t(b)), sizeof(FlowRecord)) != 0)
+            return "the lane's record differs";
+        return "";
     }
 };
 
@@ -274,8 +341,11 @@ TEST_CASE("steady path: the table's fused path leaves every record as the full p
     uint16_t next_port = 30000;
     std::string bad;
     for (int b = 0; b < 4000 && bad.empty(); ++b) {
-        // Time: mostly milliseconds, sometimes past the horizon (the smallest timeout, CLOSE's 10 s).
-        run.h.now += run.pick(50) == 0 ? 11 * kSec + run.pick(5) * kSec : run.pick(2'000'000);
+        // Time: mostly milliseconds, sometimes past CLOSE's 10 s (quiet steady flows stay on the steady
+        // path: their horizon is ESTABLISHED's timeout under their cap), now and then past the caps' 60..660 s.
+        run.h.now += run.pick(400) == 0  ? (61 + run.pick(640)) * kSec
+                     : run.pick(50) == 0 ? 11 * kSec + run.pick(5) * kSec
+                                         : run.pick(2'000'000);
         if (run.pick(200) == 0) { // new rules between bursts: the prepared table and horizon follow
             run.policy.max_retrans = uint8_t(1 + run.pick(5));
             run.policy.be_liberal = run.pick(4) == 0;
@@ -287,6 +357,8 @@ TEST_CASE("steady path: the table's fused path leaves every record as the full p
         run.burst();
         for (Conv& c : run.convs) {
             bad = run.differences(c);
+            if (bad.empty())
+                bad = run.lane_differences(c);
             if (!bad.empty()) {
                 INFO("burst " << b << ", ports " << c.tmpl[0].key.port_lo << "/" << c.tmpl[0].key.port_hi << ", state "
                               << unsigned(c.tracker.state) << ", last flags " << unsigned(c.last.tcp_flags));
@@ -302,4 +374,73 @@ TEST_CASE("steady path: the table's fused path leaves every record as the full p
     CHECK(k.out_of_window_total() == run.model.out_of_window);
     INFO("steady candidates " << run.steady_candidates << " of " << run.model.tracked);
     CHECK(run.steady_candidates > 20000); // the fused path is exercised, not only declined
+    // The twin table: every counter the packets move, as the first table's.
+    const auto& l = run.lane.c();
+    CHECK(l.tcp_tracked == k.tcp_tracked);
+    CHECK(l.tcp_invalid == k.tcp_invalid);
+    CHECK(l.out_of_window_total() == k.out_of_window_total());
+    CHECK(l.packets_by_verdict == k.packets_by_verdict);
+    CHECK(l.flows_created == k.flows_created);
+    CHECK(l.active() == k.active());
+    CHECK(run.lane_segments > 30000);
+}
+
+namespace {
+
+// One frame through the steady lane (process_lite), as the worker feeds a frame parse_tcp_lite() takes.
+packet::Packet lite_packet;
+const packet::Packet& lite_parse(void* frame, unsigned) noexcept
+{
+    const auto& f = *static_cast<const std::vector<uint8_t>*>(frame);
+    packet::parse(f.data(), uint32_t(f.size()), lite_packet);
+    return lite_packet;
+}
+void send_lite(Harness& h, const std::vector<uint8_t>& frame)
+{
+    packet::TcpLite seg{};
+    REQUIRE(packet::parse_tcp_lite(frame.data(), uint32_t(frame.size()), uint32_t(frame.size()), seg));
+    h.table->process_lite(&seg, 1, h.now, &lite_parse, const_cast<std::vector<uint8_t>*>(&frame));
+}
+
+} // namespace
+
+// The steady path's expiry horizon is ESTABLISHED's timeout under the flow's cap: a steady flow quiet for
+// longer than CLOSE's 10 s is still live, and one whose unacknowledged data caps its timeout at 300 s
+// expires on arrival past it, on the table's packet path and on the steady lane alike.
+TEST_CASE("steady path: a quiet steady flow lives past CLOSE's timeout and expires past its capped one",
+          "[conntrack][steady]")
+{
+    for (const bool lane : {false, true}) {
+        CAPTURE(lane);
+        Harness h(small_config(1024));
+        tcpstate::Timeouts t = tcpstate::Timeouts::netfilter_defaults();
+        t.unacknowledged = 300;
+        h.table->set_timeouts(t, 0);
+        const Ep a{"10.9.0.1", 40000}, b{"10.9.0.2", 443};
+        h.handshake(a, b);
+        // Data from a that b has not acknowledged: the cap is unacknowledged's 300 s.
+        uint32_t& a_nxt = h.next_seq(a, b);
+        const uint32_t b_nxt = h.next_seq(b, a);
+        const auto data = tcp_frame(a, b, kAck | kPsh, 100, 0, a_nxt, b_nxt);
+        a_nxt += 100;
+        lane ? send_lite(h, data) : void(h.send(data));
+        const int32_t pos = TableInspector::find(*h.table, h.key(a, b));
+        REQUIRE(pos >= 0);
+        const FlowRecord& r = TableInspector::record(*h.table, uint32_t(pos));
+        REQUIRE((r.flags & FlowRecord::kSteady) != 0);
+        REQUIRE(conntrack::cap_of(r.flags) == tcpstate::Cap::unacknowledged);
+        const auto ack = [&] { return tcp_frame(a, b, kAck, 0, 0, a_nxt, b_nxt); };
+        // 20 s later (CLOSE's timeout is 10 s): the same flow, tracked.
+        h.now += 20 * kSec;
+        const uint64_t tracked = h.c().tcp_tracked, packets = r.packets[0];
+        lane ? send_lite(h, ack()) : void(h.send(ack()));
+        CHECK(h.c().tcp_tracked == tracked + 1);
+        CHECK(r.packets[0] == packets + 1);
+        CHECK(r.last_seen_ns == h.now);
+        CHECK(h.expired(conntrack::Reason::inactivity) == 0);
+        // 301 s later: past the capped timeout, the flow ends on arrival.
+        h.now += 301 * kSec;
+        lane ? send_lite(h, ack()) : void(h.send(ack()));
+        CHECK(h.expired(conntrack::Reason::inactivity) == 1);
+    }
 }

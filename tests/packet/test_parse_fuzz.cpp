@@ -10,6 +10,7 @@
 
 #include <packet/packet.h>
 #include <packet/parse_internal.h> // white box: the fast path against the general one
+#include <packet/tcp_lite.h>
 
 #include "frame_builder.h"
 #include "parse_helpers.h"
@@ -318,4 +319,72 @@ TEST_CASE("the core given fewer header bytes than the frame classifies truncatio
     CHECK(packet::parse(front.get(), 58, static_cast<uint32_t>(f.size()), p) == Verdict::tcp);
     CHECK(p.l4_payload_len == 100);   // from the IP length, not from the bytes given
     CHECK(p.ip_len == 20 + 20 + 100); // the IP packet: not the Ethernet header nor the tag
+}
+
+// The steady lane's reader (tcp_lite.h) against parse() on mutated IPv4/TCP frames: a frame it takes is
+// one parse() keys and reads the same (its key is lite_key(), every field a Packet has equal), with
+// tcp_opt 0 or the timestamp-only kTcpOptPresent; it takes bare and timestamp-only headers, padded or
+// not, and declines every other option list, VLAN tag, IP option, fragment and length it must.
+TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "[packet][fuzz][lite]")
+{
+    std::mt19937_64 rng(0x117e);
+    const std::vector<std::vector<uint8_t>> seeds = {
+        FrameBuilder().ipv4().tcp({.flags = 0x10}).payload(6).build(),
+        FrameBuilder().ipv4().tcp({.flags = 0x18}).pad_to(60).build(),
+        FrameBuilder().ipv4().tcp({.flags = 0x10, .options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2}}).payload(3).build(),
+        FrameBuilder().ipv4().tcp({.ack = 5, .flags = 0x10, .options = {1, 1, 5, 10, 0, 0, 0, 9, 0, 0, 0, 20}}).build(),
+        FrameBuilder().vlan(7).ipv4().tcp({.flags = 0x10}).build(),
+    };
+    unsigned taken = 0, declined = 0, with_ts = 0;
+    std::string first_failure;
+    for (int i = 0; i < 100000 && first_failure.empty(); ++i) {
+        std::vector<uint8_t> f = seeds[rng() % seeds.size()];
+        const int edits = static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits && f.size() > 12; ++e) {
+            const size_t at = 12 + rng() % (f.size() - 12);
+            if (rng() % 6 == 0)
+                f.resize(rng() % (f.size() + 8), 0);
+            else if (at < f.size())
+                f[at] = rng() % 2 ? static_cast<uint8_t>(rng()) : static_cast<uint8_t>(f[at] ^ (1u << (rng() % 8)));
+        }
+        const auto len = static_cast<uint32_t>(f.size());
+        std::unique_ptr<uint8_t[]> buf(new uint8_t[len + 1]); // exact size (+1 for len 0): ASan sees overreads
+        if (len)
+            std::memcpy(buf.get(), f.data(), len);
+        // The readable bytes may be fewer than the frame (a first segment): both lengths move.
+        const uint32_t readable = rng() % 4 == 0 ? static_cast<uint32_t>(rng() % (len + 1)) : len;
+        packet::TcpLite t{};
+        if (!packet::parse_tcp_lite(buf.get(), readable, len, t)) {
+            ++declined;
+            continue;
+        }
+        ++taken;
+        Packet p;
+        packet::parse(buf.get(), len, p);
+        const auto differs = [&](const char* what) {
+            if (first_failure.empty()) {
+                first_failure = std::string(what) + " for input of " + std::to_string(len) + " bytes:";
+                for (uint8_t b : f)
+                    first_failure += " " + std::to_string(b);
+            }
+        };
+        if (p.verdict != Verdict::tcp)
+            differs("taken, but parse() does not say tcp");
+        else if (!(p.key == packet::lite_key(t)))
+            differs("the key differs");
+        else if (p.seq != t.seq || p.ack != t.ack || p.sack != t.sack || p.window != t.window || p.ip_len != t.ip_len ||
+                 p.l4_payload_len != t.l4_payload_len || p.tcp_flags != t.tcp_flags || p.src_is_lo != t.src_is_lo)
+            differs("a field differs");
+        else if (p.tcp_opt != 0 && p.tcp_opt != packet::kTcpOptPresent)
+            differs("an option parse() reads was taken");
+        else if (p.vlan_outer != 0 || p.extra.vlan_tags != 0 || p.extra.frag_flags != 0)
+            differs("a tagged frame or a fragment was taken");
+        with_ts += p.tcp_opt == packet::kTcpOptPresent;
+    }
+    INFO(first_failure);
+    CHECK(first_failure.empty());
+    CAPTURE(taken, declined, with_ts);
+    CHECK(taken > 20000);
+    CHECK(declined > 20000);
+    CHECK(with_ts > 5000);
 }

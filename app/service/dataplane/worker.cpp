@@ -223,6 +223,68 @@ void Worker::follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept
 
 void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept
 {
+    if (rx != nullptr && lite_lane()) [[likely]]
+        handle_lite(mbufs, n, tsc, *rx);
+    else
+        handle_full(mbufs, n, tsc, rx);
+}
+
+void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
+{
+    packet::TcpLite segs[kBurst];
+    bool lite[kBurst];
+    for (uint16_t i = 0; i < n; ++i)
+        rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
+    uint16_t taken = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+        lite[i] = packet::parse_mbuf_lite(mbufs[i], segs[i]);
+        taken += lite[i];
+    }
+    if (taken == n) [[likely]] {
+        track_lite(mbufs, segs, n, tsc, rx);
+        release(mbufs, nullptr, n, &rx);
+        return;
+    }
+    // Runs in the burst's order: a FIN parsed in full and the ACK after it stay in that order.
+    for (uint16_t start = 0, end = 0; start < n; start = end) {
+        for (end = start + 1; end < n && lite[end] == lite[start];)
+            ++end;
+        const auto k = uint16_t(end - start);
+        if (lite[start]) {
+            track_lite(mbufs + start, segs + start, k, tsc, rx);
+            release(mbufs + start, nullptr, k, &rx);
+        } else {
+            handle_full(mbufs + start, k, tsc, &rx);
+        }
+    }
+}
+
+namespace {
+// lite_full()'s state: the run's frames, their port, the one Packet a frame the lane hands back is parsed into.
+struct LiteFull {
+    rte_mbuf* const* mbufs;
+    uint16_t port;
+    packet::Packet pkt;
+};
+} // namespace
+
+const packet::Packet& Worker::lite_full(void* ctx, unsigned i) noexcept
+{
+    auto& f = *static_cast<LiteFull*>(ctx);
+    packet::parse_mbuf(f.mbufs[i], f.pkt);
+    f.pkt.in_port = f.port; // as handle_full() sets it
+    return f.pkt;
+}
+
+void Worker::track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, uint16_t n, uint64_t tsc,
+                        const RxQueueRef& rx) noexcept
+{
+    LiteFull full{mbufs, rx.port, {}};
+    _table.process_lite(segs, n, _clock.ns_from_tsc(tsc), &Worker::lite_full, &full);
+}
+
+void Worker::handle_full(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept
+{
     packet::Packet pkts[kBurst];
     packet::Packet* ptrs[kBurst];
     for (uint16_t i = 0; i < n; ++i)

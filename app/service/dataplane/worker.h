@@ -190,6 +190,21 @@ private:
     // Parses, tracks and forwards (or frees) a burst; `rx` is the queue it came from, or nullptr for
     // packets taken from a handoff ring (forwarded by their mbuf's port).
     void handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
+    // The steady lane (issue 29): a burst read from rx by a worker with no policy, the TSC clock, no
+    // handoff plan and no zones (lite_lane()): each frame read by packet::parse_tcp_lite() where it can be,
+    // each run of such frames tracked by FlowTable::process_lite() (a frame it cannot take is parsed in
+    // full there, lite_full()), each run of other frames by handle_full(), in the burst's order.
+    bool lite_lane() const noexcept
+    {
+        return !_policy && _settings.clock == ClockSource::tsc && (_place.handoff == nullptr || _place.rss) &&
+               _port_zone.empty() && _table.lite_ready();
+    }
+    void handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept;
+    void track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, uint16_t n, uint64_t tsc,
+                    const RxQueueRef& rx) noexcept;
+    static const packet::Packet& lite_full(void* ctx, unsigned i) noexcept;
+    // Every burst the lane does not take: parse() each frame, then the plan's handoff, fragments, policy.
+    void handle_full(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
     // --port-zone: each packet's key gets the zone of the port it arrived on (rx's, or for handed-off
     // packets the port their mbuf names).
     void apply_zones(rte_mbuf* const* mbufs, packet::Packet* pkts, uint16_t n, const RxQueueRef* rx) const noexcept;
