@@ -432,7 +432,7 @@ void drain(rte_ring* ring)
         rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), n);
 }
 
-uint16_t make_ring_port(const PathFrames& frames, unsigned size, rte_ring*& rx)
+uint16_t make_ring_port(unsigned size, rte_ring*& rx)
 {
     rx = rte_ring_create("bench_ring_rx", size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
     rte_ring* tx = rte_ring_create("bench_ring_tx", size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -442,9 +442,15 @@ uint16_t make_ring_port(const PathFrames& frames, unsigned size, rte_ring*& rx)
     if (id < 0)
         fail("rte_eth_from_rings failed");
     const uint16_t port = uint16_t(id);
+    // The ring PMD takes no mbufs from the queue's pool, but ethdev checks that its data room holds a
+    // headroom (the frames' pool has none): a small pool of the default size, never used.
+    rte_mempool* setup_pool =
+        rte_pktmbuf_pool_create("bench_ring_setup", 64, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    if (setup_pool == nullptr)
+        fail("cannot create the ring port's queue pool");
     rte_eth_conf conf{};
     if (rte_eth_dev_configure(port, 1, 1, &conf) != 0 ||
-        rte_eth_rx_queue_setup(port, 0, uint16_t(std::min(size, 32768u)), SOCKET_ID_ANY, nullptr, frames.pool()) != 0 ||
+        rte_eth_rx_queue_setup(port, 0, uint16_t(std::min(size, 32768u)), SOCKET_ID_ANY, nullptr, setup_pool) != 0 ||
         rte_eth_tx_queue_setup(port, 0, uint16_t(std::min(size, 32768u)), SOCKET_ID_ANY, nullptr) != 0 ||
         rte_eth_dev_start(port) != 0)
         fail("cannot configure and start the ring port");
@@ -557,7 +563,7 @@ int main(int argc, char** argv)
     app::WorkerPlan plan{worker_lcore, 0, {}};
     uint16_t port = 0;
     if (a.mode == "ring") {
-        port = make_ring_port(*frames, a.ring, rx_ring);
+        port = make_ring_port(a.ring, rx_ring);
         plan.rx.push_back({port, 0, port, 0});
     }
     const app::TscClock clock;
