@@ -529,7 +529,7 @@ int main(int argc, char** argv)
     const Args a = parse_args(argc, argv);
     const uint32_t capacity = std::max<uint32_t>(1024, uint32_t(std::ceil(a.flows * 1.25))); // packet_rate.py's
     const uint64_t bytes = PathFrames::pool_bytes(a.flows) + conntrack::FlowTable::block_bytes(capacity) +
-                           uint64_t(a.ring) * 64 + (256ull << 20);
+                           uint64_t(a.ring) * 64 + (512ull << 20);
     test::EalOptions eal;
     eal.memory_mb = unsigned((bytes >> 20) + 1);
     eal.main_lcore_only = a.mode != "ring";
@@ -548,16 +548,17 @@ int main(int argc, char** argv)
 
     std::string error;
     const uint64_t b0 = bench::mono_ns();
-    auto frames = PathFrames::create(a.flows, error);
-    if (!frames)
-        fail(error);
     conntrack::TableConfig tc;
     tc.name = "bench_path";
     tc.capacity = capacity;
     tc.memory = conntrack::eal_memory();
     tc.lcore = uint16_t(worker_lcore);
+    // The table first: its block is one contiguous allocation, the pool's may span several.
     auto table = conntrack::FlowTable::create(tc, error);
     if (!table)
+        fail(error);
+    auto frames = PathFrames::create(a.flows, error);
+    if (!frames)
         fail(error);
     rte_ring* rx_ring = nullptr;
     app::WorkerPlan plan{worker_lcore, 0, {}};
