@@ -29,8 +29,16 @@
 //             real lcore body, Worker::run() (the poll loop with its cop and mailbox checks, monitor mode)
 //             with the port as its one RX queue, or rxonly (rte_eth_rx_burst and rte_pktmbuf_free_bulk
 //             only), alternately for --rounds rounds of --seconds each. Mpps: the medians of the
-//             consumer's packets over each round's timed window; the ratio flowcop / rxonly. How often the
-//             ring was full when the producer came back says which side set the pace (full: the consumer).
+//             consumer's packets over each round's timed window; the ratio flowcop / rxonly. The consumer's
+//             polls per 32 packets say which side set the pace: 1.0, every poll found a full burst (the
+//             consumer was the bottleneck); more, it waited for the producer (or the producer's core was
+//             taken by another process on the shared machine). The producer pauses (rte_pause) when the
+//             ring is full instead of hammering its indexes.
+//             With --prefill, each round the producer first fills the ring (--ring, 2^20 entries unless
+//             given) while the consumer is stopped, then the consumer drains it alone: its Mpps from its
+//             own thread's CPU time (a preemption by another process is not counted), so on a shared
+//             machine the consumer's cost is measured without the scheduler's share of two busy cores;
+//             the mbufs' header lines still move from the producer's core to the consumer's.
 //
 // Replaying without freeing for real: every mbuf keeps one reference for the frames (refcnt 1); the
 // loop adds one per copy it hands over (rte_mbuf_refcnt_update, a plain store from 1 to 2 and an atomic
@@ -72,6 +80,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 
 #include <valgrind/callgrind.h>
@@ -83,7 +92,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <pthread.h>
 #include <string>
+#include <time.h>
+#include <unistd.h>
 #include <vector>
 
 namespace flowcop::app {
@@ -115,6 +127,7 @@ struct Args {
     uint64_t bursts = 20'000;         // callgrind
     double seconds = 1.0;             // ring: a round's timed window
     unsigned ring = 1024;
+    bool prefill = false;
 };
 
 [[noreturn]] void fail(const std::string& why)
@@ -126,7 +139,8 @@ struct Args {
 
 const char kUsage[] =
     "usage: bench_packet_path [--mode own|callgrind|ring] [--flows N] [--popularity uniform|zipf|both]\n"
-    "                         [--zipf-s S] [--rounds R] [--min-packets P] [--bursts B] [--seconds T] [--ring E]\n";
+    "                         [--zipf-s S] [--rounds R] [--min-packets P] [--bursts B] [--seconds T] [--ring E]\n"
+    "                         [--prefill]\n";
 
 Args parse_args(int argc, char** argv)
 {
@@ -173,6 +187,8 @@ Args parse_args(int argc, char** argv)
             a.bursts = number(i, 1, uint64_t(1) << 32);
         } else if (o == "--seconds") {
             a.seconds = real(i);
+        } else if (o == "--prefill") {
+            a.prefill = true;
         } else if (o == "--ring") {
             a.ring = unsigned(number(i, 64, 1u << 20));
             if ((a.ring & (a.ring - 1)) != 0)
@@ -364,12 +380,33 @@ struct Consumer {
     app::Worker* worker = nullptr;
     uint16_t port = 0;
     std::atomic<bool> quit{false};
-    alignas(64) std::atomic<uint64_t> rxonly_packets{0}; // rxonly's count, one writer
+    alignas(64) std::atomic<uint64_t> rxonly_packets{0}; // rxonly's count and polls, one writer
+    std::atomic<uint64_t> rxonly_polls{0};
+    // The consumer's CPU clock and its reading when the consumer started (--prefill).
+    clockid_t cpu_clock{};
+    uint64_t cpu0 = 0, wall0 = 0;
+    std::atomic<bool> started{false};
 };
+
+uint64_t cpu_clock_ns(clockid_t id)
+{
+    timespec ts{};
+    clock_gettime(id, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+void consumer_starts(Consumer& c)
+{
+    pthread_getcpuclockid(pthread_self(), &c.cpu_clock);
+    c.cpu0 = cpu_clock_ns(c.cpu_clock);
+    c.wall0 = bench::mono_ns();
+    c.started.store(true, std::memory_order_release);
+}
 
 int run_worker(void* arg)
 {
     auto* c = static_cast<Consumer*>(arg);
+    consumer_starts(*c);
     c->worker->run(c->quit);
     return 0;
 }
@@ -378,9 +415,11 @@ int run_rxonly(void* arg)
 {
     auto* c = static_cast<Consumer*>(arg);
     rte_mbuf* burst[kBurst];
-    uint64_t count = 0;
+    uint64_t count = 0, polls = 0;
+    consumer_starts(*c);
     while (!c->quit.load(std::memory_order_relaxed)) {
         const uint16_t n = rte_eth_rx_burst(c->port, 0, burst, kBurst);
+        c->rxonly_polls.store(++polls, std::memory_order_relaxed);
         if (n != 0) {
             rte_pktmbuf_free_bulk(burst, n);
             count += n;
@@ -390,14 +429,9 @@ int run_rxonly(void* arg)
     return 0;
 }
 
-struct Produced {
-    uint64_t bursts = 0, full = 0; // enqueue calls, and those that found the ring without room for all
-};
-
 // Enqueues the stream (from `pos`, circularly) into the ring until mono_ns() passes `until`.
-Produced produce(rte_ring* ring, const std::vector<rte_mbuf*>& s, size_t& pos, uint64_t until)
+void produce(rte_ring* ring, const std::vector<rte_mbuf*>& s, size_t& pos, uint64_t until)
 {
-    Produced p;
     rte_mbuf* burst[kBurst];
     unsigned have = 0, sent = 0;
     for (uint64_t k = 0;; ++k) {
@@ -414,14 +448,13 @@ Produced produce(rte_ring* ring, const std::vector<rte_mbuf*>& s, size_t& pos, u
         }
         const unsigned e =
             rte_ring_sp_enqueue_burst(ring, reinterpret_cast<void* const*>(burst + sent), have - sent, nullptr);
-        ++p.bursts;
-        p.full += e < have - sent ? 1 : 0;
+        if (e == 0)
+            rte_pause();
         sent += e;
     }
     // What was taken a reference for and not enqueued goes back.
     for (unsigned i = sent; i < have; ++i)
         rte_pktmbuf_free(burst[i]);
-    return p;
 }
 
 void drain(rte_ring* ring)
@@ -468,36 +501,42 @@ void ring(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, con
     for (const std::string& pop : a.popularity) {
         const std::vector<rte_mbuf*> s = stream_of(frames, pop, a);
         size_t pos = 0;
-        std::vector<double> fc_mpps, ro_mpps, fc_full, ro_full;
+        std::vector<double> fc_mpps, ro_mpps, fc_polls, ro_polls;
         for (unsigned r = 0; r < a.rounds; ++r) {
             for (int which = 0; which < 2; ++which) { // flowcop, then rxonly
                 c.quit.store(false);
                 c.rxonly_packets.store(0);
+                c.rxonly_polls.store(0);
                 const uint64_t rx0 = stats::load_relaxed(w.stats().rx_packets);
                 const Tally before = tally(t);
                 if (rte_eal_remote_launch(which == 0 ? run_worker : run_rxonly, &c, lcore) != 0)
                     fail("cannot launch the consumer on lcore " + std::to_string(lcore));
+                const uint64_t turns0 = stats::load_relaxed(w.stats().turns);
+                auto polls = [&] {
+                    return which == 0 ? stats::load_relaxed(w.stats().turns) - turns0
+                                      : c.rxonly_polls.load(std::memory_order_relaxed);
+                };
                 auto consumed = [&] {
                     return which == 0 ? stats::load_relaxed(w.stats().rx_packets) - rx0
                                       : c.rxonly_packets.load(std::memory_order_relaxed);
                 };
                 produce(rx_ring, s, pos, bench::mono_ns() + warm_ns);
-                const uint64_t n0 = consumed(), t0 = bench::mono_ns();
-                const Produced p = produce(rx_ring, s, pos, t0 + window_ns);
-                const uint64_t n1 = consumed(), t1 = bench::mono_ns();
+                const uint64_t n0 = consumed(), p0 = polls(), t0 = bench::mono_ns();
+                produce(rx_ring, s, pos, t0 + window_ns);
+                const uint64_t n1 = consumed(), p1 = polls(), t1 = bench::mono_ns();
                 c.quit.store(true);
                 rte_eal_wait_lcore(lcore);
                 drain(rx_ring);
                 const double mpps = double(n1 - n0) * 1e3 / double(t1 - t0);
-                const double full = p.bursts != 0 ? double(p.full) / double(p.bursts) : 0;
+                const double per_burst = n1 > n0 ? double(p1 - p0) * kBurst / double(n1 - n0) : 0;
                 if (which == 0) {
                     const uint64_t handled = stats::load_relaxed(w.stats().rx_packets) - rx0;
                     check_tracked(before, tally(t), handled, "a ring round");
                     fc_mpps.push_back(mpps);
-                    fc_full.push_back(full);
+                    fc_polls.push_back(per_burst);
                 } else {
                     ro_mpps.push_back(mpps);
-                    ro_full.push_back(full);
+                    ro_polls.push_back(per_burst);
                 }
             }
         }
@@ -505,19 +544,91 @@ void ring(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, con
         std::printf("ring port, %u flows, %s: net_ring of %u entries, producer on lcore %u, consumer on lcore %u, "
                     "%u rounds of %.1f s, interleaved\n",
                     frames.flows(), describe(pop, a).c_str(), a.ring, rte_get_main_lcore(), lcore, a.rounds, a.seconds);
-        std::printf("  flowcop Worker::run : %6.2f Mpps (median; min %.2f, max %.2f); ring full at %.0f%% of the "
-                    "producer's enqueues\n",
-                    fc, *std::min_element(fc_mpps.begin(), fc_mpps.end()),
-                    *std::max_element(fc_mpps.begin(), fc_mpps.end()), 100 * bench::median(fc_full));
-        std::printf("  rxonly (rx + free)  : %6.2f Mpps (median; min %.2f, max %.2f); ring full at %.0f%% of the "
-                    "producer's enqueues\n",
-                    ro, *std::min_element(ro_mpps.begin(), ro_mpps.end()),
-                    *std::max_element(ro_mpps.begin(), ro_mpps.end()), 100 * bench::median(ro_full));
+        std::printf("  flowcop Worker::run : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per 32 packets\n", fc,
+                    *std::min_element(fc_mpps.begin(), fc_mpps.end()),
+                    *std::max_element(fc_mpps.begin(), fc_mpps.end()), bench::median(fc_polls));
+        std::printf("  rxonly (rx + free)  : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per 32 packets\n", ro,
+                    *std::min_element(ro_mpps.begin(), ro_mpps.end()),
+                    *std::max_element(ro_mpps.begin(), ro_mpps.end()), bench::median(ro_polls));
         std::printf("  ratio flowcop / rxonly %.2f%s\n", fc / ro,
-                    bench::median(ro_full) < 0.5 ? "  (rxonly: the ring was mostly not full: the producer set its "
-                                                   "pace, so rxonly's rate is a lower bound and the ratio an upper one)"
-                                                 : "");
+                    bench::median(ro_polls) > 1.5
+                        ? "  (rxonly often found less than a burst: the producer set its "
+                          "pace, so rxonly's rate is a lower bound and the ratio an upper one)"
+                        : "");
         std::printf("  table: every packet flowcop read tracked on a known flow\n");
+        std::fflush(stdout);
+    }
+}
+
+// --prefill: the producer fills the ring, then the consumer drains it alone (see the header).
+void ring_prefilled(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, const Args& a, uint16_t port,
+                    rte_ring* rx_ring, unsigned lcore)
+{
+    Consumer c;
+    c.worker = &w;
+    c.port = port;
+    const unsigned fill = unsigned(rte_ring_get_capacity(rx_ring));
+    for (const std::string& pop : a.popularity) {
+        const std::vector<rte_mbuf*> s = stream_of(frames, pop, a);
+        size_t pos = 0;
+        std::vector<double> fc_cpu, ro_cpu, fc_wall, ro_wall;
+        for (unsigned r = 0; r < a.rounds + 1; ++r) { // round 0: a warm-up, not counted
+            for (int which = 0; which < 2; ++which) {
+                rte_mbuf* burst[kBurst];
+                for (unsigned k = 0; k < fill; k += kBurst) {
+                    const unsigned n = std::min(kBurst, fill - k);
+                    for (unsigned i = 0; i < n; ++i) {
+                        burst[i] = s[pos];
+                        pos = (pos + 1) % s.size();
+                        rte_mbuf_refcnt_update(burst[i], 1);
+                    }
+                    if (rte_ring_sp_enqueue_bulk(rx_ring, reinterpret_cast<void* const*>(burst), n, nullptr) != n)
+                        fail("the ring took less than its capacity");
+                }
+                c.quit.store(false);
+                c.started.store(false);
+                c.rxonly_packets.store(0);
+                const uint64_t rx0 = stats::load_relaxed(w.stats().rx_packets);
+                const Tally before = tally(t);
+                if (rte_eal_remote_launch(which == 0 ? run_worker : run_rxonly, &c, lcore) != 0)
+                    fail("cannot launch the consumer on lcore " + std::to_string(lcore));
+                while (!c.started.load(std::memory_order_acquire))
+                    rte_pause();
+                auto consumed = [&] {
+                    return which == 0 ? stats::load_relaxed(w.stats().rx_packets) - rx0
+                                      : c.rxonly_packets.load(std::memory_order_relaxed);
+                };
+                const uint64_t deadline = bench::mono_ns() + 60 * bench::kSec;
+                while (consumed() < fill) {
+                    if (bench::mono_ns() > deadline)
+                        fail("the consumer did not drain the ring in 60 s");
+                    usleep(20);
+                }
+                const uint64_t cpu = cpu_clock_ns(c.cpu_clock) - c.cpu0, wall = bench::mono_ns() - c.wall0;
+                c.quit.store(true);
+                rte_eal_wait_lcore(lcore);
+                if (which == 0)
+                    check_tracked(before, tally(t), fill, "a prefilled ring round");
+                if (r == 0)
+                    continue;
+                (which == 0 ? fc_cpu : ro_cpu).push_back(double(fill) * 1e3 / double(cpu));
+                (which == 0 ? fc_wall : ro_wall).push_back(double(fill) * 1e3 / double(wall));
+            }
+        }
+        const double fc = bench::median(fc_cpu), ro = bench::median(ro_cpu);
+        std::printf("ring port, prefilled, %u flows, %s: net_ring of %u packets filled on lcore %u, drained on lcore "
+                    "%u, %u rounds, interleaved\n",
+                    frames.flows(), describe(pop, a).c_str(), fill, rte_get_main_lcore(), lcore, a.rounds);
+        std::printf("  flowcop Worker::run : %6.2f Mpps by the consumer's CPU time (median; min %.2f, max %.2f), "
+                    "%.2f by wall time\n",
+                    fc, *std::min_element(fc_cpu.begin(), fc_cpu.end()),
+                    *std::max_element(fc_cpu.begin(), fc_cpu.end()), bench::median(fc_wall));
+        std::printf("  rxonly (rx + free)  : %6.2f Mpps by the consumer's CPU time (median; min %.2f, max %.2f), "
+                    "%.2f by wall time\n",
+                    ro, *std::min_element(ro_cpu.begin(), ro_cpu.end()),
+                    *std::max_element(ro_cpu.begin(), ro_cpu.end()), bench::median(ro_wall));
+        std::printf("  ratio flowcop / rxonly %.2f; table: every packet flowcop read tracked on a known flow\n",
+                    fc / ro);
         std::fflush(stdout);
     }
 }
@@ -526,7 +637,9 @@ void ring(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, con
 
 int main(int argc, char** argv)
 {
-    const Args a = parse_args(argc, argv);
+    Args a = parse_args(argc, argv);
+    if (a.prefill && a.ring == Args{}.ring)
+        a.ring = 1u << 20;
     const uint32_t capacity = std::max<uint32_t>(1024, uint32_t(std::ceil(a.flows * 1.25))); // packet_rate.py's
     const uint64_t bytes = PathFrames::pool_bytes(a.flows) + conntrack::FlowTable::block_bytes(capacity) +
                            uint64_t(a.ring) * 64 + (512ull << 20);
@@ -598,6 +711,8 @@ int main(int argc, char** argv)
         own(*worker, *table, *frames, a);
     else if (a.mode == "callgrind")
         callgrind(*worker, *table, *frames, a);
+    else if (a.prefill)
+        ring_prefilled(*worker, *table, *frames, a, port, rx_ring, worker_lcore);
     else
         ring(*worker, *table, *frames, a, port, rx_ring, worker_lcore);
 
