@@ -128,6 +128,7 @@ struct Args {
     double seconds = 1.0;             // ring: a round's timed window
     unsigned ring = 1024;
     bool prefill = false;
+    std::string write_frames; // the built frames to this file, then exit (checked against flows_pcap.py)
 };
 
 [[noreturn]] void fail(const std::string& why)
@@ -140,7 +141,7 @@ struct Args {
 const char kUsage[] =
     "usage: bench_packet_path [--mode own|callgrind|ring] [--flows N] [--popularity uniform|zipf|both]\n"
     "                         [--zipf-s S] [--rounds R] [--min-packets P] [--bursts B] [--seconds T] [--ring E]\n"
-    "                         [--prefill]\n";
+    "                         [--prefill] [--write-frames FILE]\n";
 
 Args parse_args(int argc, char** argv)
 {
@@ -187,6 +188,8 @@ Args parse_args(int argc, char** argv)
             a.bursts = number(i, 1, uint64_t(1) << 32);
         } else if (o == "--seconds") {
             a.seconds = real(i);
+        } else if (o == "--write-frames" && i + 1 < argc) {
+            a.write_frames = argv[++i];
         } else if (o == "--prefill") {
             a.prefill = true;
         } else if (o == "--ring") {
@@ -646,6 +649,9 @@ int main(int argc, char** argv)
     test::EalOptions eal;
     eal.memory_mb = unsigned((bytes >> 20) + 1);
     eal.main_lcore_only = a.mode != "ring";
+    // As the other EAL benchmarks (eal_bench_main.cpp): hugetlbfs pages instead of --no-huge memory.
+    if (const char* huge = std::getenv("FLOWCOP_BENCH_HUGE_DIR"); huge != nullptr)
+        eal.huge_dir = huge;
     if (const std::string why = test::start_eal(argv[0], eal); !why.empty())
         fail(why);
     unsigned worker_lcore = rte_get_main_lcore();
@@ -673,6 +679,18 @@ int main(int argc, char** argv)
     auto frames = PathFrames::create(a.flows, error);
     if (!frames)
         fail(error);
+    if (!a.write_frames.empty()) {
+        // Flow by flow, client->server then server->client, 60 bytes each: deploy/bench/check_path_frames.py
+        // compares them with flows_pcap.py's frame().
+        FILE* f = std::fopen(a.write_frames.c_str(), "wb");
+        for (uint32_t i = 0; f != nullptr && i < a.flows; ++i)
+            for (bool to_server : {true, false})
+                std::fwrite(rte_pktmbuf_mtod(frames->frame(i, to_server), const void*), 1, PathFrames::kFrameLen, f);
+        if (f == nullptr || std::fclose(f) != 0)
+            fail("cannot write " + a.write_frames);
+        std::printf("wrote %u flows' frames to %s\n", a.flows, a.write_frames.c_str());
+        return 0;
+    }
     rte_ring* rx_ring = nullptr;
     app::WorkerPlan plan{worker_lcore, 0, {}};
     uint16_t port = 0;
