@@ -12,7 +12,8 @@ client requests (collection is off outside them, --collect-atstart=no):
   dump .2  free only: the same loop with rte_pktmbuf_free_bulk in place of handle() (rxonly-like).
 Per packet: instructions (Ir), D1 and last-level misses (a simulated cache without prefetcher: an upper
 bound of what the hardware pays, not a time) of both, their difference (flowcop's own work), and the
-inclusive rows of flowcop's functions in dump .1 (profile_packet.py's rows).
+inclusive rows of flowcop's functions in dump .1 (profile_packet.py's rows). --branch-sim adds valgrind's
+simulated mispredicted branches (conditional + indirect; a simple predictor: a pointer, not the hardware's).
     /usr/bin/python3 deploy/bench/profile_handle.py --build build --flows 10000,1000000
 """
 
@@ -54,6 +55,8 @@ def profile(a, flows, popularity, workdir):
            "--callgrind-out-file=" + out + ".%p"]
     if a.ll:
         cmd.append("--LL=" + a.ll)
+    if a.branch_sim:
+        cmd.append("--branch-sim=yes")
     cmd += [os.path.join(a.build, "tests", "bench", "bench_packet_path"), "--mode", "callgrind", "--flows",
             str(flows), "--popularity", popularity, "--zipf-s", str(a.zipf_s), "--bursts", str(a.bursts)]
     print("$ " + " ".join(cmd), flush=True)
@@ -91,6 +94,7 @@ def main(argv):
     ap.add_argument("--zipf-s", type=float, default=1.0)
     ap.add_argument("--bursts", type=int, default=20000, help="bursts of 32 in each dump (default 20000)")
     ap.add_argument("--ll", default="", help="valgrind --LL=size,assoc,line (default: the host's, as valgrind sees it)")
+    ap.add_argument("--branch-sim", action="store_true", help="also simulate branch prediction (valgrind --branch-sim)")
     ap.add_argument("--workdir", default=None, help="keep the dumps and logs here (default: a temporary directory)")
     a = ap.parse_args(argv)
     profile_packet.need_valgrind()
@@ -100,7 +104,8 @@ def main(argv):
     for flows in [int(x) for x in a.flows.split(",")]:
         for pop in a.popularity.split(","):
             packets, fc_dump, fo_dump = profile(a, flows, pop, workdir)
-            fc, fo = per_packet(totals(fc_dump), packets), per_packet(totals(fo_dump), packets)
+            fc_t, fo_t = totals(fc_dump), totals(fo_dump)
+            fc, fo = per_packet(fc_t, packets), per_packet(fo_t, packets)
             own = {e: fc[e] - fo[e] for e in EVENTS}
             print("\n%d flows, %s, %d packets a dump (%s)" % (flows, pop if pop == "uniform" else
                                                                "zipf s=%.2f" % a.zipf_s, packets, workdir))
@@ -109,6 +114,10 @@ def main(argv):
             print(line("free only (rxonly-like)", fo))
             print(line("**own work** (difference)", own))
             print("| ratio flowcop / free only (Ir) | %.2f | | |" % (fc["Ir"] / fo["Ir"] if fo["Ir"] else 0))
+            if "Bcm" in fc_t:
+                mis = [(t.get("Bcm", 0) + t.get("Bim", 0)) / packets for t in (fc_t, fo_t)]
+                print("| mispredicted branches (simulated): flowcop / free only / own | %.2f / %.2f / %.2f | | |" %
+                      (mis[0], mis[1], mis[0] - mis[1]))
             rows = profile_packet.annotate(fc_dump)
             for label, regex in ROWS:
                 row = profile_packet.pick(rows, regex)
