@@ -59,6 +59,8 @@ def profile(a, flows, popularity, workdir):
         cmd.append("--branch-sim=yes")
     cmd += [os.path.join(a.build, "tests", "bench", "bench_packet_path"), "--mode", "callgrind", "--flows",
             str(flows), "--popularity", popularity, "--zipf-s", str(a.zipf_s), "--bursts", str(a.bursts)]
+    if a.timeout_floor:
+        cmd += ["--timeout-floor", str(a.timeout_floor)]
     print("$ " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, capture_output=True, text=True)
     log = os.path.join(workdir, "bench-%d-%s.log" % (flows, popularity))
@@ -95,6 +97,9 @@ def main(argv):
     ap.add_argument("--bursts", type=int, default=20000, help="bursts of 32 in each dump (default 20000)")
     ap.add_argument("--ll", default="", help="valgrind --LL=size,assoc,line (default: the host's, as valgrind sees it)")
     ap.add_argument("--branch-sim", action="store_true", help="also simulate branch prediction (valgrind --branch-sim)")
+    ap.add_argument("--timeout-floor", type=int, default=0,
+                    help="bench_packet_path --timeout-floor: under valgrind a pass over 10^7 flows takes longer than "
+                         "the steady path's 10 s horizon (see its header); 0: flowcop's timeouts")
     ap.add_argument("--workdir", default=None, help="keep the dumps and logs here (default: a temporary directory)")
     a = ap.parse_args(argv)
     profile_packet.need_valgrind()
