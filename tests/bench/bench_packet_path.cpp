@@ -38,7 +38,8 @@
 //             given) while the consumer is stopped, then the consumer drains it alone: its Mpps from its
 //             own thread's CPU time (a preemption by another process is not counted), so on a shared
 //             machine the consumer's cost is measured without the scheduler's share of two busy cores;
-//             the mbufs' header lines still move from the producer's core to the consumer's.
+//             the mbufs' header lines still move from the producer's core to the consumer's. Both consumers
+//             of a round drain the same stretch of the stream; the next round takes the next stretch.
 //
 // Replaying without freeing for real: every mbuf keeps one reference for the frames (refcnt 1); the
 // loop adds one per copy it hands over (rte_mbuf_refcnt_update, a plain store from 1 to 2 and an atomic
@@ -588,7 +589,9 @@ void ring_prefilled(app::Worker& w, conntrack::FlowTable& t, const PathFrames& f
         size_t pos = 0;
         std::vector<double> fc_cpu, ro_cpu, fc_wall, ro_wall;
         for (unsigned r = 0; r < a.rounds + 1; ++r) { // round 0: a warm-up, not counted
+            const size_t start = pos; // flowcop and rxonly drain the same packets; the next round the next ones
             for (int which = 0; which < 2; ++which) {
+                pos = start;
                 rte_mbuf* burst[kBurst];
                 for (unsigned k = 0; k < fill; k += kBurst) {
                     const unsigned n = std::min(kBurst, fill - k);
