@@ -166,6 +166,8 @@ public:
     const conntrack::StateVerdicts& policy_verdicts() const noexcept { return _judge.verdicts(); }
 
 private:
+    // The packet-path benchmark (tests/bench/bench_packet_path.cpp) drives handle() on pre-built mbufs.
+    friend struct WorkerBench;
     Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
            TimestampField ts, const WorkerSettings& settings) noexcept
         : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
