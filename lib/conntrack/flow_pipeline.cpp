@@ -265,14 +265,6 @@ template <unsigned kSide, typename Seg>
     return true;
 }
 
-// Out of line, so that the window's fused path has the registers to itself: inlined into process_lite's
-// loop, gcc spilled ~30 of its values to the stack around it.
-[[gnu::noinline]] bool FlowTable::steady_lite(FlowRecord& r, const packet::TcpLite& seg, uint64_t now_ns,
-                                              const SteadyHorizon& horizon, const tcpstate::SteadyRules& rules) noexcept
-{
-    return track_steady(r, seg, now_ns, horizon, rules);
-}
-
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
                              void* ctx) noexcept
 {
@@ -312,7 +304,7 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
         if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, words))
             [[unlikely]]
             pos = _index.find(probes[j], [&](uint32_t p) { return same_key(records[p].key, words); });
-        if (pos != kNoPosition && steady_lite(records[pos], seg, now_ns, horizon, rules)) [[likely]] {
+        if (pos != kNoPosition && track_steady(records[pos], seg, now_ns, horizon, rules)) [[likely]] {
             ++steady;
             continue;
         }

@@ -432,8 +432,6 @@ private:
     template <typename Seg>
     bool track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
                       const tcpstate::SteadyRules& rules) noexcept;
-    bool steady_lite(FlowRecord& r, const packet::TcpLite& seg, uint64_t now_ns, const SteadyHorizon& horizon,
-                     const tcpstate::SteadyRules& rules) noexcept;
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
     bool track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
                            const tcpstate::SteadyRules& rules) noexcept;
