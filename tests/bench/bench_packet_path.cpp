@@ -258,8 +258,10 @@ uint32_t steady_flows(const conntrack::FlowTable& t, const PathFrames& frames)
     return steady;
 }
 
-// A stream through flowcop's handle(), `reps` times; one TSC read per burst as Worker::run() does.
-void run_handle(app::Worker& w, const std::vector<rte_mbuf*>& s, uint64_t reps, const app::RxQueueRef& rx)
+// A stream `reps` times in bursts, each mbuf with one more reference (what the consumer frees), handed to
+// consume(burst, n): both loops below are this one, so they differ only in what they do with a burst.
+template <typename Consume>
+void replay(const std::vector<rte_mbuf*>& s, uint64_t reps, Consume&& consume)
 {
     rte_mbuf* burst[kBurst];
     for (uint64_t r = 0; r < reps; ++r)
@@ -269,23 +271,20 @@ void run_handle(app::Worker& w, const std::vector<rte_mbuf*>& s, uint64_t reps, 
                 burst[i] = s[b + i];
                 rte_mbuf_refcnt_update(burst[i], 1);
             }
-            app::WorkerBench::handle(w, burst, n, rte_rdtsc(), &rx);
+            consume(burst, n);
         }
+}
+
+// A stream through flowcop's handle(), `reps` times; one TSC read per burst as Worker::run() does.
+void run_handle(app::Worker& w, const std::vector<rte_mbuf*>& s, uint64_t reps, const app::RxQueueRef& rx)
+{
+    replay(s, reps, [&](rte_mbuf** burst, uint16_t n) { app::WorkerBench::handle(w, burst, n, rte_rdtsc(), &rx); });
 }
 
 // The same loop doing only the free: what an rxonly reader does with what it read.
 void run_free_only(const std::vector<rte_mbuf*>& s, uint64_t reps)
 {
-    rte_mbuf* burst[kBurst];
-    for (uint64_t r = 0; r < reps; ++r)
-        for (size_t b = 0; b < s.size(); b += kBurst) {
-            const uint16_t n = uint16_t(std::min<size_t>(kBurst, s.size() - b));
-            for (uint16_t i = 0; i < n; ++i) {
-                burst[i] = s[b + i];
-                rte_mbuf_refcnt_update(burst[i], 1);
-            }
-            rte_pktmbuf_free_bulk(burst, n);
-        }
+    replay(s, reps, [](rte_mbuf** burst, uint16_t n) { rte_pktmbuf_free_bulk(burst, n); });
 }
 
 std::vector<rte_mbuf*> stream_of(const PathFrames& frames, const std::string& popularity, const Args& a)
