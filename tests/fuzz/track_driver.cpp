@@ -8,6 +8,7 @@
 #include <conntrack/flow_table.h>
 #include <fragattr/fragment_attributor.h>
 #include <packet/packet.h>
+#include <packet/tcp_lite.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,33 @@ private:
     uint8_t* _at = nullptr;
     uint32_t _len = 0;
 };
+
+// A packet the steady lane carries (packet/tcp_lite.h: an untagged IPv4 TCP segment without a SACK block),
+// as its TcpLite: FlowTable::process_lite must do with it what process_burst() does with the Packet.
+bool lite_of(const packet::Packet& p, packet::TcpLite& t)
+{
+    if (p.verdict != packet::Verdict::tcp || !packet::key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] ||
+        p.key.vlan[1] || p.key.vlan[2] || p.key.zone != 0 || p.ip_len > 0xffff)
+        return false;
+    std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
+    std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);
+    t.port_lo = p.key.port_lo;
+    t.port_hi = p.key.port_hi;
+    t.seq = p.seq;
+    t.ack = p.ack;
+    t.sack = p.sack;
+    t.window = p.window;
+    t.ip_len = uint16_t(p.ip_len);
+    t.l4_payload_len = uint16_t(p.l4_payload_len);
+    t.tcp_flags = p.tcp_flags;
+    t.src_is_lo = p.src_is_lo;
+    return true;
+}
+
+const packet::Packet& lane_full(void* pkts, unsigned i) noexcept
+{
+    return static_cast<const packet::Packet*>(pkts)[i];
+}
 
 struct Burst {
     packet::Packet pkts[conntrack::kMaxBurst];
@@ -151,6 +179,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
     unsigned n_recent = 0;
     uint64_t now = kStartNs;
     unsigned port = 0; // the port the next frame arrives on
+    unsigned bursts = 0;
 
     auto flush = [&] {
         if (b.n == 0)
@@ -158,11 +187,30 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
         bool one_time = true;
         for (unsigned i = 1; i < b.n; ++i)
             one_time = one_time && b.times[i] == b.times[0];
-        // Both entry points: one time for the burst (TSC clock), one per packet (packet clock).
-        if (one_time)
+        // Both entry points: one time for the burst (TSC clock), one per packet (packet clock); every other
+        // one-time burst as the worker's steady lane feeds it (without held fragments: the lane has none),
+        // in runs of lane packets through process_lite() and runs of others through process_burst().
+        bool held = false;
+        for (unsigned i = 0; i < b.n && fragments; ++i)
+            held = held || b.held[i].packets != 0;
+        if (one_time && (++bursts & 1) && !held && table->lite_ready()) {
+            packet::TcpLite segs[conntrack::kMaxBurst];
+            bool lite[conntrack::kMaxBurst];
+            for (unsigned i = 0; i < b.n; ++i)
+                lite[i] = lite_of(b.pkts[i], segs[i]);
+            for (unsigned start = 0, end = 0; start < b.n; start = end) {
+                for (end = start + 1; end < b.n && lite[end] == lite[start];)
+                    ++end;
+                if (lite[start])
+                    table->process_lite(segs + start, end - start, b.times[0], &lane_full, b.pkts + start);
+                else
+                    table->process_burst(b.ptrs + start, end - start, b.times[0]);
+            }
+        } else if (one_time) {
             table->process_burst(b.ptrs, b.n, b.times[0]);
-        else
+        } else {
             table->process_burst(b.ptrs, b.n, b.times);
+        }
         // As the worker does: what waited for a first fragment joins its flow once that was tracked.
         if (fragments)
             for (unsigned i = 0; i < b.n; ++i)
