@@ -95,4 +95,27 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
     return k;
 }
 
+// The TcpLite of a parsed Packet the lane can carry (TCP, IPv4 key, no VLAN IDs, zone 0, no SACK block),
+// false for any other: what parse_tcp_lite() gives for the frame parse() gave p for, whatever its options
+// (tests and fuzz drivers feed the lane from Packets with it).
+inline bool lite_of(const Packet& p, TcpLite& t) noexcept
+{
+    if (p.verdict != Verdict::tcp || !key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] || p.key.vlan[1] ||
+        p.key.vlan[2] || p.key.zone != 0 || p.ip_len > 0xffff)
+        return false;
+    std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
+    std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);
+    t.port_lo = p.key.port_lo;
+    t.port_hi = p.key.port_hi;
+    t.seq = p.seq;
+    t.ack = p.ack;
+    t.sack = p.sack;
+    t.window = p.window;
+    t.ip_len = uint16_t(p.ip_len);
+    t.l4_payload_len = uint16_t(p.l4_payload_len);
+    t.tcp_flags = p.tcp_flags;
+    t.src_is_lo = p.src_is_lo;
+    return true;
+}
+
 } // namespace flowcop::packet

@@ -267,26 +267,6 @@ public:
         feed_lane(pkts);
     }
 
-    // A packet the steady lane can carry: what packet::parse_tcp_lite() takes (untagged IPv4, no SACK block).
-    static bool lite_of(const packet::Packet& p, packet::TcpLite& t)
-    {
-        if (p.verdict != packet::Verdict::tcp || !packet::key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] ||
-            p.key.vlan[1] || p.key.vlan[2] || p.key.zone || p.ip_len > 0xffff)
-            return false;
-        std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
-        std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);
-        t.port_lo = p.key.port_lo;
-        t.port_hi = p.key.port_hi;
-        t.seq = p.seq;
-        t.ack = p.ack;
-        t.sack = p.sack;
-        t.window = p.window;
-        t.ip_len = uint16_t(p.ip_len);
-        t.l4_payload_len = uint16_t(p.l4_payload_len);
-        t.tcp_flags = p.tcp_flags;
-        t.src_is_lo = p.src_is_lo;
-        return true;
-    }
     static const packet::Packet& full_of(void* ctx, unsigned i) noexcept
     {
         return static_cast<const packet::Packet*>(ctx)[i];
@@ -300,7 +280,7 @@ public:
         std::vector<packet::TcpLite> segs(pkts.size());
         std::vector<char> lite(pkts.size());
         for (size_t i = 0; i < pkts.size(); ++i)
-            lite[i] = lite_of(pkts[i], segs[i]);
+            lite[i] = packet::lite_of(pkts[i], segs[i]);
         for (size_t start = 0, end = 0; start < pkts.size(); start = end) {
             for (end = start + 1; end < pkts.size() && lite[end] == lite[start];)
                 ++end;

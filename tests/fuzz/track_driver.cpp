@@ -46,28 +46,6 @@ private:
     uint32_t _len = 0;
 };
 
-// A packet the steady lane carries (packet/tcp_lite.h: an untagged IPv4 TCP segment without a SACK block),
-// as its TcpLite: FlowTable::process_lite must do with it what process_burst() does with the Packet.
-bool lite_of(const packet::Packet& p, packet::TcpLite& t)
-{
-    if (p.verdict != packet::Verdict::tcp || !packet::key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] ||
-        p.key.vlan[1] || p.key.vlan[2] || p.key.zone != 0 || p.ip_len > 0xffff)
-        return false;
-    std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
-    std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);
-    t.port_lo = p.key.port_lo;
-    t.port_hi = p.key.port_hi;
-    t.seq = p.seq;
-    t.ack = p.ack;
-    t.sack = p.sack;
-    t.window = p.window;
-    t.ip_len = uint16_t(p.ip_len);
-    t.l4_payload_len = uint16_t(p.l4_payload_len);
-    t.tcp_flags = p.tcp_flags;
-    t.src_is_lo = p.src_is_lo;
-    return true;
-}
-
 const packet::Packet& lane_full(void* pkts, unsigned i) noexcept
 {
     return static_cast<const packet::Packet*>(pkts)[i];
@@ -197,7 +175,7 @@ std::string run_track(const uint8_t* data, size_t size, conntrack::Counters* fin
             packet::TcpLite segs[conntrack::kMaxBurst];
             bool lite[conntrack::kMaxBurst];
             for (unsigned i = 0; i < b.n; ++i)
-                lite[i] = lite_of(b.pkts[i], segs[i]);
+                lite[i] = packet::lite_of(b.pkts[i], segs[i]);
             for (unsigned start = 0, end = 0; start < b.n; start = end) {
                 for (end = start + 1; end < b.n && lite[end] == lite[start];)
                     ++end;

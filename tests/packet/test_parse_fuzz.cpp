@@ -379,6 +379,9 @@ TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "
             differs("an option parse() reads was taken");
         else if (p.vlan_outer != 0 || p.extra.vlan_tags != 0 || p.extra.frag_flags != 0)
             differs("a tagged frame or a fragment was taken");
+        packet::TcpLite back{};
+        if (!packet::lite_of(p, back) || std::memcmp(&back, &t, sizeof t) != 0)
+            differs("lite_of() of the parsed Packet differs from the reader's");
         with_ts += p.tcp_opt == packet::kTcpOptPresent;
     }
     INFO(first_failure);
