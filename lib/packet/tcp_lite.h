@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Contract: parse_tcp_lite() reads the common frame of an established TCP connection into a 32-byte
 // TcpLite, the only fields a steady segment's tracking reads, with a compact IPv4 key (issue 29's
-// steady lane: conntrack/flow_lite.h). The frame it takes: untagged IPv4 without options, not a
+// steady lane: FlowTable::process_lite in conntrack/flow_table.h). The frame it takes: untagged IPv4 without options, not a
 // fragment, TCP with a data offset of 5, or 8 with Linux's lone aligned timestamp option (NOP, NOP,
 // timestamp: nothing tracked), total length >= 40 within the frame (0, BIG TCP, is not taken), all of
 // it readable in `len` bytes. For such a frame every field equals what parse() puts in a Packet (the

@@ -54,13 +54,12 @@
 // it again, fails for the Zipf streams, where one mbuf is often twice in a burst.
 //
 // The steady path's expiry test is one compare of a flow's last_seen with a per-burst horizon: now minus
-// the smallest TCP timeout or cap, CLOSE's 10 s by default (flow_table.h, arrival_horizon()); a packet
-// of a flow not seen for longer takes the exact test, the out-of-line FlowTable::track(). Wherever a
-// flow's packets are more than 10 s apart that is flowcop's real cost (10^7 flows at 1 Mpps), but here it
-// can also be the harness's: under valgrind a pass over 10^7 flows takes minutes, and a ring round at 10^7
-// visits a flow again only after several rounds. --timeout-floor S raises every TCP timeout and cap below
-// S to S, so the horizon is S and the steady path is what is measured (the same code: only the values it
-// compares with, the horizon and the timeout caps, change).
+// ESTABLISHED's timeout under the flow's cap (flow_table.h, steady_horizon(); 300 s with an unacknowledged
+// or retransmission cap, 5 days without); a packet of a flow not seen for longer takes the exact test, the
+// out-of-line FlowTable::track(). Before e172f8b the horizon was the smallest timeout of any state (CLOSE's
+// 10 s), which sent most packets at 10^7 flows there. --timeout-floor S raises every TCP timeout and cap
+// below S to S (the same code: only the values it compares with, the horizon and the timeout caps, change),
+// so a run can still keep every flow inside the horizon whatever its pace.
 //
 // Memory: the mbuf pool (path_frames.h, ~5.1 GB at 10^7 flows) and a table of 1.25 N flows as
 // packet_rate.py sizes it (~173 B a flow): EAL -m is computed from both (--no-huge: reserved up front,
