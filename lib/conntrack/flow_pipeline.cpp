@@ -174,7 +174,9 @@ void FlowTable::finish_burst(const Stage& s) noexcept
                 _judged_now = false;
             finish_other(pos, pkt, s.probe[j], when);
         } else if (pos != kNoPosition) [[likely]] {
-            if (track_steady(records[pos], pkt, when, horizon, rules)) [[likely]] {
+            if (const int taken = track_steady(records[pos], pkt, when, horizon, rules); taken >= 0) [[likely]] {
+                if (taken == kTakenRecap) [[unlikely]]
+                    recap(records[pos]);
                 ++steady;
                 if constexpr (kJudge) {
                     // kSteady holds a seen reply (tcpstate::steady): established, and no slow branch judged
@@ -222,22 +224,22 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 }
 
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
-// flow was seen after the horizon and carries no mark), no state change, no event; a changed cap
-// re-arms (recap). One test of the record's flags (kSteady without a mark: track() found the flow
-// ESTABLISHED with every tracker bit a steady packet sets), one of the segment's
-// class, one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which
-// declines a segment outside a bound before writing anything.
+// flow was seen after the horizon and carries no mark), no state change, no event. One test of the
+// record's flags (kSteady without a mark: track() found the flow ESTABLISHED with every tracker bit a
+// steady packet sets), one of the segment's class, one of last_seen; then the window's fused steady ACK
+// (tcpstate::detail::steady_ack), which declines a segment outside a bound before writing anything. A
+// changed cap is the caller's to re-arm (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
-[[gnu::always_inline]] inline bool FlowTable::track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
-                                                           const SteadyHorizon& horizon,
-                                                           const tcpstate::SteadyRules& rules) noexcept
+[[gnu::always_inline]] inline int FlowTable::track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
+                                                          const SteadyHorizon& horizon,
+                                                          const tcpstate::SteadyRules& rules) noexcept
 {
     constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     const uint8_t flags = r.flags;
     const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
     if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck ||
         r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
-        return false;
+        return kNotTaken;
     // From the originator or the reply side: each a copy with every offset fixed.
     const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
     return from_orig ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
@@ -245,9 +247,9 @@ template <typename Seg>
 }
 
 template <unsigned kSide, typename Seg>
-[[gnu::always_inline]] inline bool FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt,
-                                                                uint64_t now_ns,
-                                                                const tcpstate::SteadyRules& rules) noexcept
+[[gnu::always_inline]] inline int FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt,
+                                                               uint64_t now_ns,
+                                                               const tcpstate::SteadyRules& rules) noexcept
 {
     const uint32_t ip_len = pkt.ip_len;
     const uint8_t tcp_flags = pkt.tcp_flags;
@@ -255,14 +257,13 @@ template <unsigned kSide, typename Seg>
     const int cap = tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
                                                         tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules);
     if (cap < 0) [[unlikely]]
-        return false;
+        return kNotTaken;
     bump(r.packets[kSide]);
     bump(r.bytes[kSide], uint64_t{ip_len});
     store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
     store_relaxed(r.last_seen_ns, now_ns);
-    if (static_cast<tcpstate::Cap>(cap) != cap_of(flags)) [[unlikely]] // r.flags as track_steady() read it
-        recap(r);
-    return true;
+    // r.flags as track_steady() read it
+    return static_cast<tcpstate::Cap>(cap) != cap_of(flags) ? kTakenRecap : kTaken;
 }
 
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
@@ -292,29 +293,64 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
             rte_prefetch0(rec + 64);
         }
     }
-    // finish(): as finish_burst<false, false>, the steady segment by the fused path, every other through
-    // the ordinary one with the frame parsed in full.
+    // finish(): as finish_burst<false, false>. The runs of steady segments of steady flows (nearly every
+    // segment of a busy host) go through a loop with no call in it, so the fused path's ~20 values keep
+    // the registers a call would clobber; a changed cap (recap) and every other segment (the ordinary
+    // path, with the frame parsed in full) are taken one at a time between the runs.
     const tcpstate::SteadyRules rules = _steady_rules;
     const SteadyHorizon horizon = steady_horizon(now_ns);
     uint64_t steady = 0;
-    for (unsigned j = 0; j < n; ++j) {
-        const packet::TcpLite& seg = segs[j];
-        const LiteWords words = lite_words(seg);
-        uint32_t pos = candidates[j];
-        if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, words))
-            [[unlikely]]
-            pos = _index.find(probes[j], [&](uint32_t p) { return same_key(records[p].key, words); });
-        if (pos != kNoPosition && track_steady(records[pos], seg, now_ns, horizon, rules)) [[likely]] {
-            ++steady;
-            continue;
+    unsigned j = 0;
+    while (j < n) {
+        const unsigned run = j;
+        int taken = kNotTaken;
+        for (; j < n; ++j) {
+            const uint32_t pos = candidates[j];
+            if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) ||
+                !same_key(records[pos].key, lite_words(segs[j]))) [[unlikely]]
+                break;
+            taken = track_steady(records[pos], segs[j], now_ns, horizon, rules);
+            if (taken != kTaken) [[unlikely]]
+                break;
         }
-        const packet::Packet& pkt = full(ctx, j);
-        if (pos != kNoPosition)
-            track(pos, pkt, now_ns);
-        else
-            create_flow(pkt, probes[j], now_ns);
+        steady += j - run;
+        if (j == n)
+            break;
+        if (taken == kTakenRecap) {
+            recap(records[candidates[j]]);
+            ++steady;
+        } else {
+            steady += finish_lite_one(segs[j], probes[j], candidates[j], now_ns, horizon, rules, full, ctx, j) ? 1 : 0;
+        }
+        ++j;
     }
     bump(_counters.tcp_tracked, steady);
+}
+
+// A lane segment the steady run did not take: the candidate was stale or missed (look up again), the
+// flow is not steady, or the segment is not a steady ACK. The fused path still takes it when a fresh
+// lookup finds a steady flow; else track() or create_flow() with the Packet parsed in full. True when the
+// fused path took it (counted in tcp_tracked by the caller, as in finish_burst).
+bool FlowTable::finish_lite_one(const packet::TcpLite& seg, const Probe& probe, uint32_t candidate, uint64_t now_ns,
+                                const SteadyHorizon& horizon, const tcpstate::SteadyRules& rules, FullPacket full,
+                                void* ctx, unsigned i) noexcept
+{
+    FlowRecord* const records = _records;
+    const LiteWords words = lite_words(seg);
+    uint32_t pos = candidate;
+    if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !same_key(records[pos].key, words))
+        pos = _index.find(probe, [&](uint32_t p) { return same_key(records[p].key, words); });
+    if (pos == kNoPosition) {
+        create_flow(full(ctx, i), probe, now_ns);
+        return false;
+    }
+    if (const int taken = track_steady(records[pos], seg, now_ns, horizon, rules); taken >= 0) {
+        if (taken == kTakenRecap)
+            recap(records[pos]);
+        return true;
+    }
+    track(pos, full(ctx, i), now_ns);
+    return false;
 }
 
 template void FlowTable::finish_burst<false, false>(const Stage&) noexcept;

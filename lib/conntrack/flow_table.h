@@ -419,9 +419,9 @@ private:
     // The wheel's cursor starts at the first time the owner passes in (the first
     // packet's, under --clock packet), so early flows are not clamped against 0.
     void start_clock(uint64_t now_ns) noexcept;
-    // The steady established TCP segment of a live flow (flow_pipeline.cpp, inline in finish()): true
+    // The steady established TCP segment of a live flow (flow_pipeline.cpp, inline in finish()): taken
     // when it tracked the packet exactly as track() would have, except tcp_tracked, which the caller
-    // counts once per burst; false, with nothing written, for every packet it does not take. `horizon`:
+    // counts once per burst, and the re-arm of a changed cap. `horizon`:
     // a flow last seen after it cannot have timed out by now_ns (steady_horizon()).
     // `rules`: _steady_rules, copied once per burst.
     // steady_horizon()'s times, by timeout cap.
@@ -429,12 +429,21 @@ private:
         uint64_t at[tcpstate::kCapCount];
     };
     // Seg: packet::Packet, or packet::TcpLite (the steady lane): the same field names.
+    // Returns kNotTaken (nothing written), kTaken, or kTakenRecap: tracked, and the flow's timeout cap
+    // changed, so the caller calls recap() (kept out of the steady loops: a call there costs their registers).
+    static constexpr int kNotTaken = -1, kTaken = 0, kTakenRecap = 1;
     template <typename Seg>
-    bool track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
-                      const tcpstate::SteadyRules& rules) noexcept;
+    int track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
+                     const tcpstate::SteadyRules& rules) noexcept;
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
-    bool track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
-                           const tcpstate::SteadyRules& rules) noexcept;
+    int track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
+                          const tcpstate::SteadyRules& rules) noexcept;
+    // process_lite()'s segment i that the steady run did not take (flow_pipeline.cpp); true when the
+    // fused path took it after all.
+    [[gnu::noinline]] bool finish_lite_one(const packet::TcpLite& seg, const Probe& probe, uint32_t candidate,
+                                           uint64_t now_ns, const SteadyHorizon& horizon,
+                                           const tcpstate::SteadyRules& rules, FullPacket full, void* ctx,
+                                           unsigned i) noexcept;
     // Every other TCP packet of a flow in the table, out of line: expiry on arrival, the state machine and
     // the window check (tcpstate::track), counters, re-arm and events.
     [[gnu::cold]] void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
