@@ -21,6 +21,7 @@
 #include <valgrind/callgrind.h>
 
 #include <packet/tcp_lite.h>
+#include <text/decimal.h>
 
 #include "bench_util.h"
 #include "frame_builder.h"
@@ -65,9 +66,11 @@ unsigned run(rte_mbuf* const* mbufs, uint16_t n, unsigned bursts)
     return taken;
 }
 
-[[noreturn]] void usage()
+const char kUsage[] = "usage: bench_lite_reader [--bursts N (1..10^9)] [--rounds R (1..1000)]\n";
+
+[[noreturn]] void usage(const std::string& why)
 {
-    std::fprintf(stderr, "usage: bench_lite_reader [--bursts N] [--rounds R]\n");
+    std::fprintf(stderr, "bench_lite_reader: %s\n%s", why.c_str(), kUsage);
     std::exit(2);
 }
 
@@ -78,15 +81,20 @@ int main(int argc, char** argv)
     unsigned bursts = 1000000, rounds = 5;
     for (int i = 1; i < argc; ++i) {
         const std::string o = argv[i];
-        if (o == "--bursts" && i + 1 < argc)
-            bursts = unsigned(std::strtoul(argv[++i], nullptr, 10));
-        else if (o == "--rounds" && i + 1 < argc)
-            rounds = unsigned(std::strtoul(argv[++i], nullptr, 10));
-        else
-            usage();
+        uint64_t v = 0;
+        if (o == "--help" || o == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (o == "--bursts" && i + 1 < argc && flowcop::text::parse_decimal_in(argv[i + 1], 1, 1000000000, v)) {
+            bursts = unsigned(v);
+            ++i;
+        } else if (o == "--rounds" && i + 1 < argc && flowcop::text::parse_decimal_in(argv[i + 1], 1, 1000, v)) {
+            rounds = unsigned(v);
+            ++i;
+        } else {
+            usage("bad argument '" + o + "'");
+        }
     }
-    if (bursts == 0 || rounds == 0)
-        usage();
     // flows_pcap.frame()'s frames: client 10.0.x.y:port to server 10.1.0.1:80 and the reply.
     std::vector<std::vector<uint8_t>> frames;
     for (uint8_t f = 0; f < kBurst / 2; ++f)

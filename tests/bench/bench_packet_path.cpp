@@ -174,6 +174,10 @@ Args parse_args(int argc, char** argv)
     };
     for (int i = 1; i < argc; ++i) {
         const std::string o = argv[i];
+        if (o == "--help" || o == "-h") {
+            std::fputs(kUsage, stdout);
+            std::exit(0);
+        }
         if (o == "--mode" && i + 1 < argc) {
             a.mode = argv[++i];
             if (a.mode != "own" && a.mode != "callgrind" && a.mode != "ring")
