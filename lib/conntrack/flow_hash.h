@@ -34,12 +34,14 @@ inline uint64_t key_word(const packet::FlowKey& key, size_t i) noexcept
     return word;
 }
 
-inline uint32_t crc_word(uint64_t word, uint32_t h) noexcept
+// One step of the CRC32-C chain, kept in 64 bits: the instruction's result is already zero-extended, so
+// a chain needs no 32-bit truncation between steps (3 instructions a steady packet fewer than a uint32_t chain, profile_handle.py).
+inline uint64_t crc_word(uint64_t word, uint64_t h) noexcept
 {
 #if defined(__SSE4_2__)
-    return uint32_t(_mm_crc32_u64(h, word));
+    return _mm_crc32_u64(h, word);
 #else
-    return rte_hash_crc_8byte(word, h);
+    return rte_hash_crc_8byte(word, uint32_t(h));
 #endif
 }
 
@@ -57,10 +59,10 @@ inline uint32_t crc_half(uint16_t half, uint32_t h) noexcept
 inline uint32_t flow_hash(const packet::FlowKey& key, uint32_t seed = 0) noexcept
 {
     static_assert(sizeof(packet::FlowKey) == 42, "flow_hash hashes five 8-byte words and the 2-byte zone");
-    uint32_t h = seed;
+    uint64_t h = seed;
     for (size_t i = 0; i < 5; ++i)
         h = detail::crc_word(detail::key_word(key, i), h);
-    return detail::crc_half(key.zone, h);
+    return detail::crc_half(key.zone, uint32_t(h));
 }
 
 // The steady lane (packet/tcp_lite.h): the 8-byte words of packet::lite_key(t) that are not constant
@@ -86,12 +88,12 @@ inline LiteWords lite_words(const packet::TcpLite& t) noexcept
 // flow_hash(packet::lite_key(t)) (tests/conntrack checks it), from the words.
 inline uint32_t flow_hash(const LiteWords& w, uint32_t seed = 0) noexcept
 {
-    uint32_t h = detail::crc_word(0, seed);
+    uint64_t h = detail::crc_word(0, seed);
     h = detail::crc_word(w.lo, h);
     h = detail::crc_word(0, h);
     h = detail::crc_word(w.hi, h);
     h = detail::crc_word(w.ports, h);
-    return detail::crc_half(0, h);
+    return detail::crc_half(0, uint32_t(h));
 }
 
 // Equality of two keys over all 42 bytes (memcmp semantics), without a branch per word.
