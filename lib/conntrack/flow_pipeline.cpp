@@ -214,6 +214,7 @@ void FlowTable::finish_burst(const Stage& s) noexcept
         }
     }
     bump(_counters.tcp_tracked, steady);
+    _steady_taken += steady;
     if constexpr (kJudge) {
         if (steady_accept) {
             accepted[kEstablished] += uint32_t(steady);
@@ -325,6 +326,7 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
         ++j;
     }
     bump(_counters.tcp_tracked, steady);
+    _steady_taken += steady;
 }
 
 // A lane segment the steady run did not take: the candidate was stale or missed (look up again), the

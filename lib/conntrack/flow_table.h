@@ -237,6 +237,9 @@ public:
     // policy (set_judge(nullptr)) and with TCP tracked (lite_ready()); n <= kMaxBurst.
     using FullPacket = const packet::Packet& (*)(void* ctx, unsigned i) noexcept;
     void process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full, void* ctx) noexcept;
+    // Packets the fused steady path has taken since the table was created (finish_burst and process_lite
+    // add each burst's once): the worker compares it around a burst to learn whether the lane pays.
+    uint64_t steady_taken() const noexcept { return _steady_taken; }
     bool lite_ready() const noexcept
     {
         return _judge == nullptr && _admit[static_cast<uint8_t>(packet::Verdict::tcp)] == 1; // TCP tracked
@@ -625,6 +628,7 @@ private:
     // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
     // [_finished, _probed) have their candidates.
     uint64_t _prepared = 0, _probed = 0, _finished = 0;
+    uint64_t _steady_taken = 0; // steady_taken()
     Stage _stages[kPipelineDepth];
     // Effective timeouts in ns (never 0), read by the owner on every deadline and by
     // snapshot() with relaxed loads.

@@ -223,10 +223,19 @@ void Worker::follow_replay(uint64_t newest, bool idle, uint64_t tsc) noexcept
 
 void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept
 {
-    if (rx != nullptr && lite_lane()) [[likely]]
+    if (rx == nullptr || !lite_lane()) [[unlikely]] {
+        handle_full(mbufs, n, tsc, rx);
+        return;
+    }
+    // The lane pays for its reader only when the fused path takes most of what it reads: a burst of young
+    // or closing connections (SYNs, FINs, handshakes) would be read twice, by the reader and by parse().
+    // Both ways count what the fused path took, so the last burst decides the next one's way.
+    const uint64_t steady_before = _table.steady_taken();
+    if (_lane_pays) [[likely]]
         handle_lite(mbufs, n, tsc, *rx);
     else
         handle_full(mbufs, n, tsc, rx);
+    _lane_pays = (_table.steady_taken() - steady_before) * kLaneSteadyDen >= uint64_t{n} * kLaneSteadyNum;
 }
 
 void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept

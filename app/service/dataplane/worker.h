@@ -195,7 +195,9 @@ private:
     // The steady lane (issue 29): a burst read from rx by a worker with no policy, the TSC clock, no
     // handoff plan and no zones (lite_lane()): each frame read by packet::parse_tcp_lite() where it can be,
     // each run of such frames tracked by FlowTable::process_lite() (a frame it cannot take is parsed in
-    // full there, lite_full()), each run of other frames by handle_full(), in the burst's order.
+    // full there, lite_full()), each run of other frames by handle_full(), in the burst's order. Taken
+    // only while it pays (_lane_pays: most of the last burst was steady), else the burst goes whole to
+    // handle_full().
     bool lite_lane() const noexcept
     {
         return !_policy && _settings.clock == ClockSource::tsc && (_place.handoff == nullptr || _place.rss) &&
@@ -318,6 +320,10 @@ private:
     bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn
     uint64_t _stopped_ns = 0;                 // the clock when run() returned (stopped_ns())
     unsigned _rebase_deferrals = 0;           // turns a pending rebase step has waited for RX slack
+    // handle(): the steady lane for the next burst read from a port, when the fused path took at least
+    // kLaneSteadyNum/kLaneSteadyDen of the last one (tests/benchmarks.md, issue 29: the churn workload).
+    bool _lane_pays = true;
+    static constexpr uint64_t kLaneSteadyNum = 3, kLaneSteadyDen = 4;
 };
 
 } // namespace flowcop::app
