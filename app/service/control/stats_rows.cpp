@@ -314,6 +314,11 @@ const Lcore kLcoreRows[] = {
      .help = "Datagrams the fragment attributor forgot while live to make room for a newer one",
      .read = [](const LcoreView& v,
                 Index) noexcept { return v.fragments == nullptr ? 0 : load_relaxed(v.fragments->evicted); }},
+    {.prometheus = "flowcop_steady_lane_packets_total",
+     .telemetry = "steady_lane_packets",
+     .help = "Packets read through the steady lane (the established TCP segment's fast way, taken while most of a "
+             "burst is steady; 0 under --policy, --clock packet, the handoff plan or --port-zone)",
+     .read = [](const LcoreView& v, Index) noexcept { return load_relaxed(v.worker->steady_lane); }},
     {.prometheus = "flowcop_policy_dropped_total",
      .telemetry = "policy_dropped",
      .help = "Packets --policy dropped in inline mode (freed, not forwarded); 0 in monitor mode, the dry run",

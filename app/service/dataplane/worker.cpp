@@ -231,10 +231,12 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     // or closing connections (SYNs, FINs, handshakes) would be read twice, by the reader and by parse().
     // Both ways count what the fused path took, so the last burst decides the next one's way.
     const uint64_t steady_before = _table.steady_taken();
-    if (_lane_pays) [[likely]]
+    if (_lane_pays) [[likely]] {
+        bump(_stats.steady_lane, uint64_t{n});
         handle_lite(mbufs, n, tsc, *rx);
-    else
+    } else {
         handle_full(mbufs, n, tsc, rx);
+    }
     _lane_pays = (_table.steady_taken() - steady_before) * kLaneSteadyDen >= uint64_t{n} * kLaneSteadyNum;
 }
 

@@ -22,6 +22,7 @@ struct alignas(64) WorkerStats {
     uint64_t last_rx_tsc = 0;      // TSC of the last burst that carried packets
     uint64_t now_ns = 0;           // the lcore's clock at its last turn
     uint64_t turns = 0;            // loop turns completed: the watchdog's proof of progress (notify.h)
+    uint64_t steady_lane = 0;      // packets read through the steady lane (worker.h, lite_lane())
 };
 
 } // namespace flowcop::app

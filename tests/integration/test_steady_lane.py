@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The steady lane is taken while it pays, and only then, through the real flowcop binary.
+
+Usage: test_steady_lane.py FLOWCOP_EXE TMPDIR
+
+Issue 29: a worker reads a burst through the steady lane (app/architecture.md, a worker's turn) only
+while the fused steady path took at least 3/4 of the burst before; a burst of young or closing
+connections goes the ordinary way whole (the lane would read its frames twice). Both ways track every
+packet alike. Two captures, each on one lcore and on two (the handoff plan, where the lane is never
+taken: a pcap port has no RSS), under the TSC clock (the lane's):
+  - steady: F connections opened, then R rounds of a data segment and its ACK on each: after the
+    handshakes, nearly every burst is steady, so flowcop_steady_lane_packets_total counts at least
+    90% of the frames on one lcore;
+  - churn: N short connections (handshake, request, answer, both FINs): at most a few of a burst's
+    8-frame connections are steady, so the lane is left after the first burst: at most 5% of the
+    frames;
+  - on two lcores the lane counts 0 for both;
+  - on every run, the flows' counts are exact (each connection's frames on its flow, both ways) and
+    the run invariants hold (harness.check_invariants).
+"""
+
+import os
+import sys
+
+from flowcoptest import harness  # noqa: E402
+from flowcoptest import pcaplib  # noqa: E402
+from flowcoptest.exposition import metric  # noqa: E402
+from flowcoptest.pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
+
+F, R = 64, 50  # steady: connections, rounds
+N = 800  # churn: connections
+SERVER = "10.30.0.1"
+T0_US = 1_700_000_000 * 1_000_000
+
+
+def endpoint(i):
+    return "10.31.%d.%d" % (i // 250, i % 250 + 1), 20000 + i
+
+
+def steady_capture():
+    """F handshakes, then R rounds of (client data, server ACK) on every connection in turn."""
+    frames = []
+    cs, ss = {}, {}
+    for i in range(F):
+        c, cp = endpoint(i)
+        cs[i], ss[i] = 1000 + i * 13, 9000 + i * 17
+        frames.append(pcaplib.tcp_frame(c, SERVER, cp, 80, SYN, seq=cs[i], ack=0))
+        frames.append(pcaplib.tcp_frame(SERVER, c, 80, cp, SYN | ACK, seq=ss[i], ack=cs[i] + 1))
+        frames.append(pcaplib.tcp_frame(c, SERVER, cp, 80, ACK, seq=cs[i] + 1, ack=ss[i] + 1))
+        cs[i] += 1
+        ss[i] += 1
+    data = b"d" * 100
+    for _ in range(R):
+        for i in range(F):
+            c, cp = endpoint(i)
+            frames.append(pcaplib.tcp_frame(c, SERVER, cp, 80, PSH | ACK, seq=cs[i], ack=ss[i], payload=data))
+            cs[i] += len(data)
+            frames.append(pcaplib.tcp_frame(SERVER, c, 80, cp, ACK, seq=ss[i], ack=cs[i]))
+    expected = {endpoint(i): (2 + R, 1 + R) for i in range(F)}  # (from the client, from the server)
+    return frames, expected
+
+
+def churn_capture():
+    """N connections one after another: handshake, request, answer, both FINs, the last ACK."""
+    frames = []
+    for i in range(N):
+        c, cp = endpoint(i)
+        cs, ss = 1000 + i * 7, 5000 + i * 11
+        req, ans = b"q" * 20, b"a" * 200
+        for fwd, fl, s, a, p in [
+            (True, SYN, cs, 0, b""),
+            (False, SYN | ACK, ss, cs + 1, b""),
+            (True, ACK, cs + 1, ss + 1, b""),
+            (True, PSH | ACK, cs + 1, ss + 1, req),
+            (False, PSH | ACK, ss + 1, cs + 1 + len(req), ans),
+            (True, FIN | ACK, cs + 1 + len(req), ss + 1 + len(ans), b""),
+            (False, FIN | ACK, ss + 1 + len(ans), cs + 2 + len(req), b""),
+            (True, ACK, cs + 2 + len(req), ss + 2 + len(ans), b""),
+        ]:
+            src, sp, dst, dp = (c, cp, SERVER, 80) if fwd else (SERVER, 80, c, cp)
+            frames.append(pcaplib.tcp_frame(src, dst, sp, dp, fl, seq=s, ack=a, payload=p))
+    expected = {endpoint(i): (5, 3) for i in range(N)}
+    return frames, expected
+
+
+def check(tap, exe, tmp, name, frames, expected, lcores, lane_share):
+    """lane_share: (low, high) bounds of the lane's share of the frames."""
+    label = "%s, -l %s" % (name, lcores)
+    path = os.path.join(tmp, name + ".pcap")
+    pcaplib.write_pcap(path, [(T0_US + k, f) for k, f in enumerate(frames)])
+    res = harness.run(exe, ["net_pcap0,rx_pcap=" + path], ["--flows-per-lcore", "4096"], lcores=lcores,
+                      tmpdir=tmp, scrape_when_rx=len(frames), timeout=120)
+    harness.check_invariants(tap, res, label)
+    s, m = res.summary, res.metrics
+    if not tap.ok(s is not None and m is not None, label + ": summary and scrape are there", res.stderr[-2000:]):
+        return
+    tap.eq(s["received"], len(frames), label + ": every frame received")
+    counts = {}
+    for e in res.destroys():
+        counts[(e["src"], e["sport"])] = (e["packets_orig"], e["packets_reply"])
+    wrong = [(k, counts.get(k), v) for k, v in expected.items() if counts.get(k) != v]
+    tap.ok(len(counts) == len(expected) and not wrong,
+           label + ": each connection's frames counted on its flow, both ways (%d flows)" % len(expected), wrong[:3])
+    lane = metric(m, "flowcop_steady_lane_packets_total")
+    low, high = lane_share
+    tap.ok(low * len(frames) <= lane <= high * len(frames),
+           label + ": flowcop_steady_lane_packets_total %d of %d frames, within [%.2f, %.2f] of them" %
+           (lane, len(frames), low, high))
+
+
+def main():
+    exe, tmp = sys.argv[1], sys.argv[2]
+    os.makedirs(tmp, exist_ok=True)
+    tap = harness.Tap()
+    steady, steady_expected = steady_capture()
+    churn, churn_expected = churn_capture()
+    check(tap, exe, tmp, "steady", steady, steady_expected, "0", (0.90, 1.0))
+    check(tap, exe, tmp, "churn", churn, churn_expected, "0", (0.0, 0.05))
+    check(tap, exe, tmp, "steady", steady, steady_expected, "0-1", (0.0, 0.0))
+    check(tap, exe, tmp, "churn", churn, churn_expected, "0-1", (0.0, 0.0))
+    tap.done()
+
+
+if __name__ == "__main__":
+    main()
