@@ -28,7 +28,6 @@ import sys
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 from flowcoptest.exposition import metric  # noqa: E402
-from flowcoptest.pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
 
 N = 5000
 CAPACITY = 1024
@@ -39,23 +38,8 @@ SERVER = "10.20.0.1"
 def connection(i):
     """(time_us, frame) of connection i: 8 frames 10 us apart, starting at i ms."""
     c, cp = "10.21.%d.%d" % (i // 250, i % 250 + 1), 30000 + i % 30000
-    cs, ss = 1000 + i * 7, 5000 + i * 11  # initial sequence numbers
-    req, ans = b"q" * 20, b"a" * 200
-    seq = [  # (from client, flags, seq, ack, payload)
-        (True, SYN, cs, 0, b""),
-        (False, SYN | ACK, ss, cs + 1, b""),
-        (True, ACK, cs + 1, ss + 1, b""),
-        (True, PSH | ACK, cs + 1, ss + 1, req),
-        (False, PSH | ACK, ss + 1, cs + 1 + len(req), ans),
-        (True, FIN | ACK, cs + 1 + len(req), ss + 1 + len(ans), b""),
-        (False, FIN | ACK, ss + 1 + len(ans), cs + 2 + len(req), b""),
-        (True, ACK, cs + 2 + len(req), ss + 2 + len(ans), b""),
-    ]
-    out = []
-    for k, (fwd, fl, s, a, p) in enumerate(seq):
-        src, sp, dst, dp = (c, cp, SERVER, 443) if fwd else (SERVER, 443, c, cp)
-        out.append((T0_US + i * 1000 + k * 10, pcaplib.tcp_frame(src, dst, sp, dp, fl, seq=s, ack=a, payload=p)))
-    return out
+    frames = pcaplib.short_connection(c, cp, SERVER, 443, 1000 + i * 7, 5000 + i * 11)
+    return [(T0_US + i * 1000 + k * 10, f) for k, f in enumerate(frames)]
 
 
 def check(tap, exe, tmp, path, frames, lcores):

@@ -26,7 +26,7 @@ import sys
 from flowcoptest import harness  # noqa: E402
 from flowcoptest import pcaplib  # noqa: E402
 from flowcoptest.exposition import metric  # noqa: E402
-from flowcoptest.pcaplib import ACK, FIN, PSH, SYN  # noqa: E402
+from flowcoptest.pcaplib import ACK, PSH, SYN  # noqa: E402
 
 F, R = 64, 50  # steady: connections, rounds
 N = 800  # churn: connections
@@ -66,20 +66,7 @@ def churn_capture():
     frames = []
     for i in range(N):
         c, cp = endpoint(i)
-        cs, ss = 1000 + i * 7, 5000 + i * 11
-        req, ans = b"q" * 20, b"a" * 200
-        for fwd, fl, s, a, p in [
-            (True, SYN, cs, 0, b""),
-            (False, SYN | ACK, ss, cs + 1, b""),
-            (True, ACK, cs + 1, ss + 1, b""),
-            (True, PSH | ACK, cs + 1, ss + 1, req),
-            (False, PSH | ACK, ss + 1, cs + 1 + len(req), ans),
-            (True, FIN | ACK, cs + 1 + len(req), ss + 1 + len(ans), b""),
-            (False, FIN | ACK, ss + 1 + len(ans), cs + 2 + len(req), b""),
-            (True, ACK, cs + 2 + len(req), ss + 2 + len(ans), b""),
-        ]:
-            src, sp, dst, dp = (c, cp, SERVER, 80) if fwd else (SERVER, 80, c, cp)
-            frames.append(pcaplib.tcp_frame(src, dst, sp, dp, fl, seq=s, ack=a, payload=p))
+        frames += pcaplib.short_connection(c, cp, SERVER, 80, 1000 + i * 7, 5000 + i * 11)
     expected = {endpoint(i): (5, 3) for i in range(N)}
     return frames, expected
 

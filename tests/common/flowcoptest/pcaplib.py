@@ -106,6 +106,27 @@ def tcp_frame(src, dst, sport, dport, flags, seq=0, ack=0, payload=b"", vlans=()
     return frame
 
 
+def short_connection(client, cport, server, sport, client_isn, server_isn, request=b"q" * 20, answer=b"a" * 200):
+    """The frames of one whole short TCP connection, in order: the handshake, a request and its answer,
+    both FINs and the last ACK (5 frames from the client, 3 from the server; it ends in TIME_WAIT)."""
+    cs, ss = client_isn, server_isn
+    steps = [  # (from the client, flags, seq, ack, payload)
+        (True, SYN, cs, 0, b""),
+        (False, SYN | ACK, ss, cs + 1, b""),
+        (True, ACK, cs + 1, ss + 1, b""),
+        (True, PSH | ACK, cs + 1, ss + 1, request),
+        (False, PSH | ACK, ss + 1, cs + 1 + len(request), answer),
+        (True, FIN | ACK, cs + 1 + len(request), ss + 1 + len(answer), b""),
+        (False, FIN | ACK, ss + 1 + len(answer), cs + 2 + len(request), b""),
+        (True, ACK, cs + 2 + len(request), ss + 2 + len(answer), b""),
+    ]
+    frames = []
+    for fwd, fl, s, a, p in steps:
+        src, sp, dst, dp = (client, cport, server, sport) if fwd else (server, sport, client, cport)
+        frames.append(tcp_frame(src, dst, sp, dp, fl, seq=s, ack=a, payload=p))
+    return frames
+
+
 def icmp_query_frame(src, dst, icmp_type, ident, seq, payload=b"flowcop"):
     """A whole Ethernet frame carrying one ICMP query or reply (echo, timestamp, ...: identifier and
     sequence number after the checksum, code 0): ICMP over IPv4, ICMPv6 over IPv6 (picked from src),
