@@ -35,7 +35,8 @@ inline uint64_t key_word(const packet::FlowKey& key, size_t i) noexcept
 }
 
 // One step of the CRC32-C chain, kept in 64 bits: the instruction's result is already zero-extended, so
-// a chain needs no 32-bit truncation between steps (3 instructions a steady packet fewer than a uint32_t chain, profile_handle.py).
+// a chain needs no 32-bit truncation between steps (3 instructions a steady packet fewer than a uint32_t
+// chain, profile_handle.py).
 inline uint64_t crc_word(uint64_t word, uint64_t h) noexcept
 {
 #if defined(__SSE4_2__)
