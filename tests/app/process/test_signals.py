@@ -10,6 +10,7 @@ time): the old file renamed, SIGHUP, then more traffic. The two files together m
 event the summary counts written, each once, and every flow's "new" and "destroy" must pair up
 across them.
 """
+import ctypes
 import gzip
 import json
 import re
@@ -18,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from flowcoptest import harness  # noqa: E402
@@ -77,6 +77,23 @@ def test_sighup_rotates_the_events_file():
     check(s["reasons"].get("shutdown", 0) > 0, "flows open at the stop end as shutdown")
 
 
+_libc = ctypes.CDLL(None)
+_libc.time.restype = ctypes.c_long  # time_t
+
+
+def logrotate_clock():
+    """The clock logrotate names a dateext rotation by (dateformat -%Y%m%d-%s): time(2), read once as it starts
+    (logrotate.c's nowSecs). On Linux that is the kernel's coarse clock, moved on once a tick, so it can still
+    show the last second a few ms after time.time() has passed into the next (up to 7 ms measured here)."""
+    return _libc.time(None)
+
+
+def rotated_names(d):
+    """events.jsonl-DATE-EPOCH[.gz] in d, by the rotation's epoch second."""
+    return sorted((n for n in os.listdir(d) if re.fullmatch(r"events\.jsonl-\d{8}-\d+(\.gz)?", n)),
+                  key=lambda n: int(n.split("-")[2].split(".")[0]))
+
+
 def logrotate_config(events_dir, pid, state_dir):
     """The shipped deploy/logrotate/flowcop, aimed at this run: its directory, and SIGHUP to this pid in
     place of `systemctl reload` (no systemd here); `su` dropped and `create` left to the running user (the
@@ -106,19 +123,23 @@ def test_the_shipped_logrotate_config_rotates_under_a_running_flowcop():
         wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the first file")
         conf = logrotate_config(d, fc.proc.pid, d)
         for n in (1, 2):
-            if n == 2:  # dateext names the rotated file by the second: the second rotation needs a new one
-                start = int(time.time())
-                wait_until(lambda: int(time.time()) > start, 5, "the next second")
+            if n == 2:
+                # The second rotation's name must not be the first's, so logrotate must start in a later second
+                # on its own clock: waiting for time.time()'s next second let it start in the old one (the
+                # coarse clock not yet moved on) and find the name taken, "already exists".
+                first = rotated_names(d)
+                check(len(first) == 1 and not first[0].endswith(".gz"), f"one rotated file, uncompressed: {first}")
+                epoch = int(first[0].split("-")[2])
+                wait_until(lambda: logrotate_clock() > epoch, 5, f"time(2) past the first rotation's second {epoch}")
             p = subprocess.run(["logrotate", "--force", "--state", os.path.join(d, "state"), conf],
                                capture_output=True, text=True, timeout=60)
-            check(p.returncode == 0, f"logrotate: exit {p.returncode}: {p.stderr}")
+            check(p.returncode == 0, f"logrotate {n}: exit {p.returncode}: {p.stderr} (files: {sorted(os.listdir(d))})")
             wait_until(lambda: fc.stderr.count("reopened") == n, 10, f"flowcop's reopen number {n}")
             wait_until(lambda: os.path.exists(path) and len(lines(path)) > 300, 30, "events in the new file")
         s = stop_and_summary(fc, signal.SIGTERM)
     # After two rotations (dateext): events.jsonl-DATE-EPOCH1.gz (compressed at the second),
     # events.jsonl-DATE-EPOCH2, events.jsonl.
-    rotated = sorted((n for n in os.listdir(d) if re.fullmatch(r"events\.jsonl-\d{8}-\d+(\.gz)?", n)),
-                     key=lambda n: int(n.split("-")[2].split(".")[0]))  # by the rotation's epoch second
+    rotated = rotated_names(d)
     check(len(rotated) == 2 and rotated[0].endswith(".gz") and not rotated[1].endswith(".gz"),
           f"two rotated files, the older compressed: {sorted(os.listdir(d))}")
     with gzip.open(os.path.join(d, rotated[0]), "rt") as f:
