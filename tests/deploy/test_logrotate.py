@@ -8,9 +8,14 @@ temporary directory, its user and group (flowcop, which install.sh creates) are 
 its postrotate's `systemctl reload flowcop.service` becomes a marker file's append.
 - logrotate -f renames events.jsonl with its date suffix, creates a new one 0640 for the user, and runs
   postrotate once for every file it rotated (sharedscripts).
-A running flowcop's events rotated under the same file (SIGHUP reopens --events, nothing lost) is
-tests/app/process/test_signals.py's test.
+- two logrotate -f within one second (by time(2), the clock logrotate names a rotation by): the second
+  finds its dateext name taken and is refused, exit 1, "already exists"; the live file keeps what was
+  written since, the first rotation is kept (compressed by the refused run), nothing is lost.
+A running flowcop's events rotated under the same file (SIGHUP reopens --events, nothing lost), twice,
+a second apart, is tests/app/process/test_signals.py's test.
 """
+import ctypes
+import gzip
 import os
 import re
 import shutil
@@ -18,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -27,6 +33,8 @@ EXE, REPO = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 CONFIG = os.path.join(REPO, "deploy", "logrotate", "flowcop")
 UNIT = os.path.join(REPO, "deploy", "systemd", "flowcop.service")
 LOGROTATE = shutil.which("logrotate") or "/usr/sbin/logrotate"
+_libc = ctypes.CDLL(None)
+_libc.time.restype = ctypes.c_long  # time_t, read once by logrotate as it starts: its dateext second
 
 
 def local_config(tmp, postrotate):
@@ -86,5 +94,39 @@ def test_the_config_renames_creates_and_runs_postrotate_once():
         shutil.rmtree(tmp, True)
 
 
+def test_a_second_rotation_in_the_same_second_is_refused_and_loses_nothing():
+    """logrotate -f twice in one second: the second refused (exit 1, name taken), the live file untouched"""
+    needs_root_and_logrotate()
+    for attempt in range(5):  # until both runs fall in one second of time(2); nearly always the first
+        tmp = tempfile.mkdtemp(prefix="flowcop-logrotate-")
+        try:
+            conf, log = local_config(tmp, "true")
+            path = os.path.join(log, "events.jsonl")
+            with open(path, "w") as f:
+                f.write('{"event":"first"}\n')
+            before = _libc.time(None)
+            first = logrotate(conf, tmp)
+            with open(path, "a") as f:  # what flowcop writes after the reopen
+                f.write('{"event":"second"}\n')
+            second = logrotate(conf, tmp)
+            after = _libc.time(None)
+            if before != after:
+                continue  # the second run may have had a second of its own: not this case
+            check(first.returncode == 0, f"the first logrotate: exit {first.returncode}\n{first.stderr}")
+            names = sorted(os.listdir(log))
+            rotated = f"events.jsonl-{time.strftime('%Y%m%d', time.localtime(before))}-{before}"
+            check(second.returncode == 1 and f"{rotated} already exists" in second.stderr,
+                  f"the second refused, its name taken: exit {second.returncode}\n{second.stderr}\n{names}")
+            check(names == ["events.jsonl", rotated + ".gz"], f"the live file and the first rotation only: {names}")
+            check(open(path).read() == '{"event":"second"}\n', "the live file keeps what came after the first")
+            with gzip.open(os.path.join(log, rotated + ".gz"), "rt") as f:
+                check(f.read() == '{"event":"first"}\n', "the first rotation holds what was written before it")
+            return
+        finally:
+            shutil.rmtree(tmp, True)
+    check(False, "two logrotate runs never fell within one second of time(2) in 5 attempts")
+
+
 if __name__ == "__main__":
-    run([test_the_config_renames_creates_and_runs_postrotate_once])
+    run([test_the_config_renames_creates_and_runs_postrotate_once,
+         test_a_second_rotation_in_the_same_second_is_refused_and_loses_nothing])
