@@ -21,11 +21,13 @@ TIME_WAIT flows: the insert path with early drop (issue 27).
 request/response flows), every program on it, so the UDP path's rows show beside TCP's.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
 then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
-dumped (-d); the packets counted between the two are read from the port's telemetry at both instants.
+dumped (-d); the packets in the window are 32 x the pcap rx bursts in the dump (infinite_rx always returns
+a full burst), the port's telemetry read around the window only shown beside them.
 Valgrind serialises threads and runs ~50x slower, so windows are seconds, packets hundreds of thousands.
     /usr/bin/python3 deploy/bench/profile_packet.py --build build-bench --flows 1000000
 --rss-flowgen KEYS profiles the rss plan instead: -l 0-1 over --flowgen KEYS (queues=2), both lcores'
-Worker::run counted, per packet parsed (issue 27: the rss plan's cost of its ICMP error and fragment check).
+Worker::run counted, per packet by the telemetry bracket around the window, an estimate (issue 27: the rss
+plan's cost of its ICMP error and fragment check).
 The table step is FlowTable::submit (the pipeline since issue 19: the work of three bursts per call,
 prepare + probe + finish) or, in the baseline, FlowTable::process_burst with rte_hash's bulk lookup.
 """
@@ -125,6 +127,14 @@ class Counter:
         self.prefix, self.proc, self.deadline = prefix, proc, deadline
         self.tel = dpdk_probe.connect_when_ready(prefix, proc, deadline, timeout_s=60.0)
 
+    def packets_or_none(self):
+        """packets(), or None when the socket does not answer (the reads around the window are only
+        informational where the count comes from the dump)."""
+        try:
+            return self.packets()
+        except RuntimeError:
+            return None
+
     def packets(self):
         for _ in range(5):
             try:
@@ -156,7 +166,10 @@ def run(tool, a, pcap, packets, flows, workdir):
             cmd = [c for c in cmd if not c.startswith("--vdev=")]
             cmd[cmd.index("-l") + 1] = "0-1"
             cmd += ["--flowgen", a.rss_flowgen]
-    vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
+    # --fair-sched: valgrind runs one thread at a time, and without a fair lock the polling lcore, never
+    # blocking, starves the telemetry thread the window's bracket and the first loop's wait read from
+    # (minutes per reply, seen as timeouts); with it every runnable thread gets its turn.
+    vg = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--cache-sim=yes", "--callgrind-out-file=" + out]
     if a.branch_sim:
         vg.append("--branch-sim=yes")
     if a.dump_instr:
@@ -181,11 +194,12 @@ def run(tool, a, pcap, packets, flows, workdir):
                     raise RuntimeError("%s: first loop not done; see %s" % (tool, log_path))
                 time.sleep(1)
             subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, capture_output=True)
-            n0 = tel.packets()
+            n0 = tel.packets_or_none()
             time.sleep(a.window)
-            n1 = tel.packets()
+            n1 = tel.packets_or_none()
             subprocess.run(["callgrind_control", "-d", str(proc.pid)], check=True, capture_output=True)
-            n2 = tel.packets()
+            # After the dump: busy with it, valgrind may not schedule the telemetry thread for minutes.
+            n2 = tel.packets_or_none()
         finally:
             if tel is not None:
                 tel.close()
@@ -203,13 +217,25 @@ def run(tool, a, pcap, packets, flows, workdir):
     rows = annotate(dumps[0])
     # Packets in the window, exactly, from call counts (valgrind acts on the zero and dump requests
     # when it next schedules, so the telemetry reads do not bracket the window): every rx burst of
-    # infinite_rx returns a full burst of 32 (its pool never runs dry here: flowcop's parse calls
-    # equal 32 x its rx calls), and flowcop parses each packet once.
+    # infinite_rx returns a full burst of 32 (its pool never runs dry here). Not parse() calls: the
+    # steady lane (issue 29) reads a steady segment with packet::parse_tcp_lite, inline, and calls
+    # parse() only for the frames it hands back.
     rx = pick(rows, r"librte_net_pcap")
     bursts = rx["calls"] if rx else 0
     parsed = (pick(rows, r":flowcop::packet::parse\(") or {}).get("calls", 0)
-    return rows, {"bursts": bursts, "from_bursts": 32 * bursts, "parsed": parsed, "telemetry": (n1 - n0, n2 - n0)}, \
-        log_path
+    bracket = (n1 - n0 if None not in (n0, n1) else None, n2 - n0 if None not in (n0, n2) else None)
+    return rows, {"bursts": bursts, "from_bursts": 32 * bursts, "parsed": parsed, "telemetry": bracket}, log_path
+
+
+def window_packets(a, count):
+    """The packets a flowcop processed in its window: 32 x its pcap rx bursts (every one full). Under
+    --rss-flowgen there is no pcap burst to count and parse() calls undercount (the steady lane reads
+    most segments without it), so the telemetry bracket over the window, an estimate (see run())."""
+    if not a.rss_flowgen:
+        return count["from_bursts"]
+    if count["telemetry"][0] is None:
+        raise RuntimeError("--rss-flowgen: the telemetry socket did not answer around the window")
+    return count["telemetry"][0]
 
 
 def per_packet(row, n):
@@ -246,7 +272,7 @@ def main(argv):
                     help="profile flowcop (and the baseline) under the rss plan: -l 0-1 over --flowgen with these "
                          "keys (queues=2 and a model that never ends, e.g. flows=10000,lifetime=100000,idle_pct=0,"
                          "rst_pct=0,queues=2) instead of the capture; both lcores' Worker::run are counted, per "
-                         "packet parsed; testpmd is not run")
+                         "packet by the telemetry bracket (an estimate); testpmd is not run")
     ap.add_argument("--churn", type=int, default=0, metavar="CAPACITY",
                     help="profile a churn of short connections instead (flows_pcap.write_churn: --flows "
                          "connections of 8 frames, one after another) through tables of CAPACITY flows "
@@ -292,14 +318,14 @@ def main(argv):
         base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
         rx, rcount = (run("rxonly", a, pcap, packets, n, workdir)[:2] if not a.rss_flowgen
                       else ({}, {"from_bursts": 1, "telemetry": (0, 0)}))
-        fn = fcount["parsed"] or fcount["from_bursts"]
+        fn = window_packets(a, fcount)
         rn = rcount["from_bursts"]
-        print("\nflows %d: flowcop %d packets in the window (parse calls; 32 x %d rx bursts = %d; telemetry "
-              "bracket %d..%d), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %d..%d). The "
-              "brackets are informational: valgrind acts on the zero and dump requests when it next "
+        print("\nflows %d: flowcop %d packets in the window (%s; 32 x %d rx bursts = %d, %d parse() calls; "
+              "telemetry bracket %s..%s), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %s..%s). "
+              "The brackets are informational: valgrind acts on the zero and dump requests when it next "
               "schedules, so the packets counted are the call counts."
-              % (n, fn, fcount["bursts"], fcount["from_bursts"], fcount["telemetry"][0], fcount["telemetry"][1],
-                 rn, rcount["telemetry"][0], rcount["telemetry"][1]))
+              % (n, fn, "the telemetry bracket" if a.rss_flowgen else "32 x rx bursts", fcount["bursts"],
+                 fcount["from_bursts"], fcount["parsed"], *fcount["telemetry"], rn, *rcount["telemetry"]))
         if not (fn and rn):
             raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")
         print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |%s" % (
@@ -307,7 +333,7 @@ def main(argv):
         print("|---|---|---|---|%s" % ("---|" if a.branch_sim else ""))
         profiles = [("flowcop ", fc, fn)]
         if base:
-            bn = base[1]["parsed"] or base[1]["from_bursts"]
+            bn = window_packets(a, base[1])
             profiles.append(("baseline ", base[0], bn))
             print("(baseline %s%s: %d packets in its window)" % (
                 a.baseline_build, (" " + a.baseline_args) if a.baseline_args else "", bn))
