@@ -5,7 +5,7 @@ For each flow count N: one pcap of N established flows (flows_pcap.py: 60-byte P
 `passes` rounds in fresh random orders, no handshakes, so flowcop picks flows up loosely), replayed
 by DPDK's pcap vdev with infinite_rx=1. Four programs read it, one at a time, each with its polling
 lcore on the same CPU and the same mbuf geometry:
-  flowcop     build/app/flowcop -l CPU, monitor mode (rx burst 32 -> parse -> track -> free);
+  flowcop     build/app/flowcop -l CPU, monitor mode (rx burst of its kBurst, 64 -> parse -> track -> free);
   baseline    the same from another build (--baseline-build: the commit before, built in its own
               worktree), with the same options: the same-run "before" of a change to the packet path;
   mixed       the same flowcop on a mixed capture (--udp-share F: that share of the N flows are UDP

@@ -4,9 +4,9 @@
 This VM has no PMU (perf cannot count instructions), so, as profile_packet.py does for the whole path
 through the pcap vdev, the count comes from valgrind's callgrind. The program is tests/bench/
 bench_packet_path.cpp --mode callgrind: it builds flows_pcap.py's frames as mbufs once, warms every flow up
-(both directions, then checks that every flow is steady), and then runs --bursts bursts of 32 of the chosen
-stream (uniform: the pcap's two passes; zipf: popularity ~ 1/rank^s) twice, each bracketed by callgrind
-client requests (collection is off outside them, --collect-atstart=no):
+(both directions, then checks that every flow is steady), and then runs --bursts bursts (of flowcop's
+kBurst frames) of the chosen stream (uniform: the pcap's two passes; zipf: popularity ~ 1/rank^s) twice,
+each bracketed by callgrind client requests (collection is off outside them, --collect-atstart=no):
   dump .1  flowcop: Worker::handle() per burst (parse, the table step, the free of monitor mode), with the
            loop's refcount per packet and TSC read per burst;
   dump .2  free only: the same loop with rte_pktmbuf_free_bulk in place of handle() (rxonly-like).
@@ -94,7 +94,7 @@ def main(argv):
     ap.add_argument("--flows", default="10000,1000000", help="comma-separated flow counts")
     ap.add_argument("--popularity", default="uniform,zipf", help="comma-separated: uniform, zipf")
     ap.add_argument("--zipf-s", type=float, default=1.0)
-    ap.add_argument("--bursts", type=int, default=20000, help="bursts of 32 in each dump (default 20000)")
+    ap.add_argument("--bursts", type=int, default=20000, help="bursts of kBurst frames in each dump (default 20000)")
     ap.add_argument("--ll", default="", help="valgrind --LL=size,assoc,line (default: the host's, as valgrind sees it)")
     ap.add_argument("--branch-sim", action="store_true", help="also simulate branch prediction (valgrind --branch-sim)")
     ap.add_argument("--timeout-floor", type=int, default=0,

@@ -21,8 +21,9 @@ TIME_WAIT flows: the insert path with early drop (issue 27).
 request/response flows), every program on it, so the UDP path's rows show beside TCP's.
 Steady state only: each program first delivers one whole loop of the capture (every flow created),
 then its counters are zeroed (callgrind_control -z), and after --window seconds of valgrind time
-dumped (-d); the packets in the window are 32 x the pcap rx bursts in the dump (infinite_rx always returns
-a full burst), the port's telemetry read around the window only shown beside them.
+dumped (-d); the packets in the window are the pcap rx bursts in the dump times the program's burst size
+(infinite_rx always returns a full burst: flowcop's kBurst, read from its build's sources; testpmd's
+--burst=32), the port's telemetry read around the window only shown beside them.
 Valgrind serialises threads and runs ~50x slower, so windows are seconds, packets hundreds of thousands.
     /usr/bin/python3 deploy/bench/profile_packet.py --build build-bench --flows 1000000
 --rss-flowgen KEYS profiles the rss plan instead: -l 0-1 over --flowgen KEYS (queues=2), both lcores'
@@ -34,6 +35,7 @@ prepare + probe + finish) or, in the baseline, FlowTable::process_burst with rte
 
 import argparse
 import glob
+import json
 import os
 import re
 import shutil
@@ -217,18 +219,35 @@ def run(tool, a, pcap, packets, flows, workdir):
     rows = annotate(dumps[0])
     # Packets in the window, exactly, from call counts (valgrind acts on the zero and dump requests
     # when it next schedules, so the telemetry reads do not bracket the window): every rx burst of
-    # infinite_rx returns a full burst of 32 (its pool never runs dry here). Not parse() calls: the
+    # infinite_rx returns a full burst (its pool never runs dry here). Not parse() calls: the
     # steady lane (issue 29) reads a steady segment with packet::parse_tcp_lite, inline, and calls
     # parse() only for the frames it hands back.
     rx = pick(rows, r"librte_net_pcap")
     bursts = rx["calls"] if rx else 0
     parsed = (pick(rows, r":flowcop::packet::parse\(") or {}).get("calls", 0)
     bracket = (n1 - n0 if None not in (n0, n1) else None, n2 - n0 if None not in (n0, n2) else None)
-    return rows, {"bursts": bursts, "from_bursts": 32 * bursts, "parsed": parsed, "telemetry": bracket}, log_path
+    burst = flowcop_burst(a.baseline_build if tool == "baseline" else a.build) if tool in packet_rate.FLOWCOPS \
+        else TESTPMD_BURST
+    return rows, {"bursts": bursts, "burst": burst, "from_bursts": burst * bursts, "parsed": parsed,
+                  "telemetry": bracket}, log_path
+
+
+TESTPMD_BURST = 32  # packet_rate.command()'s --burst=32
+
+
+def flowcop_burst(build):
+    """Frames per rx burst of the flowcop built in `build`: kBurst in its sources (meson-info names them)."""
+    with open(os.path.join(build, "meson-info", "meson-info.json")) as f:
+        source = json.load(f)["directories"]["source"]
+    with open(os.path.join(source, "app", "service", "dataplane", "worker.h")) as f:
+        m = re.search(r"constexpr unsigned kBurst = (\d+);", f.read())
+    if not m:
+        raise RuntimeError("no kBurst in %s's worker.h" % source)
+    return int(m.group(1))
 
 
 def window_packets(a, count):
-    """The packets a flowcop processed in its window: 32 x its pcap rx bursts (every one full). Under
+    """The packets a flowcop processed in its window: its pcap rx bursts x its kBurst (every one full). Under
     --rss-flowgen there is no pcap burst to count and parse() calls undercount (the steady lane reads
     most segments without it), so the telemetry bracket over the window, an estimate (see run())."""
     if not a.rss_flowgen:
@@ -317,14 +336,14 @@ def main(argv):
         fc, fcount, _ = run("flowcop", a, pcap, packets, n, workdir)
         base = run("baseline", a, pcap, packets, n, workdir) if a.baseline_build else None
         rx, rcount = (run("rxonly", a, pcap, packets, n, workdir)[:2] if not a.rss_flowgen
-                      else ({}, {"from_bursts": 1, "telemetry": (0, 0)}))
+                      else ({}, {"from_bursts": 1, "burst": TESTPMD_BURST, "telemetry": (0, 0)}))
         fn = window_packets(a, fcount)
         rn = rcount["from_bursts"]
-        print("\nflows %d: flowcop %d packets in the window (%s; 32 x %d rx bursts = %d, %d parse() calls; "
+        print("\nflows %d: flowcop %d packets in the window (%s; %d x %d rx bursts = %d, %d parse() calls; "
               "telemetry bracket %s..%s), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %s..%s). "
               "The brackets are informational: valgrind acts on the zero and dump requests when it next "
               "schedules, so the packets counted are the call counts."
-              % (n, fn, "the telemetry bracket" if a.rss_flowgen else "32 x rx bursts", fcount["bursts"],
+              % (n, fn, "the telemetry bracket" if a.rss_flowgen else "bursts x kBurst", fcount["burst"], fcount["bursts"],
                  fcount["from_bursts"], fcount["parsed"], *fcount["telemetry"], rn, *rcount["telemetry"]))
         if not (fn and rn):
             raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")

@@ -3,7 +3,7 @@
 // "Issue 29: the packet path without I/O, and through a zero-copy ring port").
 //
 // Input: the frames deploy/bench/flows_pcap.py writes for N established TCP flows, built once as mbufs
-// (path_frames.h: one per flow and direction, a 64-byte data room), replayed in bursts of 32 with
+// (path_frames.h: one per flow and direction, a 64-byte data room), replayed in bursts of app::kBurst (64) with
 // uniform flow popularity (the pcap's two passes) or Zipf-skewed (s = 1 by default). The flows are
 // established first: a warm-up gives every flow both directions, and the benchmark then checks through
 // the table's records that every flow is steady (FlowRecord::kSteady: the fused steady path applies to
@@ -30,7 +30,7 @@
 //             with the port as its one RX queue, or rxonly (rte_eth_rx_burst and rte_pktmbuf_free_bulk
 //             only), alternately for --rounds rounds of --seconds each. Mpps: the medians of the
 //             consumer's packets over each round's timed window; the ratio flowcop / rxonly. The consumer's
-//             polls per 32 packets say which side set the pace: 1.0, every poll found a full burst (the
+//             polls per kBurst packets say which side set the pace: 1.0, every poll found a full burst (the
 //             consumer was the bottleneck); more, it waited for the producer (or the producer's core was
 //             taken by another process on the shared machine). The producer pauses (rte_pause) when the
 //             ring is full instead of hammering its indexes.
@@ -562,12 +562,12 @@ void ring(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, con
         std::printf("ring port, %u flows, %s: net_ring of %u entries, producer on lcore %u, consumer on lcore %u, "
                     "%u rounds of %.1f s, interleaved\n",
                     frames.flows(), describe(pop, a).c_str(), a.ring, rte_get_main_lcore(), lcore, a.rounds, a.seconds);
-        std::printf("  flowcop Worker::run : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per 32 packets\n", fc,
+        std::printf("  flowcop Worker::run : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per %u packets\n", fc,
                     *std::min_element(fc_mpps.begin(), fc_mpps.end()),
-                    *std::max_element(fc_mpps.begin(), fc_mpps.end()), bench::median(fc_polls));
-        std::printf("  rxonly (rx + free)  : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per 32 packets\n", ro,
+                    *std::max_element(fc_mpps.begin(), fc_mpps.end()), bench::median(fc_polls), kBurst);
+        std::printf("  rxonly (rx + free)  : %6.2f Mpps (median; min %.2f, max %.2f); %.2f polls per %u packets\n", ro,
                     *std::min_element(ro_mpps.begin(), ro_mpps.end()),
-                    *std::max_element(ro_mpps.begin(), ro_mpps.end()), bench::median(ro_polls));
+                    *std::max_element(ro_mpps.begin(), ro_mpps.end()), bench::median(ro_polls), kBurst);
         std::printf("  ratio flowcop / rxonly %.2f%s\n", fc / ro,
                     bench::median(ro_polls) > 1.5
                         ? "  (rxonly often found less than a burst: the producer set its "
