@@ -107,7 +107,7 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
         const uint64_t newest = _place.replay != nullptr ? _place.replay->newest() : 0;
         bool rx_backlog = false; // some queue gave a full burst: it may hold more
         for (unsigned qi = 0; qi < _plan.rx.size(); ++qi)
-            rx_backlog |= poll(_plan.rx[qi], qi, tsc) == kBurst;
+            rx_backlog |= poll(_plan.rx[qi], qi, tsc) == _burst;
         bool drained = true;
         if (_place.handoff != nullptr)
             drained = take_handoffs(tsc);
@@ -149,7 +149,7 @@ void Worker::run(const std::atomic<bool>& quit) noexcept
 uint16_t Worker::poll(const RxQueueRef& q, unsigned qi, uint64_t tsc) noexcept
 {
     rte_mbuf* mbufs[kBurst];
-    const uint16_t n = rte_eth_rx_burst(q.port, q.queue, mbufs, kBurst);
+    const uint16_t n = rte_eth_rx_burst(q.port, q.queue, mbufs, _burst);
     if (n == 0)
         return 0;
     store_relaxed(_stats.last_rx_tsc, tsc);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One worker lcore's polling loop.
 //
-// Each turn: for every RX queue the lcore owns, one burst of up to kBurst
+// Each turn: for every RX queue the lcore owns, one burst of up to kBurst (kReplayBurst under --clock packet)
 // packets -> parse (then --vlan-key, key_policy.h, unless it is `both`: the default
 // costs nothing; then the RX port's --port-zone, only when some port has one) ->
 // [handoff plan: pass the packets of flows another worker owns to it,
@@ -87,11 +87,18 @@ class TimeMarks;
 
 namespace flowcop::app {
 
-// Frames a poll asks a queue for, and so the table's pipeline depth per burst (its records' misses are
-// asked for together). 64, not DPDK's customary 32: at 10^6 flows a steady packet's two record lines are
-// DRAM misses, and a burst of 32 left the core's miss buffers idle while the burst was tracked; 64 gave
-// 1.13-1.14x at 10^6 and 10^4 unchanged, 128 no more (tests/benchmarks.md, issue 29, "The burst").
+// Frames a poll asks a queue (or a handoff ring) for under the TSC clock, and so the table's pipeline
+// depth per burst (its records' misses are asked for together). 64, not DPDK's customary 32: at 10^6
+// flows a steady packet's two record lines are DRAM misses, and a burst of 32 left the core's miss
+// buffers idle while the burst was tracked; 64 gave 1.13-1.14x at 10^6 and 10^4 unchanged, 128 no more
+// (tests/benchmarks.md, issue 29, "The burst"). The per-burst arrays are this big.
 inline constexpr unsigned kBurst = 64;
+// Under --clock packet (a replay) a poll asks for kReplayBurst: a burst's frames there span capture
+// time, and the cop runs between bursts, so a burst's span bounds how late in capture time an expiry can
+// come (and where layouts' bursts split decides what they agree on); the replays' ground truth and the
+// layout comparisons are built on this burst.
+inline constexpr unsigned kReplayBurst = 32;
+static_assert(kReplayBurst <= kBurst);
 inline constexpr uint64_t kCopRetryNs = 1'000'000;
 // Table positions one rebase step looks at, at most (never more than the visit budget), and the
 // turns with a full RX burst a pending step may wait for one without (then it runs anyway: under
@@ -174,7 +181,8 @@ private:
     friend struct WorkerBench;
     Worker(const WorkerPlan& plan, const WorkerPlace& place, conntrack::FlowTable& table, const TscClock& clock,
            TimestampField ts, const WorkerSettings& settings) noexcept
-        : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings)
+        : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings),
+          _burst(uint16_t(settings.clock == ClockSource::packet ? kReplayBurst : kBurst))
     {}
     // --clock packet: a burst's packet times in the order read (`all` of them, those handed off
     // included), and for each packet this worker tracks its index among them.
@@ -305,6 +313,7 @@ private:
     const TscClock& _clock;
     PacketClock _packet_clock;
     WorkerSettings _settings;
+    uint16_t _burst; // frames a poll or a handoff dequeue asks for: kBurst, or kReplayBurst under --clock packet
     rte_ring* _mailbox = nullptr;
     std::vector<uint16_t> _port_zone; // by port id; empty when no port has a zone
     void* _fragment_memory = nullptr;

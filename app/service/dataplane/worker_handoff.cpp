@@ -134,8 +134,8 @@ bool Worker::take_handoffs(uint64_t tsc) noexcept
             continue;
         }
         void* objs[kBurst];
-        const unsigned n = rte_ring_dequeue_burst(_place.handoff->ring(from, me), objs, kBurst, nullptr);
-        emptied &= n < kBurst;
+        const unsigned n = rte_ring_dequeue_burst(_place.handoff->ring(from, me), objs, _burst, nullptr);
+        emptied &= n < _burst;
         if (n == 0)
             continue;
         if (_place.replay == nullptr) {
@@ -167,8 +167,8 @@ bool Worker::take_related(unsigned from, uint64_t tsc) noexcept
     if (h.n == 0) {
         h.head = 0;
         h.n = uint16_t(rte_ring_dequeue_burst(_place.handoff->ring(from, _place.index), reinterpret_cast<void**>(h.m),
-                                              kBurst, nullptr));
-        emptied = h.n < kBurst;
+                                              _burst, nullptr));
+        emptied = h.n < _burst;
     }
     // A packet the sender read ahead of this worker's place in the timeline (its time is newer than this
     // worker's) would move this clock, and run its cop, before frames of its own queue that came first in
@@ -195,7 +195,7 @@ void Worker::finish_handoffs() noexcept
     while (!_place.handoff->all_rx_stopped() && rte_rdtsc() < give_up)
         take_handoffs(rte_rdtsc());
     // Nobody enqueues any more: empty what is left (a ring holds a bounded number of bursts).
-    const unsigned passes = _place.handoff->capacity() / kBurst + 1;
+    const unsigned passes = _place.handoff->capacity() / _burst + 1;
     for (unsigned i = 0; i < passes; ++i)
         take_handoffs(rte_rdtsc());
 }
