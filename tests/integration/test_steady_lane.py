@@ -5,8 +5,8 @@
 Usage: test_steady_lane.py FLOWCOP_EXE TMPDIR
 
 Issue 29: a worker reads a burst through the steady lane (app/architecture.md, a worker's turn) only
-while the fused steady path took at least 3/4 of the burst before; a burst of young or closing
-connections goes the ordinary way whole (the lane would read its frames twice). Both ways track every
+while the fused steady path took the whole burst before; a burst of young or closing connections
+goes the ordinary way whole (the lane would split it into runs and read frames twice). Both ways track every
 packet alike. Two captures:
   - steady: F connections opened, then R rounds of a data segment and its ACK on each: after the
     handshakes nearly every burst is steady, so on one lcore (TSC clock, the lane's)
@@ -14,6 +14,8 @@ packet alike. Two captures:
   - churn: N short connections (handshake, request, answer, both FINs): at most a few of a burst's
     8-frame connections are steady, so the lane is left after the first burst: at most 5% of the
     frames;
+  - mixed: the steady capture with a UDP datagram after every 9 TCP frames: 90% of each burst steady,
+    but the rest would split it into runs, so the lane is left after the first burst too (at most 5%);
   - on two lcores (the handoff plan: a pcap port has no RSS) the lane is never taken: 0 under the TSC
     clock (where a full handoff ring may drop, counted: the invariants hold, the counts need not be
     whole) and under the packet clock (where a file's port waits for room: nothing is lost);
@@ -22,6 +24,7 @@ packet alike. Two captures:
 """
 
 import os
+import struct
 import sys
 
 from flowcoptest import harness  # noqa: E402
@@ -31,6 +34,7 @@ from flowcoptest.pcaplib import ACK, PSH, SYN  # noqa: E402
 
 F, R = 64, 50  # steady: connections, rounds
 N = 800  # churn: connections
+UDP_EVERY, UDP_CLIENT = 9, "10.32.0.1"  # mixed: a datagram after every 9 TCP frames
 SERVER = "10.30.0.1"
 T0_US = 1_700_000_000 * 1_000_000
 
@@ -60,6 +64,23 @@ def steady_capture():
             frames.append(pcaplib.tcp_frame(SERVER, c, 80, cp, ACK, seq=ss[i], ack=cs[i]))
     expected = {endpoint(i): (2 + R, 1 + R) for i in range(F)}  # (from the client, from the server)
     return frames, expected
+
+
+def mixed_capture():
+    """The steady capture with one UDP datagram (one flow) after every UDP_EVERY TCP frames past the handshakes."""
+    frames, expected = steady_capture()
+    udp = pcaplib.ether(pcaplib.ipv4(UDP_CLIENT, SERVER, 17, struct.pack("!HHHH", 5353, 53, 12, 0) + b"abcd"),
+                        pcaplib.ETH_IPV4)
+    udp += b"\0" * (60 - len(udp))
+    head, tail = frames[:3 * F], frames[3 * F:]
+    mixed = list(head)
+    for k, f in enumerate(tail):
+        mixed.append(f)
+        if k % UDP_EVERY == UDP_EVERY - 1:
+            mixed.append(udp)
+    expected = dict(expected)
+    expected[(UDP_CLIENT, 5353)] = (len(mixed) - len(frames), 0)
+    return mixed, expected
 
 
 def churn_capture():
@@ -110,8 +131,10 @@ def main():
     tap = harness.Tap()
     steady, steady_expected = steady_capture()
     churn, churn_expected = churn_capture()
+    mixed, mixed_expected = mixed_capture()
     check(tap, exe, tmp, "steady", steady, steady_expected, "0", "tsc", (0.90, 1.0))
     check(tap, exe, tmp, "churn", churn, churn_expected, "0", "tsc", (0.0, 0.05))
+    check(tap, exe, tmp, "mixed", mixed, mixed_expected, "0", "tsc", (0.0, 0.05))
     for clock in ("tsc", "packet"):
         check(tap, exe, tmp, "steady", steady, steady_expected, "0-1", clock, (0.0, 0.0))
         check(tap, exe, tmp, "churn", churn, churn_expected, "0-1", clock, (0.0, 0.0))

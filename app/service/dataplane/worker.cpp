@@ -227,9 +227,12 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
         handle_full(mbufs, n, tsc, rx);
         return;
     }
-    // The lane pays for its reader only when the fused path takes most of what it reads: a burst of young
-    // or closing connections (SYNs, FINs, handshakes) would be read twice, by the reader and by parse().
-    // Both ways count what the fused path took, so the last burst decides the next one's way.
+    // The lane pays only for a burst the fused path takes whole: any other frame (a SYN, a FIN, a UDP
+    // datagram, a young connection's segment) splits the burst into runs, each a pipeline of its own, so
+    // fewer of the burst's misses are in flight together, and a frame the reader took but the fused path
+    // did not is read twice (the reader, then parse()). Both ways count what the fused path took, so the
+    // last burst decides the next one's way: a 10% UDP mix ran 1.32x, a 30% one 1.16x, with this rule
+    // than with "at least 3/4 of the last burst", steady traffic and the churn the same.
     const uint64_t steady_before = _table.steady_taken();
     if (_lane_pays) [[likely]] {
         bump(_stats.steady_lane, uint64_t{n});
@@ -237,7 +240,7 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     } else {
         handle_full(mbufs, n, tsc, rx);
     }
-    _lane_pays = (_table.steady_taken() - steady_before) * kLaneSteadyDen >= uint64_t{n} * kLaneSteadyNum;
+    _lane_pays = _table.steady_taken() - steady_before == n;
 }
 
 void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept

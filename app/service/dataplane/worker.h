@@ -333,10 +333,9 @@ private:
     bool _reap_pending = false;               // reap_killed() left kill-marked flows for the next turn
     uint64_t _stopped_ns = 0;                 // the clock when run() returned (stopped_ns())
     unsigned _rebase_deferrals = 0;           // turns a pending rebase step has waited for RX slack
-    // handle(): the steady lane for the next burst read from a port, when the fused path took at least
-    // kLaneSteadyNum/kLaneSteadyDen of the last one (tests/benchmarks.md, issue 29: the churn workload).
+    // handle(): the steady lane for the next burst read from a port, when the fused path took every frame
+    // of the last one (tests/benchmarks.md, issue 29: "The lane only for a wholly steady burst").
     bool _lane_pays = true;
-    static constexpr uint64_t kLaneSteadyNum = 3, kLaneSteadyDen = 4;
 };
 
 } // namespace flowcop::app
