@@ -21,6 +21,7 @@
 //   176 u64 reported_packets[orig], [reply]   192 u64 reported_bytes[orig], [reply]   208 u64 reported_end_ns
 #include <statefile/statefile.h>
 
+#include <rte_byteorder.h>
 #include <rte_hash_crc.h>
 
 #include <algorithm>
@@ -37,38 +38,39 @@ namespace flowcop::statefile {
 
 namespace {
 
+// Little-endian fields at any offset: DPDK's byte order conversions, then a copy (no alignment needed).
 void put16(uint8_t* p, uint16_t v) noexcept
 {
-    p[0] = uint8_t(v);
-    p[1] = uint8_t(v >> 8);
+    const uint16_t le = rte_cpu_to_le_16(v);
+    std::memcpy(p, &le, sizeof le);
 }
 void put32(uint8_t* p, uint32_t v) noexcept
 {
-    for (int i = 0; i < 4; ++i)
-        p[i] = uint8_t(v >> (8 * i));
+    const uint32_t le = rte_cpu_to_le_32(v);
+    std::memcpy(p, &le, sizeof le);
 }
 void put64(uint8_t* p, uint64_t v) noexcept
 {
-    for (int i = 0; i < 8; ++i)
-        p[i] = uint8_t(v >> (8 * i));
+    const uint64_t le = rte_cpu_to_le_64(v);
+    std::memcpy(p, &le, sizeof le);
 }
 uint16_t get16(const uint8_t* p) noexcept
 {
-    return uint16_t(p[0] | p[1] << 8);
+    uint16_t le;
+    std::memcpy(&le, p, sizeof le);
+    return rte_le_to_cpu_16(le);
 }
 uint32_t get32(const uint8_t* p) noexcept
 {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; --i)
-        v = v << 8 | p[i];
-    return v;
+    uint32_t le;
+    std::memcpy(&le, p, sizeof le);
+    return rte_le_to_cpu_32(le);
 }
 uint64_t get64(const uint8_t* p) noexcept
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i)
-        v = v << 8 | p[i];
-    return v;
+    uint64_t le;
+    std::memcpy(&le, p, sizeof le);
+    return rte_le_to_cpu_64(le);
 }
 
 uint32_t crc(const uint8_t* p, size_t n, uint32_t seed) noexcept
