@@ -9,11 +9,13 @@
 # as /usr/local/sbin/flowcop-host-setup, the operator's tool app/flowcopctl/flowcopctl as
 # /usr/local/bin/flowcopctl (man page and bash completion under /usr/local/share), the unit as
 # /etc/systemd/system/flowcop.service, the udev rule giving /dev/vfio/<group> to group flowcop,
-# deploy/logrotate/flowcop as /etc/logrotate.d/flowcop (rotates /var/log/flowcop/*.jsonl), and
+# deploy/logrotate/flowcop as /etc/logrotate.d/flowcop (rotates /var/log/flowcop/*.jsonl) with
+# flowcop-logrotate.service and .timer (that configuration every 15 minutes, for its size limit), and
 # /etc/flowcop/flowcop.env unless one exists (an edited file is never overwritten: the new one goes
 # to flowcop.env.dist). Creates the system user and group flowcop (no home, no login shell), then
 # reloads systemd and udev. It does not enable or start the service: edit /etc/flowcop/flowcop.env
-# first (deploy/deployment.md).
+# first (deploy/deployment.md); enabling flowcop enables the timer too. On a host where flowcop is
+# enabled already (an upgrade), it enables and starts the timer.
 # Uninstall removes what install put there except flowcop.env and the user, and says so.
 # --root DIR installs into DIR instead of / (packaging, tests): no user, no reloads.
 # --dry-run prints every command and changes nothing.
@@ -39,7 +41,7 @@ while [ $# -gt 0 ]; do
         [ $# -ge 2 ] && [ -n "$2" ] || die_usage "$1 needs a value"
         if [ "$1" = --root ]; then root=$2; else binary=$2; fi
         shift ;;
-    -h | --help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die_usage "unknown argument '$1'" ;;
     esac
     shift
@@ -56,6 +58,8 @@ setup=$p/usr/local/sbin/flowcop-host-setup
 unit=$p/etc/systemd/system/flowcop.service
 rule=$p/etc/udev/rules.d/60-flowcop-vfio.rules
 rotate=$p/etc/logrotate.d/flowcop
+rotate_unit=$p/etc/systemd/system/flowcop-logrotate.service
+rotate_timer=$p/etc/systemd/system/flowcop-logrotate.timer
 env=$p/etc/flowcop/flowcop.env
 ctl=$p/usr/local/bin/flowcopctl
 ctl_man=$p/usr/local/share/man/man8/flowcopctl.8
@@ -70,8 +74,11 @@ reload() {
 }
 
 if [ "$mode" = uninstall ]; then
-    if [ "$root" = / ] && [ -d /run/systemd/system ]; then run systemctl disable --now flowcop.service || true; fi
-    for f in "$unit" "$rule" "$rotate" "$bin" "$setup" "$ctl" "$ctl_man" "$ctl_completion"; do
+    if [ "$root" = / ] && [ -d /run/systemd/system ]; then
+        run systemctl disable --now flowcop.service || true
+        run systemctl disable --now flowcop-logrotate.timer || true
+    fi
+    for f in "$unit" "$rule" "$rotate" "$rotate_unit" "$rotate_timer" "$bin" "$setup" "$ctl" "$ctl_man" "$ctl_completion"; do
         if [ -e "$f" ]; then run rm -f "$f"; else echo "$PROG: $f is not there"; fi
     done
     reload
@@ -91,6 +98,8 @@ run install -D -m 0755 "$repo/deploy/host-setup.sh" "$setup"
 run install -D -m 0644 "$here/flowcop.service" "$unit"
 run install -D -m 0644 "$here/60-flowcop-vfio.rules" "$rule"
 run install -D -m 0644 "$repo/deploy/logrotate/flowcop" "$rotate"
+run install -D -m 0644 "$here/flowcop-logrotate.service" "$rotate_unit"
+run install -D -m 0644 "$here/flowcop-logrotate.timer" "$rotate_timer"
 # The built flowcopctl (beside the binary) has its version written in (--version); the source's works the same.
 ctl_src=$(dirname "$binary")/flowcopctl
 [ -f "$ctl_src" ] || ctl_src=$repo/app/flowcopctl/flowcopctl
@@ -107,4 +116,8 @@ else
     run install -D -m 0644 "$here/flowcop.env" "$env"
 fi
 reload
+# An upgrade of an enabled flowcop: its [Install] Also= names the timer, which an earlier install lacked.
+if [ "$root" = / ] && [ -d /run/systemd/system ] && systemctl -q is-enabled flowcop.service 2>/dev/null; then
+    run systemctl enable --now flowcop-logrotate.timer
+fi
 echo "$PROG: next: edit $env (NICs, lcores, options), then: systemctl enable --now flowcop"

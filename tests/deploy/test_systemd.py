@@ -136,6 +136,20 @@ def test_verify_accepts_the_unit_without_warnings():
         shutil.rmtree(tmp, True)
 
 
+def test_the_event_log_rotation_units_verify_and_come_with_flowcop():
+    """flowcop-logrotate.service/.timer: verified without a warning, every 15 minutes, enabled with flowcop (Also=)"""
+    if not shutil.which("systemd-analyze"):
+        raise Skip("systemd-analyze not installed")
+    service, timer = os.path.join(SD, "flowcop-logrotate.service"), os.path.join(SD, "flowcop-logrotate.timer")
+    p = subprocess.run(["systemd-analyze", "verify", "--man=no", service, timer], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), f"exit {p.returncode}:\n{p.stdout}{p.stderr}")
+    text = open(service).read()
+    check("ExecStart=/usr/sbin/logrotate --wait-for-state-lock /etc/logrotate.d/flowcop\n" in text, text)
+    check("OnCalendar=*:0/15\n" in open(timer).read(), "the timer runs every 15 minutes")
+    check(unit_value("Also") == "flowcop-logrotate.timer", "flowcop.service's [Install] Also= names the timer")
+
+
 def test_security_review_finds_no_capability_and_a_user_of_its_own():
     """systemd-analyze security: own user, no capability bounded or ambient, no new privileges, read-only system"""
     if not shutil.which("systemd-analyze"):
@@ -514,7 +528,9 @@ def test_install_puts_each_file_in_place_keeps_an_edited_env_and_uninstalls():
         check(rc == 0, f"exit {rc}\n{out}{err}")
         want = {"/usr/local/bin/flowcop": 0o755, "/usr/local/sbin/flowcop-host-setup": 0o755,
                 "/etc/systemd/system/flowcop.service": 0o644, "/etc/udev/rules.d/60-flowcop-vfio.rules": 0o644,
-                "/etc/logrotate.d/flowcop": 0o644, "/etc/flowcop/flowcop.env": 0o644, "/usr/local/bin/flowcopctl": 0o755,
+                "/etc/logrotate.d/flowcop": 0o644, "/etc/systemd/system/flowcop-logrotate.service": 0o644,
+                "/etc/systemd/system/flowcop-logrotate.timer": 0o644,
+                "/etc/flowcop/flowcop.env": 0o644, "/usr/local/bin/flowcopctl": 0o755,
                 "/usr/local/share/man/man8/flowcopctl.8": 0o644,
                 "/usr/local/share/bash-completion/completions/flowcopctl": 0o644}
         for path, mode in want.items():
@@ -542,14 +558,15 @@ def test_install_puts_each_file_in_place_keeps_an_edited_env_and_uninstalls():
 
 
 def test_install_dry_run_on_this_machine_changes_nothing():
-    """install.sh --dry-run: prints the user, the nine files and the reloads it would do, writes nothing"""
+    """install.sh --dry-run: prints the user, the eleven files and the reloads it would do, writes nothing"""
     rc, out, err = installer("--dry-run", "--binary", EXE)
     check(rc == 0, f"exit {rc}\n{err}")
     would = [l for l in out.splitlines() if l.startswith("would run: ")]
     installs = [l.split()[-1] for l in would if " install -D " in l]
     check(installs == ["/usr/local/bin/flowcop", "/usr/local/sbin/flowcop-host-setup",
                        "/etc/systemd/system/flowcop.service", "/etc/udev/rules.d/60-flowcop-vfio.rules",
-                       "/etc/logrotate.d/flowcop",
+                       "/etc/logrotate.d/flowcop", "/etc/systemd/system/flowcop-logrotate.service",
+                       "/etc/systemd/system/flowcop-logrotate.timer",
                        "/usr/local/bin/flowcopctl", "/usr/local/share/man/man8/flowcopctl.8",
                        "/usr/local/share/bash-completion/completions/flowcopctl"]
           + ([] if os.path.exists("/etc/flowcop/flowcop.env") else ["/etc/flowcop/flowcop.env"]), would)
@@ -557,7 +574,8 @@ def test_install_dry_run_on_this_machine_changes_nothing():
 
 
 if __name__ == "__main__":
-    run([test_verify_accepts_the_unit_without_warnings, test_security_review_finds_no_capability_and_a_user_of_its_own,
+    run([test_verify_accepts_the_unit_without_warnings, test_the_event_log_rotation_units_verify_and_come_with_flowcop,
+         test_security_review_finds_no_capability_and_a_user_of_its_own,
          test_the_environment_file_defines_exactly_what_the_unit_uses,
          test_host_setup_accepts_its_options_and_prints_the_eal_line_of_the_env_file,
          test_the_binary_runs_the_env_file_options_as_the_unit_would,
