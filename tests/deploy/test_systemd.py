@@ -143,7 +143,8 @@ def test_the_event_log_rotation_units_verify_and_come_with_flowcop():
     service, timer = os.path.join(SD, "flowcop-logrotate.service"), os.path.join(SD, "flowcop-logrotate.timer")
     p = subprocess.run(["systemd-analyze", "verify", "--man=no", service, timer], capture_output=True, text=True,
                        timeout=60)
-    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), f"exit {p.returncode}:\n{p.stdout}{p.stderr}")
+    check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+          f"exit {p.returncode}:\n{p.stdout}{p.stderr}")
     text = open(service).read()
     check("ExecStart=/usr/sbin/logrotate --wait-for-state-lock /etc/logrotate.d/flowcop\n" in text, text)
     check("OnCalendar=*:0/15\n" in open(timer).read(), "the timer runs every 15 minutes")
