@@ -226,8 +226,11 @@ def run(tool, a, pcap, packets, flows, workdir):
     bursts = rx["calls"] if rx else 0
     parsed = (pick(rows, r":flowcop::packet::parse\(") or {}).get("calls", 0)
     bracket = (n1 - n0 if None not in (n0, n1) else None, n2 - n0 if None not in (n0, n2) else None)
-    burst = flowcop_burst(a.baseline_build if tool == "baseline" else a.build) if tool in packet_rate.FLOWCOPS \
-        else TESTPMD_BURST
+    burst = TESTPMD_BURST
+    if tool in packet_rate.FLOWCOPS:
+        extra = (a.baseline_args if tool == "baseline" else a.flowcop_args).replace("=", " ").split()
+        packet_clock = any(w == "--clock" and v == "packet" for w, v in zip(extra, extra[1:]))
+        burst = flowcop_burst(a.baseline_build if tool == "baseline" else a.build, packet_clock)
     return rows, {"bursts": bursts, "burst": burst, "from_bursts": burst * bursts, "parsed": parsed,
                   "telemetry": bracket}, log_path
 
@@ -235,12 +238,19 @@ def run(tool, a, pcap, packets, flows, workdir):
 TESTPMD_BURST = 32  # packet_rate.command()'s --burst=32
 
 
-def flowcop_burst(build):
-    """Frames per rx burst of the flowcop built in `build`: kBurst in its sources (meson-info names them)."""
+def flowcop_burst(build, packet_clock):
+    """Frames per rx burst of the flowcop built in `build`, from its sources (meson-info names them): kBurst,
+    or under --clock packet kReplayBurst (a build older than it: kBurst)."""
     with open(os.path.join(build, "meson-info", "meson-info.json")) as f:
         source = json.load(f)["directories"]["source"]
-    with open(os.path.join(source, "app", "service", "dataplane", "worker.h")) as f:
-        m = re.search(r"constexpr unsigned kBurst = (\d+);", f.read())
+    # app/service/dataplane/worker.h, app/service/worker.h before the service's rooms (issue 30).
+    headers = sorted(glob.glob(os.path.join(source, "app", "service", "**", "worker.h"), recursive=True))
+    if not headers:
+        raise RuntimeError("no worker.h under %s/app/service" % source)
+    with open(headers[0]) as f:
+        text = f.read()
+    m = packet_clock and re.search(r"constexpr unsigned kReplayBurst = (\d+);", text) or \
+        re.search(r"constexpr unsigned kBurst = (\d+);", text)
     if not m:
         raise RuntimeError("no kBurst in %s's worker.h" % source)
     return int(m.group(1))
@@ -343,8 +353,9 @@ def main(argv):
               "telemetry bracket %s..%s), testpmd rxonly %d packets (32 x rx bursts; telemetry bracket %s..%s). "
               "The brackets are informational: valgrind acts on the zero and dump requests when it next "
               "schedules, so the packets counted are the call counts."
-              % (n, fn, "the telemetry bracket" if a.rss_flowgen else "bursts x kBurst", fcount["burst"], fcount["bursts"],
-                 fcount["from_bursts"], fcount["parsed"], *fcount["telemetry"], rn, *rcount["telemetry"]))
+              % (n, fn, "the telemetry bracket" if a.rss_flowgen else "rx bursts x burst size", fcount["burst"],
+                 fcount["bursts"], fcount["from_bursts"], fcount["parsed"], *fcount["telemetry"], rn,
+                 *rcount["telemetry"]))
         if not (fn and rn):
             raise RuntimeError("could not count the packets in a window (no rx burst in the profile)")
         print("| per packet | instructions | D1 misses (sim.) | LL misses (sim.) |%s" % (
