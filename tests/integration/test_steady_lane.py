@@ -16,9 +16,10 @@ packet alike. Two captures:
     frames;
   - mixed: the steady capture with a UDP datagram after every 9 TCP frames: 90% of each burst steady,
     but the rest would split it into runs, so the lane is left after the first burst too (at most 5%);
-  - on two lcores (the handoff plan: a pcap port has no RSS) the lane is never taken: 0 under the TSC
-    clock (where a full handoff ring may drop, counted: the invariants hold, the counts need not be
-    whole) and under the packet clock (where a file's port waits for room: nothing is lost);
+  - on two lcores (the handoff plan: a pcap port has no RSS) the lane is never taken, for each of the
+    three: 0 under the TSC clock (where a full handoff ring may drop, counted: the invariants hold, the
+    counts need not be whole) and under the packet clock (where a file's port waits for room: nothing
+    is lost);
   - each connection's frames are counted on its flow, both ways, in every run that cannot drop, and
     the run invariants hold in every run (harness.check_invariants).
 """
@@ -138,6 +139,7 @@ def main():
     for clock in ("tsc", "packet"):
         check(tap, exe, tmp, "steady", steady, steady_expected, "0-1", clock, (0.0, 0.0))
         check(tap, exe, tmp, "churn", churn, churn_expected, "0-1", clock, (0.0, 0.0))
+        check(tap, exe, tmp, "mixed", mixed, mixed_expected, "0-1", clock, (0.0, 0.0))
     tap.done()
 
 
