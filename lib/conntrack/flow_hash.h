@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The flow table's hash: CRC32-C of a FlowKey's 42 bytes (five 8-byte words, then the 2-byte zone),
-// one dependent chain of six crc32 instructions. Pure, thread-safe, allocation-free, inline (the
+// The flow table's hash: CRC32-C of a FlowKey's 42 bytes (the 2-byte zone and five 8-byte words, two
+// of them regrouped), one dependent chain of six crc32 instructions. Pure, thread-safe, allocation-free, inline (the
 // packet path hashes a whole burst itself). The key is read with memcpy loads, so any alignment is
 // fine (a FlowKey is 2-byte aligned; x86 turns the copies into plain unaligned moves).
 //
@@ -57,44 +57,72 @@ inline uint32_t crc_half(uint16_t half, uint32_t h) noexcept
 
 } // namespace detail
 
+// The chain's order puts every byte an IPv4 key from the steady lane has constant first (the zone, the
+// IPv4-mapped addresses' first 8 bytes each, and their next 4: 00 00 ff ff), so the lane starts from a
+// constant state (lite_hash_base) and runs two crc32 per segment: the two addresses as one word, then the
+// ports and protocol. The words 1 and 3 are regrouped (their low halves, then their high halves), never
+// folded: every key byte still enters the chain once.
+namespace detail {
+inline uint64_t low_halves(uint64_t w1, uint64_t w3) noexcept
+{
+    return (w1 & 0xffffffffu) | w3 << 32;
+}
+inline uint64_t high_halves(uint64_t w1, uint64_t w3) noexcept
+{
+    return w1 >> 32 | (w3 & ~uint64_t{0xffffffffu});
+}
+} // namespace detail
+
 inline uint32_t flow_hash(const packet::FlowKey& key, uint32_t seed = 0) noexcept
 {
     static_assert(sizeof(packet::FlowKey) == 42, "flow_hash hashes five 8-byte words and the 2-byte zone");
-    uint64_t h = seed;
-    for (size_t i = 0; i < 5; ++i)
-        h = detail::crc_word(detail::key_word(key, i), h);
-    return detail::crc_half(key.zone, uint32_t(h));
+    const uint64_t w1 = detail::key_word(key, 1), w3 = detail::key_word(key, 3);
+    uint64_t h = detail::crc_half(key.zone, seed);
+    h = detail::crc_word(detail::key_word(key, 0), h);
+    h = detail::crc_word(detail::key_word(key, 2), h);
+    h = detail::crc_word(detail::low_halves(w1, w3), h);
+    h = detail::crc_word(detail::high_halves(w1, w3), h);
+    return uint32_t(detail::crc_word(detail::key_word(key, 4), h));
 }
 
-// The steady lane (packet/tcp_lite.h): the 8-byte words of packet::lite_key(t) that are not constant
-// (words 0 and 2, the IPv4-mapped addresses' first 8 bytes, are 0; so are the zone and the VLAN IDs),
-// built in registers from the segment's own fields, so the lane hashes and compares without a FlowKey.
+// The steady lane (packet/tcp_lite.h): the words of packet::lite_key(t) that are not constant, from the
+// segment's own fields (little-endian: the addresses are TcpLite's first 8 bytes as they stand, so the
+// lane loads them as one word), so the lane hashes and compares without a FlowKey.
 struct LiteWords {
-    uint64_t lo, hi, ports; // words 1, 3 and 4 of the key
+    uint64_t addrs; // high_halves(word 1, word 3): addr_lo's last 4 bytes, then addr_hi's
+    uint64_t ports; // word 4: port_lo, port_hi, the protocol (TCP), no VLAN IDs
 };
 
 inline LiteWords lite_words(const packet::TcpLite& t) noexcept
 {
     if constexpr (std::endian::native == std::endian::little) {
-        constexpr uint64_t kMapped = 0xffff0000u; // bytes 8..11 of an IPv4-mapped address: 00 00 ff ff
-        constexpr uint64_t kTcp = 6;
-        return {kMapped | uint64_t{t.addr_lo} << 32, kMapped | uint64_t{t.addr_hi} << 32,
-                uint64_t{t.port_lo} | uint64_t{t.port_hi} << 16 | kTcp << 32};
+        uint64_t addrs;
+        std::memcpy(&addrs, &t, sizeof addrs); // addr_lo, then addr_hi (offsets asserted in tcp_lite.h)
+        return {addrs, uint64_t{t.port_lo} | uint64_t{t.port_hi} << 16 | uint64_t{packet::wire::kProtoTcp} << 32};
     } else {
         const packet::FlowKey k = packet::lite_key(t);
-        return {detail::key_word(k, 1), detail::key_word(k, 3), detail::key_word(k, 4)};
+        return {detail::high_halves(detail::key_word(k, 1), detail::key_word(k, 3)), detail::key_word(k, 4)};
     }
 }
 
-// flow_hash(packet::lite_key(t)) (tests/conntrack checks it), from the words.
-inline uint32_t flow_hash(const LiteWords& w, uint32_t seed = 0) noexcept
+// The chain's state after the constant part of every lane key (zone 0, words 0 and 2 zero, the mapped
+// prefix): computed once per burst by the caller, who hashes each segment from it.
+inline uint64_t lite_hash_base(uint32_t seed = 0) noexcept
 {
-    uint64_t h = detail::crc_word(0, seed);
-    h = detail::crc_word(w.lo, h);
+    constexpr uint64_t kMappedPrefix = 0xffff0000u; // bytes 8..11 of an IPv4-mapped address: 00 00 ff ff
+    packet::FlowKey k{};
+    std::memcpy(k.addr_lo + 8, &kMappedPrefix, 4);
+    std::memcpy(k.addr_hi + 8, &kMappedPrefix, 4);
+    uint64_t h = detail::crc_half(0, seed);
     h = detail::crc_word(0, h);
-    h = detail::crc_word(w.hi, h);
-    h = detail::crc_word(w.ports, h);
-    return detail::crc_half(0, uint32_t(h));
+    h = detail::crc_word(0, h);
+    return detail::crc_word(detail::low_halves(detail::key_word(k, 1), detail::key_word(k, 3)), h);
+}
+
+// flow_hash(packet::lite_key(t), seed) (tests/conntrack checks it), from the words and lite_hash_base(seed).
+inline uint32_t flow_hash(const LiteWords& w, uint64_t base) noexcept
+{
+    return uint32_t(detail::crc_word(w.ports, detail::crc_word(w.addrs, base)));
 }
 
 // Equality of two keys over all 42 bytes (memcmp semantics), without a branch per word.
@@ -109,8 +137,10 @@ inline bool same_key(const packet::FlowKey& a, const packet::FlowKey& b) noexcep
 // same_key(a, packet::lite_key(t)) from t's words.
 inline bool same_key(const packet::FlowKey& a, const LiteWords& w) noexcept
 {
-    const uint64_t diff = detail::key_word(a, 0) | (detail::key_word(a, 1) ^ w.lo) | detail::key_word(a, 2) |
-                          (detail::key_word(a, 3) ^ w.hi) | (detail::key_word(a, 4) ^ w.ports);
+    constexpr uint64_t kMapped = 0xffff0000u; // a word's low half in an IPv4-mapped address
+    const uint64_t diff =
+        detail::key_word(a, 0) | detail::key_word(a, 2) | (detail::key_word(a, 1) ^ (w.addrs << 32 | kMapped)) |
+        (detail::key_word(a, 3) ^ ((w.addrs & ~uint64_t{0xffffffffu}) | kMapped)) | (detail::key_word(a, 4) ^ w.ports);
     return (diff | a.zone) == 0;
 }
 

@@ -279,8 +279,9 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     // prepare() and probe() of the pipeline, from the compact key's words.
     Probe probes[kMaxBurst];
     uint32_t candidates[kMaxBurst];
+    const uint64_t hash_base = lite_hash_base();
     for (unsigned j = 0; j < n; ++j) {
-        const Probe p = _index.probe(flow_hash(lite_words(segs[j])));
+        const Probe p = _index.probe(flow_hash(lite_words(segs[j]), hash_base));
         probes[j] = p;
         rte_prefetch0(_index.home(p));
     }
