@@ -10,6 +10,7 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
+#include <type_traits>
 
 namespace flowcop::conntrack {
 
@@ -231,20 +232,30 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // (tcpstate::detail::steady_ack), which declines a segment outside a bound before writing anything. A
 // changed cap is the caller's to re-arm (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
-[[gnu::always_inline]] inline int FlowTable::track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
-                                                          const SteadyHorizon& horizon,
-                                                          const tcpstate::SteadyRules& rules) noexcept
+[[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, const Seg& pkt,
+                                                         const SteadyHorizon& horizon) noexcept
 {
     constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     const uint8_t flags = r.flags;
     const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
     if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck ||
         r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
+        return -1;
+    // From the originator or the reply side.
+    return ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
+}
+
+template <typename Seg>
+[[gnu::always_inline]] inline int FlowTable::track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
+                                                          const SteadyHorizon& horizon,
+                                                          const tcpstate::SteadyRules& rules) noexcept
+{
+    const int side = steady_side(r, pkt, horizon);
+    if (side < 0) [[unlikely]]
         return kNotTaken;
-    // From the originator or the reply side: each a copy with every offset fixed.
-    const bool from_orig = ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo;
-    return from_orig ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
-                     : track_steady_side<1>(r, flags, pkt, now_ns, rules);
+    // Each side a copy with every offset fixed.
+    return side == 0 ? track_steady_side<0>(r, r.flags, pkt, now_ns, rules)
+                     : track_steady_side<1>(r, r.flags, pkt, now_ns, rules);
 }
 
 template <unsigned kSide, typename Seg>
@@ -255,16 +266,21 @@ template <unsigned kSide, typename Seg>
     const uint32_t ip_len = pkt.ip_len;
     const uint8_t tcp_flags = pkt.tcp_flags;
     tcpstate::WindowState& w = r.window.tcp;
-    const int cap = tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
-                                                        tcpstate::Seq(pkt.sack), pkt.l4_payload_len, pkt.window, rules);
+    // A lane segment carries no SACK block (TcpLite::sack == ack): passing ack lets the fused path fold
+    // the SACK selection and the window's sack - ack away.
+    const uint32_t sack = std::is_same_v<Seg, packet::TcpLite> ? pkt.ack : pkt.sack;
+    const int cap = tcpstate::detail::steady_ack<kSide>(
+        w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack), tcpstate::Seq(sack), pkt.l4_payload_len,
+        pkt.window, rules, [&] {
+            bump(r.packets[kSide]);
+            bump(r.bytes[kSide], uint64_t{ip_len});
+            store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
+            store_relaxed(r.last_seen_ns, now_ns);
+        });
     if (cap < 0) [[unlikely]]
         return kNotTaken;
-    bump(r.packets[kSide]);
-    bump(r.bytes[kSide], uint64_t{ip_len});
-    store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
-    store_relaxed(r.last_seen_ns, now_ns);
     // r.flags as track_steady() read it
-    return static_cast<tcpstate::Cap>(cap) != cap_of(flags) ? kTakenRecap : kTaken;
+    return cap != static_cast<int>(cap_of(flags)) ? kTakenRecap : kTaken; // kSteadyLost differs too
 }
 
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,

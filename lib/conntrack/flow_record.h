@@ -113,7 +113,8 @@ struct alignas(128) FlowRecord {
     // deadline is the one set, kept in the table's slot l4_aux (FlowTable::set_flow_timeout).
     static constexpr uint8_t kTimeoutSet = 0x40;
     // TCP only, kept by FlowTable::track() (issue 29): the flow is ESTABLISHED with every tracker bit a
-    // steady ACK sets (tcpstate::steady() holds for its next plain ACK), so that packet may take
+    // steady ACK sets (tcpstate::steady() holds for its next plain ACK) and both sides' windows known
+    // (tcpstate::steady_window(); the fused path clears the bit when it leaves one unknown), so that packet may take
     // the fused steady path (FlowTable::track_steady) without reading the tracker. Only track() changes
     // the tracker, and it sets or clears this bit with it; any other write of the flags that drops it
     // costs one packet on the slow path, never a wrong result. Restored with the record, it must come

@@ -202,7 +202,7 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     // An accepted packet clears a timeout update (kTimeoutSet): the state's timeout counts from it again,
     // and the flow takes the re-arm below, since the deadline set may have been later. kSteady follows
     // the tracker (flow_record.h).
-    const bool steady = tcpstate::steady(tracker, packet::kTcpAck);
+    const bool steady = tcpstate::steady(tracker, packet::kTcpAck) && tcpstate::steady_window(w.seq);
     const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet | FlowRecord::kSteady)) |
                                   (w.meta.cap << FlowRecord::kCapShift) | (steady ? FlowRecord::kSteady : 0));
     if (tracker.state == before && outcome == tcpstate::Outcome::ok && ((flags ^ r.flags) & ~FlowRecord::kSteady) == 0)
@@ -232,8 +232,10 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
 void FlowTable::recap(FlowRecord& r) noexcept
 {
     const auto pos = uint32_t(&r - _records);
-    store_relaxed(r.flags,
-                  uint8_t((r.flags & ~FlowRecord::kCapMask) | (r.window.tcp.meta.cap << FlowRecord::kCapShift)));
+    // After the fused path: a new cap, or (kSteadyLost) a window that no longer meets steady_window().
+    const tcpstate::WindowState& w = r.window.tcp;
+    const uint8_t lost = tcpstate::steady_window(w.seq) ? 0 : FlowRecord::kSteady;
+    store_relaxed(r.flags, uint8_t((r.flags & ~(FlowRecord::kCapMask | lost)) | (w.meta.cap << FlowRecord::kCapShift)));
     rearm(pos);
 }
 

@@ -438,6 +438,10 @@ private:
     template <typename Seg>
     int track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
                      const tcpstate::SteadyRules& rules) noexcept;
+    // track_steady()'s tests before the window: the side (0 originator, 1 reply) the segment comes from
+    // when the flow is steady, the segment a plain ACK and the flow seen after the horizon; -1 otherwise.
+    template <typename Seg>
+    static int steady_side(const FlowRecord& r, const Seg& pkt, const SteadyHorizon& horizon) noexcept;
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
     int track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
                           const tcpstate::SteadyRules& rules) noexcept;

@@ -186,21 +186,28 @@ static_assert(((kLiberal | kLastDir | kLastClass | kLastWinZero | kCap) >> 24) =
 static_assert(kLast == 0xffffffffull << 32);
 } // namespace meta_bits
 
+// steady_ack()'s flag in its result: the flow no longer meets steady_window() (not a Cap's bit).
+inline constexpr int kSteadyLost = 8;
+
 // The steady established ACK, fused: the four bounds without a branch between them, then every update
 // learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
 // rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
 // segment (tests/tcpstate/test_window_steady.cpp compares them field by field), returning the Cap it
-// chose (the caller compares it with the one its deadline uses); -1, with nothing written, when a
-// bound fails or the sender's side was never seen (the reason, overshoot learning,
-// liberal mode and a side's first segment are track_full's).
-// Precondition: steady(tracker, seg.flags) (the flow table keeps the tracker's part in one eligibility
-// bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
+// chose (the caller compares it with the one its deadline uses), with kSteadyLost or-ed in when the flow
+// no longer meets steady_window() after it; -1, with nothing written, when a bound fails (the reason,
+// overshoot learning, liberal mode and a side's first segment are track_full's).
+// Precondition: steady(tracker, seg.flags) and steady_window(ws) (the flow table keeps both in
+// one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
 // a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
 // The segment arrives in registers: the flow's fields could alias the packet as far as the compiler
 // knows, so its fields are read before anything is written.
-template <unsigned kSide>
+// `accepted()` runs once the bounds hold, before any of the window's stores: a caller's own updates of
+// an accepted packet (counters, last seen) go there, so the values they need die before the window's
+// ~20 live values are computed (a caller that did them after this returned kept them spilled across it).
+template <unsigned kSide, typename Accepted>
 [[gnu::always_inline]] inline int steady_ack(WindowSeq& ws, WindowMeta& meta, Seq seq, Seq ack, Seq sack_field,
-                                             uint32_t payload_len, uint16_t window, const SteadyRules& rules) noexcept
+                                             uint32_t payload_len, uint16_t window, const SteadyRules& rules,
+                                             Accepted&& accepted) noexcept
 {
     using namespace meta_bits;
     constexpr unsigned kPeer = kSide ^ 1u;
@@ -212,19 +219,21 @@ template <unsigned kSide>
     const Seq sack = (m & kSackPerm0 << kRcvShift) ? sack_field : ack;
     const Seq end = seq + payload_len; // no SYN, no FIN: nothing else counts
 
-    // The sender's side seen (maxwin != 0); I seq <= snd.maxend; II rcv.maxwin == 0 or end > snd.end -
-    // rcv.maxwin; III sack <= rcv.end; IV sack > rcv.end - max(snd.maxwin, kMaxAckWindowSlack). Each as
-    // the sign of a 32-bit value, and-ed: one branch.
+    // I seq <= snd.maxend; II end > snd.end - rcv.maxwin (both sides seen: steady_window); III sack <=
+    // rcv.end; IV sack > rcv.end - max(snd.maxwin, kMaxAckWindowSlack). Each as the sign of a 32-bit
+    // value, and-ed: one branch.
     const uint32_t snd_maxwin = snd.maxwin, rcv_maxwin = rcv.maxwin;
     const uint32_t max_ack_window = snd_maxwin > kMaxAckWindowSlack ? snd_maxwin : kMaxAckWindowSlack;
-    const int32_t seen = snd_maxwin == 0 ? 0 : -1;
     const int32_t in1 = int32_t(seq.raw - (snd.maxend.raw + 1));
-    const int32_t in2 = rcv_maxwin == 0 ? -1 : int32_t(snd.end.raw - rcv_maxwin - 1 - end.raw);
+    const int32_t in2 = int32_t(snd.end.raw - rcv_maxwin - 1 - end.raw);
     const int32_t in3 = int32_t(sack.raw - (rcv.end.raw + 1));
     const int32_t in4 = int32_t(rcv.end.raw - max_ack_window - 1 - sack.raw);
-    if ((seen & in1 & in2 & in3 & in4) >= 0)
+    if ((in1 & in2 & in3 & in4) >= 0)
         return -1;
-
+    accepted();
+    // What needs the segment's seq and raw window first, so neither stays live (spilled) to the end.
+    const uint32_t fp = fingerprint(kSide, seq, ack, end, window);
+    const bool zero = window == 0;
     const uint32_t win = uint32_t{window} << (uint32_t(m >> kSndShift) & kScale0);
     const uint32_t swin = win + (sack - ack);
     snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
@@ -232,19 +241,19 @@ template <unsigned kSide>
     snd.end = advances ? end : snd.end;
     const bool new_maxack = !(m & kMaxackSet0 << kSndShift) || after(ack, ws.maxack[kSide]);
     ws.maxack[kSide] = new_maxack ? ack : ws.maxack[kSide];
-    rcv.maxwin = rcv_maxwin != 0 && after(end, snd.maxend) ? rcv_maxwin + (end - snd.maxend) : rcv_maxwin;
+    // Grows only past the receiver's allowance: a forged stream could wrap it to 0 (an unseen side).
+    const uint32_t rcv_maxwin_now = after(end, snd.maxend) ? rcv_maxwin + (end - snd.maxend) : rcv_maxwin;
+    rcv.maxwin = rcv_maxwin_now;
     const Seq allowed = sack + win;
     rcv.maxend = after(allowed, rcv.maxend - 1) ? allowed + (win == 0 ? 1u : 0u) : rcv.maxend; // a 1-byte probe
 
-    // Both sides' flags: maxack set and, when the end advanced, data unacknowledged for the sender; the
-    // receiver's unacknowledged data all acknowledged when the ack reaches its end.
+    // Both sides' flags (maxack set already): when the end advanced, data unacknowledged for the sender;
+    // the receiver's unacknowledged data all acknowledged when the ack reaches its end.
     uint64_t flags = (m & 0xffffu) | kMaxackSet0 << kSndShift | (advances ? kUnacked0 << kSndShift : 0);
     flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
-    const uint32_t fp = fingerprint(kSide, seq, ack, end, window);
     const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
     const bool again = fp == uint32_t(m >> 32) && !(m & kLastIgnored);
     const uint32_t count = again ? retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u) : 0u;
-    const bool zero = window == 0;
     const unsigned index =
         (count >= rules.max_retrans ? 1u : 0u) | ((flags & (kUnacked0 | kUnacked1)) ? 2u : 0u) | (zero ? 4u : 0u);
     const Cap cap = rules.cap[index];
@@ -253,10 +262,19 @@ template <unsigned kSide>
                           (zero ? kLastWinZero : 0) | uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap) |
                           uint64_t{fp} << 32;
     __builtin_memcpy(&meta, &word, sizeof word);
+    if (rcv_maxwin_now == 0) [[unlikely]]
+        return static_cast<int>(cap) | kSteadyLost;
     return static_cast<int>(cap);
 }
 
 } // namespace detail
+
+// The window's part of the fused path's precondition: both sides seen (maxwin != 0), as every flow whose
+// tracker is steady (a reply seen) has, unless forged segments wrapped a side's allowance to 0.
+constexpr bool steady_window(const WindowSeq& ws) noexcept
+{
+    return ws.side[0].maxwin != 0 && ws.side[1].maxwin != 0;
+}
 
 inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept
 {
@@ -279,12 +297,12 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
 {
     // Any non-orig value is reply, as in step().
     const unsigned side = dir == Dir::orig ? 0u : 1u;
-    if (!steady(f.tracker, seg.flags))
+    if (!steady(f.tracker, seg.flags) || !steady_window(f.seq))
         return false;
-    const int cap =
-        side == 0
-            ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules)
-            : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, seg.window, rules);
+    const int cap = side == 0 ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len,
+                                                      seg.window, rules, [] {})
+                              : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len,
+                                                      seg.window, rules, [] {});
     return cap >= 0;
 }
 

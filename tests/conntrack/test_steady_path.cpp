@@ -223,7 +223,8 @@ public:
         field("window.seq", std::memcmp(&r.window.tcp.seq, &c.seq, sizeof c.seq) != 0, 0);
         field("window.meta", std::memcmp(&r.window.tcp.meta, &c.meta, sizeof c.meta) != 0, 0);
         field("cap", unsigned(conntrack::cap_of(r.flags)), unsigned(c.meta.timeout_cap()));
-        field("kSteady", (r.flags & FlowRecord::kSteady) != 0, tcpstate::steady(c.tracker, kAck));
+        field("kSteady", (r.flags & FlowRecord::kSteady) != 0,
+              tcpstate::steady(c.tracker, kAck) && tcpstate::steady_window(c.seq));
         field("orig is tmpl[0]", ((r.flags & FlowRecord::kOrigIsLo) != 0) == c.tmpl[0].src_is_lo, 1);
         for (unsigned d = 0; d < 2; ++d) {
             field(d == 0 ? "packets[orig]" : "packets[reply]", r.packets[d], c.packets[d]);
@@ -422,5 +423,46 @@ TEST_CASE("steady path: a quiet steady flow lives past CLOSE's timeout and expir
         h.now += 301 * kSec;
         lane ? send_lite(h, ack()) : void(h.send(ack()));
         CHECK(h.expired(conntrack::Reason::inactivity) == 1);
+    }
+}
+
+TEST_CASE("steady path: a segment that wraps the receiver's allowance to 0 takes the flow off the fused path",
+          "[conntrack][steady]")
+{
+    // The fused path takes a flow only while both sides' maxwin are known (tcpstate::steady_window): a
+    // forged stream sending past the receiver's allowance grows it by at most a segment each time, so
+    // 2^32 is reached only after ~65 000 such segments. The record is set just short of it here.
+    for (const bool lane : {false, true}) {
+        CAPTURE(lane);
+        Harness h(small_config(1024));
+        const Ep a{"10.9.1.1", 40000}, b{"10.9.1.2", 443};
+        h.handshake(a, b);
+        uint32_t& a_nxt = h.next_seq(a, b);
+        const uint32_t b_nxt = h.next_seq(b, a);
+        const auto ack = tcp_frame(a, b, kAck, 0, 0, a_nxt, b_nxt);
+        lane ? send_lite(h, ack) : void(h.send(ack)); // a's side and b's seen: steady
+        const int32_t pos = TableInspector::find(*h.table, h.key(a, b));
+        REQUIRE(pos >= 0);
+        const FlowRecord& r = TableInspector::record(*h.table, uint32_t(pos));
+        REQUIRE((r.flags & FlowRecord::kSteady) != 0);
+        // 100 bytes from a ending 90 past a's maxend, and b's allowance 90 short of 2^32 (the record is
+        // the owner's; the test stands in for the forged stream).
+        auto& w = const_cast<FlowRecord&>(r).window.tcp.seq;
+        w.side[0].maxend = tcpstate::Seq(a_nxt + 10);
+        w.side[1].maxwin = 0u - 90u;
+        const uint64_t tracked = h.c().tcp_tracked, fused = h.table->steady_taken();
+        const auto data = tcp_frame(a, b, kAck | kPsh, 100, 0, a_nxt, b_nxt);
+        a_nxt += 100;
+        lane ? send_lite(h, data) : void(h.send(data));
+        CHECK(h.c().tcp_tracked == tracked + 1);
+        CHECK(h.table->steady_taken() == fused + 1); // the fused path took it, as the full path would have
+        CHECK(w.side[1].maxwin == 0);
+        CHECK((r.flags & FlowRecord::kSteady) == 0); // and gave the flow up
+        // The next segment: the full path (b's side is unseen again), tracked all the same.
+        const auto reply = tcp_frame(b, a, kAck, 0, 0, b_nxt, a_nxt);
+        lane ? send_lite(h, reply) : void(h.send(reply));
+        CHECK(h.c().tcp_tracked == tracked + 2);
+        CHECK(h.table->steady_taken() == fused + 1);
+        CHECK(w.side[1].maxwin != 0);
     }
 }

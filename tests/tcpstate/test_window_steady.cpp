@@ -410,10 +410,12 @@ TEST_CASE("steady path: random and corrupt window state gives the full path's re
         std::memcpy(&f.meta, raw + sizeof f.seq, sizeof f.meta);
         const Dir d = rng() % 2 == 0 ? kO : kR;
         const unsigned side = d == kO ? 0 : 1;
+        // A side never seen (only corrupt state is steady then), or nothing known of the receiver's
+        // window: not steady_window(), so the fast path must decline and write nothing.
         if (rng() % 8 == 0)
-            f.seq.side[side].maxwin = 0; // a side never seen (only corrupt state is steady then)
+            f.seq.side[side].maxwin = 0;
         if (rng() % 8 == 0)
-            f.seq.side[side ^ 1].maxwin = 0; // bound II's "nothing known of the receiver's window"
+            f.seq.side[side ^ 1].maxwin = 0;
         // Mostly near the bounds, so that about half the segments are inside them.
         const uint32_t jitter = uint32_t(rng() % 4 == 0 ? rng() : rng() % 70000);
         const Seq seq = f.seq.side[side].maxend - jitter;
