@@ -293,17 +293,21 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     if (!_clock_started) [[unlikely]]
         start_clock(now_ns);
     // prepare() and probe() of the pipeline, from the compact key's words.
-    Probe probes[kMaxBurst];
+    // A Probe's two fields in two arrays: stored as one 8-byte Probe, gcc packed them with 5 more
+    // instructions a segment.
+    uint32_t buckets[kMaxBurst];
+    uint16_t sigs[kMaxBurst];
     uint32_t candidates[kMaxBurst];
     const uint64_t hash_base = lite_hash_base();
     for (unsigned j = 0; j < n; ++j) {
         const Probe p = _index.probe(flow_hash(lite_words(segs[j]), hash_base));
-        probes[j] = p;
+        buckets[j] = p.bucket;
+        sigs[j] = p.sig;
         rte_prefetch0(_index.home(p));
     }
     FlowRecord* const records = _records;
     for (unsigned j = 0; j < n; ++j) {
-        const uint32_t c = _index.first_candidate(probes[j]);
+        const uint32_t c = _index.first_candidate(Probe{buckets[j], sigs[j]});
         candidates[j] = c;
         if (c != kNoPosition) {
             const auto* rec = reinterpret_cast<const uint8_t*>(&records[c]);
@@ -338,7 +342,10 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
             recap(records[candidates[j]]);
             ++steady;
         } else {
-            steady += finish_lite_one(segs[j], probes[j], candidates[j], now_ns, horizon, rules, full, ctx, j) ? 1 : 0;
+            steady += finish_lite_one(segs[j], Probe{buckets[j], sigs[j]}, candidates[j], now_ns, horizon, rules, full,
+                                      ctx, j)
+                          ? 1
+                          : 0;
         }
         ++j;
     }
