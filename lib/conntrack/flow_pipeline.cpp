@@ -4,6 +4,7 @@
 // and track, or look up again and create); and the steady lane's same three steps over packet::TcpLite
 // segments (process_lite).
 #include <conntrack/flow_table.h>
+#include <conntrack/lite_key.h>
 
 #include <tcpstate/segment.h>
 
@@ -328,8 +329,8 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
         int taken = kNotTaken;
         for (; j < n; ++j) {
             const uint32_t pos = candidates[j];
-            if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) ||
-                !same_key(records[pos].key, lite_words(segs[j]))) [[unlikely]]
+            if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !lite_key_of(records[pos], segs[j]))
+                [[unlikely]]
                 break;
             taken = track_steady(records[pos], segs[j], now_ns, horizon, rules);
             if (taken != kTaken) [[unlikely]]

@@ -13,6 +13,7 @@
 // every packet a TcpLite can carry, SYNs and FINs included, in runs between the others, as the worker
 // splits a burst) and must hold byte for byte the records the first one holds, with the same counters.
 #include "harness.h"
+#include <conntrack/lite_key.h>
 #include <conntrack/table_inspector.h>
 #include <tcpstate/segment.h>
 #include <tcpstate/window.h>
@@ -465,4 +466,38 @@ TEST_CASE("steady path: a segment that wraps the receiver's allowance to 0 takes
         CHECK(h.table->steady_taken() == fused + 1);
         CHECK(w.side[1].maxwin != 0);
     }
+}
+
+TEST_CASE("steady path: the lane's key test is same_key() on every byte of the key and none after it",
+          "[conntrack][steady][lane]")
+{
+    // A record holding the segment's own key (IPv4-mapped, TCP, no VLAN IDs, zone 0), then each of its
+    // 42 bytes changed in turn (an IPv6 key, a VLAN, a zone, another protocol...), and the record's
+    // bytes after the key (flags, state) random: lite_key_of() must say what same_key() says.
+    std::mt19937_64 rng(29);
+    unsigned matched = 0, differed = 0;
+    for (int i = 0; i < 2000; ++i) {
+        packet::TcpLite t{};
+        t.addr_lo = uint32_t(rng());
+        t.addr_hi = uint32_t(rng());
+        t.port_lo = uint16_t(rng());
+        t.port_hi = uint16_t(rng());
+        t.seq = uint32_t(rng());
+        t.ack = t.sack = uint32_t(rng());
+        FlowRecord r{};
+        r.key = packet::lite_key(t);
+        r.flags = uint8_t(rng());
+        r.l4.raw[0] = uint8_t(rng());
+        r.tcp_flags_seen[0] = uint8_t(rng());
+        r.l4_aux = uint8_t(rng());
+        const unsigned byte = unsigned(rng() % 43); // 42: the key as it is
+        if (byte < 42)
+            reinterpret_cast<uint8_t*>(&r.key)[byte] ^= uint8_t(1u << (rng() % 8));
+        const bool same = conntrack::same_key(r.key, packet::lite_key(t));
+        CAPTURE(byte);
+        REQUIRE(conntrack::lite_key_of(r, t) == same);
+        (same ? matched : differed) += 1;
+    }
+    CHECK(matched > 20);
+    CHECK(differed > 1000);
 }
