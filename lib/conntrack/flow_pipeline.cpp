@@ -270,14 +270,14 @@ template <unsigned kSide, typename Seg>
     // A lane segment carries no SACK block (TcpLite::sack == ack): passing ack lets the fused path fold
     // the SACK selection and the window's sack - ack away.
     const uint32_t sack = std::is_same_v<Seg, packet::TcpLite> ? pkt.ack : pkt.sack;
-    const int cap = tcpstate::detail::steady_ack<kSide>(
-        w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack), tcpstate::Seq(sack), pkt.l4_payload_len,
-        pkt.window, rules, [&] {
-            bump(r.packets[kSide]);
-            bump(r.bytes[kSide], uint64_t{ip_len});
-            store_relaxed(r.tcp_flags_seen[kSide], uint8_t(r.tcp_flags_seen[kSide] | tcp_flags));
-            store_relaxed(r.last_seen_ns, now_ns);
-        });
+    const int cap =
+        tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
+                                            tcpstate::Seq(sack), pkt.l4_payload_len, pkt.window, rules, [&] {
+                                                stats::bump_in_place(r.packets[kSide], 1);
+                                                stats::bump_in_place(r.bytes[kSide], ip_len);
+                                                stats::or_in_place(r.tcp_flags_seen[kSide], tcp_flags);
+                                                store_relaxed(r.last_seen_ns, now_ns);
+                                            });
     if (cap < 0) [[unlikely]]
         return kNotTaken;
     // r.flags as track_steady() read it
