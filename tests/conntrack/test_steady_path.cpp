@@ -468,8 +468,9 @@ TEST_CASE("steady path: a segment that wraps the receiver's allowance to 0 takes
     }
 }
 
-TEST_CASE("steady path: the lane's key test is same_key() on every byte of the key and none after it",
-          "[conntrack][steady][lane]")
+TEST_CASE(
+    "steady path: the lane's key test is same_key() on every byte of the key and none after it, its hash the key's",
+    "[conntrack][steady][lane]")
 {
     // A record holding the segment's own key (IPv4-mapped, TCP, no VLAN IDs, zone 0), then each of its
     // 42 bytes changed in turn (an IPv6 key, a VLAN, a zone, another protocol...), and the record's
@@ -496,6 +497,11 @@ TEST_CASE("steady path: the lane's key test is same_key() on every byte of the k
         const bool same = conntrack::same_key(r.key, packet::lite_key(t));
         CAPTURE(byte);
         REQUIRE(conntrack::lite_key_of(r, t) == same);
+        REQUIRE(conntrack::same_key(r.key, conntrack::lite_words(t)) == same);
+        // The lane's hash is the FlowKey's, from the per-burst base, whatever the seed.
+        const uint32_t seed = i % 2 == 0 ? 0 : uint32_t(rng());
+        REQUIRE(conntrack::flow_hash(conntrack::lite_words(t), conntrack::lite_hash_base(seed)) ==
+                conntrack::flow_hash(packet::lite_key(t), seed));
         (same ? matched : differed) += 1;
     }
     CHECK(matched > 20);
