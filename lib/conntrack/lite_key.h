@@ -28,15 +28,15 @@ inline bool lite_key_of(const FlowRecord& r, const packet::TcpLite& t) noexcept
 {
 #if defined(__SSE4_2__)
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&t)); // addr_lo, addr_hi, ports, seq
-    constexpr char z = -1;                                                   // pshufb: a zero byte
+    constexpr char kZ = -1;                                                  // pshufb: a zero byte
     const __m128i mapped = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, 0, 0, 0, 0);
-    const __m128i lo =
-        _mm_or_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(z, z, z, z, z, z, z, z, z, z, z, z, 0, 1, 2, 3)), mapped);
-    const __m128i hi =
-        _mm_or_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(z, z, z, z, z, z, z, z, z, z, z, z, 4, 5, 6, 7)), mapped);
+    const __m128i lo = _mm_or_si128(
+        _mm_shuffle_epi8(v, _mm_setr_epi8(kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, 0, 1, 2, 3)), mapped);
+    const __m128i hi = _mm_or_si128(
+        _mm_shuffle_epi8(v, _mm_setr_epi8(kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, 4, 5, 6, 7)), mapped);
     // Bytes 32..41: the ports, TCP, no VLAN IDs, zone 0; 42..47 are the record's, not the key's.
     const __m128i tail =
-        _mm_or_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, z, z, z, z, z, z, z, z, z, z, z, z)),
+        _mm_or_si128(_mm_shuffle_epi8(v, _mm_setr_epi8(8, 9, 10, 11, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ, kZ)),
                      _mm_setr_epi8(0, 0, 0, 0, packet::wire::kProtoTcp, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
     const auto* k = reinterpret_cast<const __m128i*>(&r);
     const __m128i diff =
