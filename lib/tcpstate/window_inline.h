@@ -247,8 +247,8 @@ template <unsigned kSide, typename Accepted>
     const Seq allowed = sack + win;
     rcv.maxend = after(allowed, rcv.maxend - 1) ? allowed + (win == 0 ? 1u : 0u) : rcv.maxend; // a 1-byte probe
 
-    // Both sides' flags (maxack set already): when the end advanced, data unacknowledged for the sender;
-    // the receiver's unacknowledged data all acknowledged when the ack reaches its end.
+    // Both sides' flags: maxack set and, when the end advanced, data unacknowledged for the sender; the
+    // receiver's unacknowledged data all acknowledged when the ack reaches its end.
     uint64_t flags = (m & 0xffffu) | kMaxackSet0 << kSndShift | (advances ? kUnacked0 << kSndShift : 0);
     flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
     const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
