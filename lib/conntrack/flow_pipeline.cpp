@@ -15,6 +15,12 @@
 
 namespace flowcop::conntrack {
 
+namespace {
+// process_lite()'s candidate for a segment whose home bucket holds no matching signature: all zero (not
+// in use), so the steady loop's flags test sends it the ordinary way. Never written.
+alignas(FlowRecord) FlowRecord no_flow{};
+} // namespace
+
 void FlowTable::submit(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept
 {
     prepare(_stages[_prepared % kPipelineDepth], pkts, n, nullptr, now_ns);
@@ -238,7 +244,9 @@ template <typename Seg>
 {
     constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     const uint8_t flags = r.flags;
-    const bool eligible = (flags & (kArrivalMarks | FlowRecord::kSteady)) == FlowRecord::kSteady;
+    // kInUse too, as process_lite() tests first (kSteady is only ever set on a record in use).
+    const bool eligible = (flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) ==
+                          (FlowRecord::kInUse | FlowRecord::kSteady);
     if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck ||
         r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
         return -1;
@@ -298,7 +306,6 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     // instructions a segment.
     uint32_t buckets[kMaxBurst];
     uint16_t sigs[kMaxBurst];
-    uint32_t candidates[kMaxBurst];
     const uint64_t hash_base = lite_hash_base();
     for (unsigned j = 0; j < n; ++j) {
         const Probe p = _index.probe(flow_hash(lite_words(segs[j]), hash_base));
@@ -306,16 +313,18 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
         sigs[j] = p.sig;
         rte_prefetch0(_index.home(p));
     }
+    // Each segment's candidate as the record itself, or no_flow: the steady loop tests one flags byte
+    // for "no candidate", "not in use" and "not steady" alike, and needs no table base or position.
     FlowRecord* const records = _records;
+    // cands[n], no_flow too, ends the steady loop: it needs no count of its own.
+    FlowRecord* cands[kMaxBurst + 1];
     for (unsigned j = 0; j < n; ++j) {
-        const uint32_t c = _index.first_candidate(Probe{buckets[j], sigs[j]});
-        candidates[j] = c;
-        if (c != kNoPosition) {
-            const auto* rec = reinterpret_cast<const uint8_t*>(&records[c]);
-            rte_prefetch0(rec);
-            rte_prefetch0(rec + 64);
-        }
+        FlowRecord* const r = _index.first_candidate(Probe{buckets[j], sigs[j]}, records, &no_flow);
+        cands[j] = r;
+        rte_prefetch0(r);
+        rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
     }
+    cands[n] = &no_flow;
     // finish(): as finish_burst<false, false>. The runs of steady segments of steady flows (nearly every
     // segment of a busy host) go through a loop with no call in it, so the fused path's ~20 values keep
     // the registers a call would clobber; a changed cap (recap) and every other segment (the ordinary
@@ -327,12 +336,14 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     while (j < n) {
         const unsigned run = j;
         int taken = kNotTaken;
-        for (; j < n; ++j) {
-            const uint32_t pos = candidates[j];
-            if (pos == kNoPosition || !(records[pos].flags & FlowRecord::kInUse) || !lite_key_of(records[pos], segs[j]))
-                [[unlikely]]
+        for (;; ++j) {
+            FlowRecord& r = *cands[j];
+            // In use and steady (no_flow is neither) first: one byte the key test does not need.
+            if ((r.flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) !=
+                    (FlowRecord::kInUse | FlowRecord::kSteady) ||
+                !lite_key_of(r, segs[j])) [[unlikely]]
                 break;
-            taken = track_steady(records[pos], segs[j], now_ns, horizon, rules);
+            taken = track_steady(r, segs[j], now_ns, horizon, rules);
             if (taken != kTaken) [[unlikely]]
                 break;
         }
@@ -340,13 +351,12 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
         if (j == n)
             break;
         if (taken == kTakenRecap) {
-            recap(records[candidates[j]]);
+            recap(*cands[j]);
             ++steady;
         } else {
-            steady += finish_lite_one(segs[j], Probe{buckets[j], sigs[j]}, candidates[j], now_ns, horizon, rules, full,
-                                      ctx, j)
-                          ? 1
-                          : 0;
+            const uint32_t pos = cands[j] != &no_flow ? uint32_t(cands[j] - records) : kNoPosition;
+            steady +=
+                finish_lite_one(segs[j], Probe{buckets[j], sigs[j]}, pos, now_ns, horizon, rules, full, ctx, j) ? 1 : 0;
         }
         ++j;
     }
