@@ -233,8 +233,8 @@ template <unsigned kSide, typename Accepted>
     accepted();
     // What needs the segment's seq and raw window first, so neither stays live (spilled) to the end.
     const uint32_t fp = fingerprint(kSide, seq, ack, end, window);
-    const bool zero = window == 0;
     const uint32_t win = uint32_t{window} << (uint32_t(m >> kSndShift) & kScale0);
+    const bool zero = win == 0; // window == 0: shifted by at most 15, no 16-bit window loses its bits
     const uint32_t swin = win + (sack - ack);
     snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
     const bool advances = after(end, snd.end);
@@ -251,16 +251,22 @@ template <unsigned kSide, typename Accepted>
     // receiver's unacknowledged data all acknowledged when the ack reaches its end.
     uint64_t flags = (m & 0xffffu) | kMaxackSet0 << kSndShift | (advances ? kUnacked0 << kSndShift : 0);
     flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
-    const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
-    const bool again = fp == uint32_t(m >> 32) && !(m & kLastIgnored);
-    const uint32_t count = again ? retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u) : 0u;
-    const unsigned index =
-        (count >= rules.max_retrans ? 1u : 0u) | ((flags & (kUnacked0 | kUnacked1)) ? 2u : 0u) | (zero ? 4u : 0u);
-    const Cap cap = rules.cap[index];
-    // Byte 3: liberal kept; this packet's direction, class (ack), zero window and cap.
-    const uint64_t word = flags | uint64_t{count} << 16 | (m & kLiberal) | kAckClass | (kSide ? kLastDir : 0) |
-                          (zero ? kLastWinZero : 0) | uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap) |
-                          uint64_t{fp} << 32;
+    // The cap: from fresh[] for a segment that is not a repeat (nearly every one), its retransmission count
+    // 0; a repeat counts on and reads cap[] (written as one choice of count, gcc kept two copies of the
+    // word's tail, or-ing in zeros and testing 0 against the limit in the common one).
+    const unsigned facts = ((flags & (kUnacked0 | kUnacked1)) ? 1u : 0u) | (zero ? 2u : 0u);
+    // Byte 2: the count, 0 but for a repeat. Byte 3: liberal kept; this packet's direction, class (ack),
+    // zero window and cap.
+    uint64_t word =
+        flags | (m & kLiberal) | kAckClass | (kSide ? kLastDir : 0) | (zero ? kLastWinZero : 0) | uint64_t{fp} << 32;
+    Cap cap = rules.fresh[facts];
+    if (fp == uint32_t(m >> 32) && !(m & kLastIgnored)) [[unlikely]] {
+        const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
+        const uint32_t count = retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u);
+        word |= uint64_t{count} << 16;
+        cap = rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1];
+    }
+    word |= uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap);
     __builtin_memcpy(&meta, &word, sizeof word);
     if (rcv_maxwin_now == 0) [[unlikely]]
         return static_cast<int>(cap) | kSteadyLost;
@@ -289,6 +295,8 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
         m.last_win_zero = (i & 4u) ? 1 : 0;
         r.cap[i] = detail::choose_cap(m, false, false, State::established, policy, timeouts);
     }
+    for (unsigned i = 0; i < 4; ++i) // a count of 0 is at a limit of 0
+        r.fresh[i] = r.cap[(policy.max_retrans == 0 ? 1u : 0u) | i << 1];
     return r;
 }
 
