@@ -295,24 +295,23 @@ template <unsigned kSide, typename Seg>
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
                              void* ctx) noexcept
 {
+    LiteProbes probes;
+    const LiteProber probe = probe_lite();
+    for (unsigned j = 0; j < n; ++j)
+        probe(segs[j], probes, j);
+    process_lite(segs, probes.bucket, probes.sig, n, now_ns, full, ctx);
+}
+
+void FlowTable::process_lite(const packet::TcpLite* segs, const uint32_t* buckets, const uint16_t* sigs, unsigned n,
+                             uint64_t now_ns, FullPacket full, void* ctx) noexcept
+{
     drain(); // a test's submit() may have left bursts in flight: they come first
     bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n});
     if (n == 0)
         return;
     if (!_clock_started) [[unlikely]]
         start_clock(now_ns);
-    // prepare() and probe() of the pipeline, from the compact key's words.
-    // A Probe's two fields in two arrays: stored as one 8-byte Probe, gcc packed them with 5 more
-    // instructions a segment.
-    uint32_t buckets[kMaxBurst];
-    uint16_t sigs[kMaxBurst];
-    const uint64_t hash_base = lite_hash_base();
-    for (unsigned j = 0; j < n; ++j) {
-        const Probe p = _index.probe(flow_hash(lite_words(segs[j]), hash_base));
-        buckets[j] = p.bucket;
-        sigs[j] = p.sig;
-        rte_prefetch0(_index.home(p));
-    }
+    // prepare() was probe_lite(); probe() of the pipeline:
     // Each segment's candidate as the record itself, or no_flow: the steady loop tests one flags byte
     // for "no candidate", "not in use" and "not steady" alike, and needs no table base or position.
     FlowRecord* const records = _records;
@@ -336,17 +335,21 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     while (j < n) {
         const unsigned run = j;
         int taken = kNotTaken;
-        for (;; ++j) {
-            FlowRecord& r = *cands[j];
+        // By pointers, not j: indexed, gcc kept the segments' base spilled and rebuilt each address.
+        FlowRecord* const* cand = cands + j;
+        const packet::TcpLite* seg = segs + j;
+        for (;; ++cand, ++seg) {
+            FlowRecord& r = **cand;
             // In use and steady (no_flow is neither) first: one byte the key test does not need.
             if ((r.flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) !=
                     (FlowRecord::kInUse | FlowRecord::kSteady) ||
-                !lite_key_of(r, segs[j])) [[unlikely]]
+                !lite_key_of(r, *seg)) [[unlikely]]
                 break;
-            taken = track_steady(r, segs[j], now_ns, horizon, rules);
+            taken = track_steady(r, *seg, now_ns, horizon, rules);
             if (taken != kTaken) [[unlikely]]
                 break;
         }
+        j = unsigned(cand - cands);
         steady += j - run;
         if (j == n)
             break;

@@ -147,6 +147,8 @@
 #include <tcpstate/window.h>
 #include <timerwheel/timer_wheel.h>
 
+#include <rte_prefetch.h>
+
 #include <rte_spinlock.h>
 
 #include <cstddef>
@@ -237,6 +239,36 @@ public:
     // policy (set_judge(nullptr)) and with TCP tracked (lite_ready()); n <= kMaxBurst.
     using FullPacket = const packet::Packet& (*)(void* ctx, unsigned i) noexcept;
     void process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full, void* ctx) noexcept;
+    // The lane's first step for one segment, for a caller's reader loop to run as it reads each (the worker
+    // does: no loop of its own, no second read of the segment): the segment's home bucket and signature
+    // kept at i, the bucket asked for. process_lite() then takes the burst's probes with its segments.
+    struct LiteProbes {
+        uint32_t bucket[kMaxBurst];
+        uint16_t sig[kMaxBurst]; // two arrays: stored as 8-byte Probes, gcc packed them with 5 more instructions
+    };
+    // A copy of what the step reads (the index's bucket array and count, the hash's base), taken before the
+    // loop: read through the table, they were loaded again for every segment (the loop's stores could
+    // alias them as far as the compiler knows). Valid until the table is resized or destroyed.
+    class LiteProber {
+    public:
+        void operator()(const packet::TcpLite& seg, LiteProbes& out, unsigned i) const noexcept
+        {
+            const Probe p = _index.probe(flow_hash(lite_words(seg), _base));
+            out.bucket[i] = p.bucket;
+            out.sig[i] = p.sig;
+            rte_prefetch0(_index.home(p));
+        }
+
+    private:
+        friend class FlowTable;
+        LiteProber(const FlowIndex& index, uint64_t base) noexcept : _index(index), _base(base) {}
+        const FlowIndex _index;
+        const uint64_t _base;
+    };
+    LiteProber probe_lite() const noexcept { return {_index, _lite_hash_base}; }
+    // process_lite() with each segment j's probe_lite() at buckets[j], sigs[j].
+    void process_lite(const packet::TcpLite* segs, const uint32_t* buckets, const uint16_t* sigs, unsigned n,
+                      uint64_t now_ns, FullPacket full, void* ctx) noexcept;
     // Packets the fused steady path has taken since the table was created (finish_burst and process_lite
     // add each burst's once): the worker compares it around a burst to learn whether the lane pays.
     uint64_t steady_taken() const noexcept { return _steady_taken; }
@@ -621,7 +653,8 @@ private:
     bool _loose_pickup = true;
     tcpstate::WindowPolicy _window_policy;
     tcpstate::Timeouts _timeouts = tcpstate::Timeouts::netfilter_defaults(); // what track() caps with
-    tcpstate::SteadyRules _steady_rules;                                     // of _window_policy, _timeouts
+    const uint64_t _lite_hash_base = lite_hash_base(); // probe_lite()'s: every lane key's constant bytes hashed
+    tcpstate::SteadyRules _steady_rules;               // of _window_policy, _timeouts
     // steady_horizon(): ESTABLISHED's timeout under each cap; 0 with an active timeout.
     uint64_t _steady_slack_ns[tcpstate::kCapCount] = {};
     TrackMask _track = kTrackAll;

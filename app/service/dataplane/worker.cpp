@@ -246,16 +246,20 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
 void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
 {
     packet::TcpLite segs[kBurst];
+    conntrack::FlowTable::LiteProbes probes;
     bool lite[kBurst];
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
+    const conntrack::FlowTable::LiteProber probe = _table.probe_lite();
     uint16_t taken = 0;
     for (uint16_t i = 0; i < n; ++i) {
         lite[i] = packet::parse_mbuf_lite(mbufs[i], segs[i]);
+        if (lite[i]) [[likely]]
+            probe(segs[i], probes, i); // as it is read: no loop of the table's own
         taken += lite[i];
     }
     if (taken == n) [[likely]] {
-        track_lite(mbufs, segs, n, tsc, rx);
+        track_lite(mbufs, segs, probes, 0, n, tsc, rx);
         release(mbufs, nullptr, n, &rx);
         return;
     }
@@ -265,7 +269,7 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
             ++end;
         const auto k = uint16_t(end - start);
         if (lite[start]) {
-            track_lite(mbufs + start, segs + start, k, tsc, rx);
+            track_lite(mbufs + start, segs, probes, start, k, tsc, rx);
             release(mbufs + start, nullptr, k, &rx);
         } else {
             handle_full(mbufs + start, k, tsc, &rx);
@@ -290,11 +294,12 @@ const packet::Packet& Worker::lite_full(void* ctx, unsigned i) noexcept
     return f.pkt;
 }
 
-void Worker::track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, uint16_t n, uint64_t tsc,
-                        const RxQueueRef& rx) noexcept
+void Worker::track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, const conntrack::FlowTable::LiteProbes& probes,
+                        uint16_t first, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
 {
     LiteFull full{mbufs, rx.port, {}};
-    _table.process_lite(segs, n, _clock.ns_from_tsc(tsc), &Worker::lite_full, &full);
+    _table.process_lite(segs + first, probes.bucket + first, probes.sig + first, n, _clock.ns_from_tsc(tsc),
+                        &Worker::lite_full, &full);
 }
 
 void Worker::handle_full(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept

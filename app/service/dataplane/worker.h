@@ -216,8 +216,10 @@ private:
                _port_zone.empty() && _table.lite_ready();
     }
     void handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept;
-    void track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, uint16_t n, uint64_t tsc,
-                    const RxQueueRef& rx) noexcept;
+    // Frames [first, first + n) of the burst, whose segments and probes (probe_lite(), run by
+    // handle_lite()'s reader loop) are at that index; mbufs points at the run's first.
+    void track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, const conntrack::FlowTable::LiteProbes& probes,
+                    uint16_t first, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept;
     static const packet::Packet& lite_full(void* ctx, unsigned i) noexcept;
     // Every burst the lane does not take: parse() each frame, then the plan's handoff, fragments, policy.
     void handle_full(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef* rx) noexcept;
