@@ -235,19 +235,21 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
 // flow was seen after the horizon and carries no mark), no state change, no event. One test of the
 // record's flags (kSteady without a mark: track() found the flow ESTABLISHED with every tracker bit a
-// steady packet sets), one of the segment's class, one of last_seen; then the window's fused steady ACK
+// steady packet sets), one of the segment's class (a Packet's: the lane's reader tested a TcpLite's), one
+// of last_seen; then the window's fused steady ACK
 // (tcpstate::detail::steady_ack), which declines a segment outside a bound before writing anything. A
 // changed cap is the caller's to re-arm (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
 [[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, const Seg& pkt,
                                                          const SteadyHorizon& horizon) noexcept
 {
-    constexpr uint8_t kKind = packet::kTcpFin | packet::kTcpSyn | packet::kTcpRst | packet::kTcpAck;
     const uint8_t flags = r.flags;
     // kInUse too, as process_lite() tests first (kSteady is only ever set on a record in use).
     const bool eligible = (flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) ==
                           (FlowRecord::kInUse | FlowRecord::kSteady);
-    if (!eligible || (pkt.tcp_flags & kKind) != packet::kTcpAck ||
+    // A lane segment's kind the reader tested (packet::kLiteKind): a Packet's is tested here.
+    constexpr bool kKindTested = std::is_same_v<Seg, packet::TcpLite>;
+    if (!eligible || (!kKindTested && (pkt.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck) ||
         r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
         return -1;
     // From the originator or the reply side.

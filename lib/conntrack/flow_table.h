@@ -230,11 +230,12 @@ public:
     void process_burst(const packet::Packet* const* pkts, unsigned n, uint64_t now_ns) noexcept;
     // The same with one time per packet (the packet clock: each packet's own timestamp).
     void process_burst(const packet::Packet* const* pkts, unsigned n, const uint64_t* times_ns) noexcept;
-    // The steady lane (issue 29, flow_pipeline.cpp): a burst of IPv4 TCP segments read by packet::parse_tcp_lite(),
-    // all at now_ns, with what process_burst() would do with the Packets parse() gives the same frames, in
-    // the same order: counted as TCP, a steady segment of a steady flow tracked by the fused path from the
-    // compact key (hashed and compared in registers, no FlowKey built), every other one (a miss, a flow not
-    // steady, a SYN/FIN/RST, a segment outside a bound) handed to the ordinary path as the Packet
+    // The steady lane (issue 29, flow_pipeline.cpp): a burst of IPv4 TCP segments read by
+    // packet::parse_tcp_lite() (or given by packet::lite_of(): of kind packet::kLiteKindAck, which is not
+    // tested again), all at now_ns, with what process_burst() would do with the Packets parse() gives the
+    // same frames, in the same order: counted as TCP, a steady segment of a steady flow tracked by the
+    // fused path from the compact key (hashed and compared in registers, no FlowKey built), every other one
+    // (a miss, a flow not steady, a segment outside a bound) handed to the ordinary path as the Packet
     // full(ctx, i) returns (the caller parses frame i then: parse() is needed only there). Only without a
     // policy (set_judge(nullptr)) and with TCP tracked (lite_ready()); n <= kMaxBurst.
     using FullPacket = const packet::Packet& (*)(void* ctx, unsigned i) noexcept;

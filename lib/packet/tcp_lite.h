@@ -3,8 +3,9 @@
 // TcpLite, the only fields a steady segment's tracking reads, with a compact IPv4 key (issue 29's
 // steady lane: FlowTable::process_lite in conntrack/flow_table.h). The frame it takes: untagged IPv4 without options, not a
 // fragment, TCP with a data offset of 5, or 8 with Linux's lone aligned timestamp option (NOP, NOP,
-// timestamp: nothing tracked), total length >= 40 within the frame (0, BIG TCP, is not taken), all of
-// it readable in `len` bytes. For such a frame every field equals what parse() puts in a Packet (the
+// timestamp: nothing tracked), ACK set and none of SYN, FIN and RST (kLiteKind: the only segments the
+// fused path takes), total length >= 40 within the frame (0, BIG TCP, is not taken), all of it readable
+// in `len` bytes. For such a frame every field equals what parse() puts in a Packet (the
 // key as the IPv4-mapped FlowKey lite_key() builds, tcp_opt aside, which tracking does not read on
 // this lane) and it returns true; for any other frame it returns false, and the caller parses the
 // frame with parse(), which takes every frame. tests/packet checks both on every fuzzed input.
@@ -57,6 +58,14 @@ namespace detail {
 inline constexpr uint32_t kLiteL3 = wire::kEthHeaderLen;
 inline constexpr uint32_t kLiteL4 = kLiteL3 + wire::kIpv4MinHeaderLen;
 inline constexpr uint32_t kLiteMin = kLiteL4 + wire::kTcpMinHeaderLen;
+} // namespace detail
+
+// The TCP flags the reader tests (ACK alone of them: an established connection's every segment but its
+// ends), in the flags byte's place: the steady path tests nothing else of a lane segment's flags.
+inline constexpr uint8_t kLiteKind = kTcpFin | kTcpSyn | kTcpRst | kTcpAck;
+inline constexpr uint8_t kLiteKindAck = kTcpAck;
+
+namespace detail {
 
 // The bytes a, b, c, d as a 4-byte word loaded from memory holds them (either byte order).
 constexpr uint32_t lite_bytes(uint8_t a, uint8_t b, uint8_t c, uint8_t d) noexcept
@@ -84,6 +93,8 @@ inline bool parse_tcp_lite_portable(const uint8_t* b, uint32_t len, uint32_t fra
     const uint32_t head = ((lite_load32(b + 12) & lite_bytes(0xff, 0xff, 0xff, 0)) ^ lite_bytes(0x08, 0x00, 0x45, 0)) |
                           ((lite_load32(ip + 6) & lite_bytes(0x3f, 0xff, 0, 0xff)) ^ lite_bytes(0, 0, 0, w::kProtoTcp));
     const uint32_t doff = th[12] & 0xf0; // the data offset in its place: 0x50 no options, 0x80 the timestamp's
+    if ((th[13] & kLiteKind) != kLiteKindAck)
+        return false;
     if ((head | (doff ^ 0x50)) != 0 && (head != 0 || doff != 0x80 || len < kLiteMin + w::kTcpTimestampAlignedLen ||
                                         w::be32(th + w::kTcpMinHeaderLen) != w::kTcpTimestampAlignedLead))
         return false;
@@ -128,12 +139,13 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
     const __m128i ends = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ip + 12)); // addresses, ports, seq
     const __m128i tcp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(th));       // the TCP header
     // Bytes 12-14 the ethertype and version 4 with IHL 5, 20-21 neither MF nor an offset (DF free),
-    // 23 TCP, in head; the data offset 5 (byte 12 of tcp, where head's bytes are free), in one compare.
+    // 23 TCP, in head; the data offset 5 and the flags' kind (bytes 12 and 13 of tcp, where head's bytes
+    // are free), in one compare.
     const __m128i checked =
         _mm_or_si128(_mm_and_si128(head, _mm_setr_epi8(-1, -1, -1, 0, 0, 0, 0, 0, 0x3f, -1, 0, -1, 0, 0, 0, 0)),
-                     _mm_and_si128(tcp, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -16, 0, 0, 0)));
-    const int same = _mm_movemask_epi8(
-        _mm_cmpeq_epi8(checked, _mm_setr_epi8(0x08, 0x00, 0x45, 0, 0, 0, 0, 0, 0, 0, 0, w::kProtoTcp, 0x50, 0, 0, 0)));
+                     _mm_and_si128(tcp, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -16, kLiteKind, 0, 0)));
+    const int same = _mm_movemask_epi8(_mm_cmpeq_epi8(
+        checked, _mm_setr_epi8(0x08, 0x00, 0x45, 0, 0, 0, 0, 0, 0, 0, 0, w::kProtoTcp, 0x50, kLiteKindAck, 0, 0)));
     uint32_t headers = w::kIpv4MinHeaderLen + w::kTcpMinHeaderLen;
     if (same != 0xffff) {
         // All but the data offset: the timestamp's 8 with its aligned lead, or not taken.
@@ -199,13 +211,13 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
     return k;
 }
 
-// The TcpLite of a parsed Packet the lane can carry (TCP, IPv4 key, no VLAN IDs, zone 0, no SACK block),
+// The TcpLite of a parsed Packet the lane can carry (TCP of kLiteKindAck, IPv4 key, no VLAN IDs, zone 0, no SACK block),
 // false for any other: what parse_tcp_lite() gives for the frame parse() gave p for, whatever its options
 // (tests and fuzz drivers feed the lane from Packets with it).
 inline bool lite_of(const Packet& p, TcpLite& t) noexcept
 {
     if (p.verdict != Verdict::tcp || !key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] || p.key.vlan[1] ||
-        p.key.vlan[2] || p.key.zone != 0 || p.ip_len > 0xffff)
+        p.key.vlan[2] || p.key.zone != 0 || p.ip_len > 0xffff || (p.tcp_flags & kLiteKind) != kLiteKindAck)
         return false;
     std::memcpy(&t.addr_lo, p.key.addr_lo + 12, 4);
     std::memcpy(&t.addr_hi, p.key.addr_hi + 12, 4);

@@ -321,6 +321,32 @@ TEST_CASE("the core given fewer header bytes than the frame classifies truncatio
     CHECK(p.ip_len == 20 + 20 + 100); // the IP packet: not the Ethernet header nor the tag
 }
 
+// The reader's kind test (packet::kLiteKind): of every combination of FIN, SYN, RST, PSH, ACK and URG, it
+// takes exactly those with ACK and none of SYN, FIN and RST, as lite_of() does from the parsed Packet,
+// with and without the timestamp option, in both readers.
+TEST_CASE("the steady lane's reader takes a plain ACK's kind only", "[packet][lite]")
+{
+    for (unsigned flags = 0; flags < 64; ++flags) {
+        for (const bool ts : {false, true}) {
+            CAPTURE(flags, ts);
+            test::TcpSpec spec{.flags = static_cast<uint8_t>(flags)};
+            if (ts)
+                spec.options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2};
+            const auto f = FrameBuilder().ipv4().tcp(spec).payload(5).build();
+            const auto len = static_cast<uint32_t>(f.size());
+            const bool plain_ack = (flags & 0x17) == 0x10;
+            packet::TcpLite t{};
+            CHECK(packet::detail::parse_tcp_lite_portable(f.data(), len, len, t) == plain_ack);
+#if defined(__SSE4_2__)
+            CHECK(packet::detail::parse_tcp_lite_sse(f.data(), len, len, t) == plain_ack);
+#endif
+            Packet p;
+            REQUIRE(packet::parse(f.data(), len, p) == Verdict::tcp);
+            CHECK(packet::lite_of(p, t) == plain_ack);
+        }
+    }
+}
+
 #if defined(__x86_64__) && !defined(__SSE4_2__)
 #error "tests/packet/meson.build builds this test with -msse4.2, so the worker's vector reader is checked"
 #endif
@@ -341,13 +367,24 @@ TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "
         // The key's order each way: the reply's direction, an address's top bit, and equal addresses
         // with the ports deciding (or equal too).
         FrameBuilder().ipv4({.src = {10, 0, 0, 2}, .dst = {10, 0, 0, 1}}).tcp({.flags = 0x10}).payload(1).build(),
-        FrameBuilder().ipv4({.src = {200, 1, 2, 3}, .dst = {10, 1, 2, 3}}).tcp({.sport = 1, .dport = 65535}).build(),
-        FrameBuilder().ipv4({.src = {10, 0, 0, 7}, .dst = {10, 0, 0, 7}}).tcp({.sport = 80, .dport = 40000}).build(),
+        FrameBuilder()
+            .ipv4({.src = {200, 1, 2, 3}, .dst = {10, 1, 2, 3}})
+            .tcp({.sport = 1, .dport = 65535, .flags = 0x10})
+            .build(),
         FrameBuilder()
             .ipv4({.src = {10, 0, 0, 7}, .dst = {10, 0, 0, 7}})
-            .tcp({.sport = 40000, .dport = 80, .options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2}})
+            .tcp({.sport = 80, .dport = 40000, .flags = 0x10})
             .build(),
-        FrameBuilder().ipv4({.src = {10, 0, 0, 7}, .dst = {10, 0, 0, 7}}).tcp({.sport = 9, .dport = 9}).build(),
+        FrameBuilder()
+            .ipv4({.src = {10, 0, 0, 7}, .dst = {10, 0, 0, 7}})
+            .tcp({.sport = 40000, .dport = 80, .flags = 0x10, .options = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2}})
+            .build(),
+        FrameBuilder()
+            .ipv4({.src = {10, 0, 0, 7}, .dst = {10, 0, 0, 7}})
+            .tcp({.sport = 9, .dport = 9, .flags = 0x10})
+            .build(),
+        // Not a plain ACK: declined unless a mutation makes it one.
+        FrameBuilder().ipv4().tcp({.flags = 0x11}).build(),
     };
     unsigned taken = 0, declined = 0, with_ts = 0, differs_between = 0;
     std::string first_failure;
@@ -404,6 +441,8 @@ TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "
             differs("an option parse() reads was taken");
         else if (p.vlan_outer != 0 || p.extra.vlan_tags != 0 || p.extra.frag_flags != 0)
             differs("a tagged frame or a fragment was taken");
+        else if ((p.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck)
+            differs("a SYN, FIN or RST, or a segment without ACK, was taken");
         packet::TcpLite back{};
         if (!packet::lite_of(p, back) || std::memcmp(&back, &t, sizeof t) != 0)
             differs("lite_of() of the parsed Packet differs from the reader's");

@@ -247,21 +247,27 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
 {
     packet::TcpLite segs[kBurst];
     conntrack::FlowTable::LiteProbes probes;
-    bool lite[kBurst];
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
+    // Each frame hashed as it is read (no loop of the table's own), up to the first the reader declines:
+    // in a burst the lane takes whole, that is every frame, with nothing else kept per frame.
     const conntrack::FlowTable::LiteProber probe = _table.probe_lite();
-    uint16_t taken = 0;
-    for (uint16_t i = 0; i < n; ++i) {
-        lite[i] = packet::parse_mbuf_lite(mbufs[i], segs[i]);
-        if (lite[i]) [[likely]]
-            probe(segs[i], probes, i); // as it is read: no loop of the table's own
-        taken += lite[i];
-    }
-    if (taken == n) [[likely]] {
+    uint16_t read = 0;
+    for (; read < n && packet::parse_mbuf_lite(mbufs[read], segs[read]); ++read)
+        probe(segs[read], probes, read);
+    if (read == n) [[likely]] {
         track_lite(mbufs, segs, probes, 0, n, tsc, rx);
         release(mbufs, nullptr, n, &rx);
         return;
+    }
+    // Frame `read` was declined: the rest read alike, each marked, for the runs below.
+    bool lite[kBurst];
+    for (uint16_t i = 0; i <= read; ++i)
+        lite[i] = i < read;
+    for (uint16_t i = read + 1; i < n; ++i) {
+        lite[i] = packet::parse_mbuf_lite(mbufs[i], segs[i]);
+        if (lite[i])
+            probe(segs[i], probes, i);
     }
     // Runs in the burst's order: a FIN parsed in full and the ACK after it stay in that order.
     for (uint16_t start = 0, end = 0; start < n; start = end) {
