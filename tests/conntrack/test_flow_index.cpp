@@ -178,6 +178,28 @@ TEST_CASE("Keys that collide fill their probe window, then inserts fail and chan
     CHECK(f.check().empty());
 }
 
+// first_candidate(probe, base, none), the steady lane's (slots 0..7 in one compare, then the whole bucket):
+// the first matching slot's element wherever it is, none when no slot matches.
+TEST_CASE("A bucket's first candidate is found in every slot, and none where no signature matches",
+          "[conntrack][index]")
+{
+    Fixture f(1u << 12);
+    const uint32_t home = 7;
+    std::vector<int> elements(f.hash_at.size());
+    for (uint32_t slot = 0; slot < conntrack::kBucketSlots; ++slot)
+        REQUIRE(f.insert(hash_in(home, f.n, uint16_t(100 + slot)), 1000 + slot));
+    for (uint32_t slot = 0; slot < conntrack::kBucketSlots; ++slot) {
+        CAPTURE(slot);
+        REQUIRE(f.index.bucket(home).sig[slot] == 100 + slot); // first free slot first: slot by slot
+        const Probe p = f.index.probe(hash_in(home, f.n, uint16_t(100 + slot)));
+        CHECK(f.index.first_candidate(p, elements.data(), static_cast<int*>(nullptr)) == elements.data() + 1000 + slot);
+        CHECK(f.index.first_candidate(p) == 1000 + slot);
+    }
+    const Probe absent = f.index.probe(hash_in(home, f.n, 99));
+    CHECK(f.index.first_candidate(absent, elements.data(), static_cast<int*>(nullptr)) == nullptr);
+    CHECK(f.index.first_candidate(absent) == kNoPosition);
+}
+
 TEST_CASE("Equal signatures in one bucket are told apart by the caller's key check", "[conntrack][index]")
 {
     Fixture f(64);
