@@ -5,7 +5,7 @@
 // fragment, TCP with a data offset of 5, or 8 with Linux's lone aligned timestamp option (NOP, NOP,
 // timestamp: nothing tracked), ACK set and none of SYN, FIN and RST (kLiteKind: the only segments the
 // fused path takes), total length >= 40 within the frame (0, BIG TCP, is not taken), all of it readable
-// in `len` bytes. For such a frame every field equals what parse() puts in a Packet (the
+// in `len` bytes of the frame's `frame_len` (frame_len >= len: an mbuf's pkt_len and data_len). For such a frame every field equals what parse() puts in a Packet (the
 // key as the IPv4-mapped FlowKey lite_key() builds, tcp_opt aside, which tracking does not read on
 // this lane) and it returns true; for any other frame it returns false, and the caller parses the
 // frame with parse(), which takes every frame. tests/packet checks both on every fuzzed input.
@@ -100,8 +100,10 @@ inline bool parse_tcp_lite_portable(const uint8_t* b, uint32_t len, uint32_t fra
         return false;
     const uint32_t hlen = doff >> 2;
     const uint32_t total = w::be16(ip + 2);
-    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()).
-    if (total < w::kIpv4MinHeaderLen + hlen || total > frame_len - kLiteL3)
+    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()),
+    // as the vector reader tests it.
+    const uint32_t headers = w::kIpv4MinHeaderLen + hlen;
+    if (total - headers > frame_len - kLiteL3 - headers)
         return false;
     const uint16_t sport = w::be16(th), dport = w::be16(th + 2);
     const uint32_t src = w::be32(ip + 12), dst = w::be32(ip + 16);
@@ -118,7 +120,7 @@ inline bool parse_tcp_lite_portable(const uint8_t* b, uint32_t len, uint32_t fra
     out.sack = out.ack;
     out.window = w::be16(th + 14);
     out.ip_len = uint16_t(total);
-    out.l4_payload_len = uint16_t(total - w::kIpv4MinHeaderLen - hlen);
+    out.l4_payload_len = uint16_t(total - headers);
     out.tcp_flags = th[13];
     out.src_is_lo = src_lo;
     return true;
@@ -155,8 +157,11 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
         headers += w::kTcpTimestampAlignedLen;
     }
     const uint32_t total = w::be16(ip + 2);
-    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()).
-    if (total < headers || total > frame_len - kLiteL3)
+    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()):
+    // its payload in [0, frame_len - kLiteL3 - headers], one unsigned compare (frame_len >= len >= both
+    // headers' end: no wrap).
+    const uint32_t payload = total - headers;
+    if (payload > frame_len - kLiteL3 - headers)
         return false;
     // Each endpoint as a 48-bit number (address, then port, host order) in a 64-bit lane: the canonical
     // order is one compare of the lanes (both below 2^63: pcmpgtq's signed compare is the unsigned one).
@@ -172,7 +177,7 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
     // src_is_lo 1 unless swapped.
     __m128i rest = _mm_shuffle_epi8(tcp, _mm_setr_epi8(11, 10, 9, 8, 11, 10, 9, 8, 15, 14, -1, -1, -1, -1, 13, -1));
     rest = _mm_insert_epi16(rest, int(total), 5);
-    rest = _mm_insert_epi16(rest, int(total - headers), 6);
+    rest = _mm_insert_epi16(rest, int(payload), 6);
     rest = _mm_or_si128(rest, _mm_andnot_si128(swap, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(&out) + 1, rest);
     return true;
