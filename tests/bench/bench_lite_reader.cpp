@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The steady lane's reader alone (issue 29; tests/benchmarks.md, "The reader"): the reader loop of
 // Worker::handle_lite() (prefetch the burst's frames, then per frame packet::parse_tcp_lite() as
-// parse_mbuf_lite() calls it, and the count taken) over one burst of 32 of deploy/bench/flows_pcap.py's
+// parse_mbuf_lite() calls it, up to the first frame declined; the hash step aside) over one burst of 32 of deploy/bench/flows_pcap.py's
 // 60-byte PSH|ACK frames (16 flows, both directions), --bursts times. The mbufs are plain structs (no EAL,
 // no pool: the loop reads only their data pointer and lengths). Two readers in one run: tcp_lite.h's as
 // this target builds it (the vector one on x86-64, DPDK's -march=corei7) and its portable one.
@@ -34,27 +34,27 @@ constexpr uint16_t kBurst = 32;
 using Reader = bool (*)(const uint8_t*, uint32_t, uint32_t, packet::TcpLite&) noexcept;
 
 // Where the worker hands the burst on (track_lite): the segments escape, so no store is dropped.
-[[gnu::noinline]] void consume(const packet::TcpLite* segs, const bool* lite)
+[[gnu::noinline]] void consume(const packet::TcpLite* segs)
 {
-    asm volatile("" : : "r"(segs), "r"(lite) : "memory");
+    asm volatile("" : : "r"(segs) : "memory");
 }
 
-// handle_lite()'s loop with the reader `kRead`.
+// handle_lite()'s loop with the reader `kRead`, without its hash step (FlowTable::LiteProber): read up to
+// the first frame declined.
 template <Reader kRead>
 [[gnu::noinline]] unsigned read_burst(rte_mbuf* const* mbufs, uint16_t n)
 {
     packet::TcpLite segs[kBurst];
-    bool lite[kBurst];
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
-    uint16_t taken = 0;
-    for (uint16_t i = 0; i < n; ++i) {
-        const rte_mbuf* m = mbufs[i];
-        lite[i] = kRead(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), segs[i]);
-        taken += lite[i];
+    uint16_t read = 0;
+    for (; read < n; ++read) {
+        const rte_mbuf* m = mbufs[read];
+        if (!kRead(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), segs[read]))
+            break;
     }
-    consume(segs, lite);
-    return taken;
+    consume(segs);
+    return read;
 }
 
 template <Reader kRead>
