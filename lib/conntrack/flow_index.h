@@ -84,15 +84,17 @@ public:
     // matching slot always holds a position, so there is one test.
     // Slots 0..7 first, in one compare: an insert takes a bucket's first free slot, so at the design load
     // (5 keys of 10) a key is nearly always there; the whole bucket only when none of them matches.
+    // The home bucket given as home(p), kept by the caller.
     template <typename T>
-    T* first_candidate(const Probe& p, T* base, T* none) const noexcept
+    static T* first_candidate(const Bucket& b, uint16_t sig, T* base, T* none) noexcept
     {
-        const Bucket& b = _buckets[p.bucket];
-        if (const uint32_t m8 = matches_first8(b, p.sig); m8 != 0) [[likely]]
+        if (const uint32_t m8 = matches_first8(b, sig); m8 != 0) [[likely]]
             return base + b.pos[unsigned(__builtin_ctz(m8)) >> 1];
-        const uint32_t m = matches(b, p.sig);
+        const uint32_t m = matches(b, sig);
         return m != 0 ? base + b.pos[slot_of(m)] : none;
     }
+    // The Probe whose home(p) is b and signature sig.
+    Probe probe_of(const Bucket* b, uint16_t sig) const noexcept { return {uint32_t(b - _buckets), sig}; }
 
     // The position whose record holds the key (is_key(position) says), or kNoPosition.
     template <typename IsKey>

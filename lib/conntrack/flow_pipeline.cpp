@@ -301,10 +301,10 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     const LiteProber probe = probe_lite();
     for (unsigned j = 0; j < n; ++j)
         probe(segs[j], probes, j);
-    process_lite(segs, probes.bucket, probes.sig, n, now_ns, full, ctx);
+    process_lite(segs, probes.home, probes.sig, n, now_ns, full, ctx);
 }
 
-void FlowTable::process_lite(const packet::TcpLite* segs, const uint32_t* buckets, const uint16_t* sigs, unsigned n,
+void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
                              uint64_t now_ns, FullPacket full, void* ctx) noexcept
 {
     drain(); // a test's submit() may have left bursts in flight: they come first
@@ -320,7 +320,7 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const uint32_t* bucket
     // cands[n], no_flow too, ends the steady loop: it needs no count of its own.
     FlowRecord* cands[kMaxBurst + 1];
     for (unsigned j = 0; j < n; ++j) {
-        FlowRecord* const r = _index.first_candidate(Probe{buckets[j], sigs[j]}, records, &no_flow);
+        FlowRecord* const r = FlowIndex::first_candidate(*homes[j], sigs[j], records, &no_flow);
         cands[j] = r;
         rte_prefetch0(r);
         rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
@@ -361,7 +361,9 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const uint32_t* bucket
         } else {
             const uint32_t pos = cands[j] != &no_flow ? uint32_t(cands[j] - records) : kNoPosition;
             steady +=
-                finish_lite_one(segs[j], Probe{buckets[j], sigs[j]}, pos, now_ns, horizon, rules, full, ctx, j) ? 1 : 0;
+                finish_lite_one(segs[j], _index.probe_of(homes[j], sigs[j]), pos, now_ns, horizon, rules, full, ctx, j)
+                    ? 1
+                    : 0;
         }
         ++j;
     }

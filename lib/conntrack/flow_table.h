@@ -244,8 +244,8 @@ public:
     // does: no loop of its own, no second read of the segment): the segment's home bucket and signature
     // kept at i, the bucket asked for. process_lite() then takes the burst's probes with its segments.
     struct LiteProbes {
-        uint32_t bucket[kMaxBurst];
-        uint16_t sig[kMaxBurst]; // two arrays: stored as 8-byte Probes, gcc packed them with 5 more instructions
+        const Bucket* home[kMaxBurst]; // FlowIndex::home(): the address, which the prefetch computed anyway
+        uint16_t sig[kMaxBurst];
     };
     // A copy of what the step reads (the index's bucket array and count, the hash's base), taken before the
     // loop: read through the table, they were loaded again for every segment (the loop's stores could
@@ -255,9 +255,10 @@ public:
         void operator()(const packet::TcpLite& seg, LiteProbes& out, unsigned i) const noexcept
         {
             const Probe p = _index.probe(flow_hash(lite_words(seg), _base));
-            out.bucket[i] = p.bucket;
+            const Bucket* const home = _index.home(p);
+            out.home[i] = home;
             out.sig[i] = p.sig;
-            rte_prefetch0(_index.home(p));
+            rte_prefetch0(home);
         }
 
     private:
@@ -267,8 +268,8 @@ public:
         const uint64_t _base;
     };
     LiteProber probe_lite() const noexcept { return {_index, _lite_hash_base}; }
-    // process_lite() with each segment j's probe_lite() at buckets[j], sigs[j].
-    void process_lite(const packet::TcpLite* segs, const uint32_t* buckets, const uint16_t* sigs, unsigned n,
+    // process_lite() with each segment j's probe_lite() at homes[j], sigs[j].
+    void process_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
                       uint64_t now_ns, FullPacket full, void* ctx) noexcept;
     // Packets the fused steady path has taken since the table was created (finish_burst and process_lite
     // add each burst's once): the worker compares it around a burst to learn whether the lane pays.

@@ -178,7 +178,7 @@ TEST_CASE("Keys that collide fill their probe window, then inserts fail and chan
     CHECK(f.check().empty());
 }
 
-// first_candidate(probe, base, none), the steady lane's (slots 0..7 in one compare, then the whole bucket):
+// first_candidate(home bucket, signature, base, none), the steady lane's (slots 0..7 in one compare, then the whole bucket):
 // the first matching slot's element wherever it is, none when no slot matches.
 TEST_CASE("A bucket's first candidate is found in every slot, and none where no signature matches",
           "[conntrack][index]")
@@ -192,11 +192,14 @@ TEST_CASE("A bucket's first candidate is found in every slot, and none where no 
         CAPTURE(slot);
         REQUIRE(f.index.bucket(home).sig[slot] == 100 + slot); // first free slot first: slot by slot
         const Probe p = f.index.probe(hash_in(home, f.n, uint16_t(100 + slot)));
-        CHECK(f.index.first_candidate(p, elements.data(), static_cast<int*>(nullptr)) == elements.data() + 1000 + slot);
+        CHECK(FlowIndex::first_candidate(*f.index.home(p), p.sig, elements.data(), static_cast<int*>(nullptr)) ==
+              elements.data() + 1000 + slot);
         CHECK(f.index.first_candidate(p) == 1000 + slot);
     }
     const Probe absent = f.index.probe(hash_in(home, f.n, 99));
-    CHECK(f.index.first_candidate(absent, elements.data(), static_cast<int*>(nullptr)) == nullptr);
+    CHECK(FlowIndex::first_candidate(*f.index.home(absent), absent.sig, elements.data(), static_cast<int*>(nullptr)) ==
+          nullptr);
+    CHECK(f.index.probe_of(f.index.home(absent), absent.sig).bucket == absent.bucket);
     CHECK(f.index.first_candidate(absent) == kNoPosition);
 }
 

@@ -304,7 +304,7 @@ void Worker::track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, const con
                         uint16_t first, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
 {
     LiteFull full{mbufs, rx.port, {}};
-    _table.process_lite(segs + first, probes.bucket + first, probes.sig + first, n, _clock.ns_from_tsc(tsc),
+    _table.process_lite(segs + first, probes.home + first, probes.sig + first, n, _clock.ns_from_tsc(tsc),
                         &Worker::lite_full, &full);
 }
 
