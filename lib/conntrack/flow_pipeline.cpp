@@ -249,9 +249,12 @@ template <typename Seg>
                           (FlowRecord::kInUse | FlowRecord::kSteady);
     // A lane segment's kind the reader tested (packet::kLiteKind): a Packet's is tested here.
     constexpr bool kKindTested = std::is_same_v<Seg, packet::TcpLite>;
-    if (!eligible || (!kKindTested && (pkt.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck) ||
-        r.last_seen_ns <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift]) [[unlikely]]
+    if (!eligible || (!kKindTested && (pkt.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck)) [[unlikely]]
         return -1;
+    // Seen after every cap's horizon (a busy flow), else after its own cap's.
+    if (const uint64_t seen = r.last_seen_ns; seen <= horizon.latest) [[unlikely]]
+        if (seen <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift])
+            return -1;
     // From the originator or the reply side.
     return ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
 }

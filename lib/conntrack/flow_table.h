@@ -151,6 +151,7 @@
 
 #include <rte_spinlock.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -464,6 +465,7 @@ private:
     // steady_horizon()'s times, by timeout cap.
     struct SteadyHorizon {
         uint64_t at[tcpstate::kCapCount];
+        uint64_t latest; // the latest of at[]: a flow seen after it is live under any cap
     };
     // Seg: packet::Packet, or packet::TcpLite (the steady lane): the same field names.
     // Returns kNotTaken (nothing written), kTaken, or kTakenRecap: tracked, and the flow's timeout cap
@@ -503,6 +505,7 @@ private:
             const uint64_t slack = _steady_slack_ns[c];
             h.at[c] = slack == 0 ? UINT64_MAX : latest > slack ? latest - slack : 0;
         }
+        h.latest = *std::max_element(h.at, h.at + tcpstate::kCapCount);
         return h;
     }
     void create_flow(const packet::Packet& pkt, const Probe& probe, uint64_t now_ns) noexcept;
