@@ -235,10 +235,10 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
 // flow was seen after the horizon and carries no mark), no state change, no event. One test of the
 // record's flags (kSteady without a mark: track() found the flow ESTABLISHED with every tracker bit a
-// steady packet sets), one of the segment's class (a Packet's: the lane's reader tested a TcpLite's), one
-// of last_seen; then the window's fused steady ACK
-// (tcpstate::detail::steady_ack), which declines a segment outside a bound before writing anything. A
-// changed cap is the caller's to re-arm (kTakenRecap: recap()), so the steady loops make no call.
+// steady packet sets), one of the segment's class (a Packet's: the lane's reader tested a TcpLite's),
+// one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which declines a
+// segment outside a bound before writing anything. A changed cap is the caller's to re-arm
+// (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
 [[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, const Seg& pkt,
                                                          const SteadyHorizon& horizon) noexcept
