@@ -80,11 +80,10 @@ public:
         const uint32_t m = matches(b, p.sig);
         return m != 0 ? b.pos[slot_of(m)] : kNoPosition;
     }
-    // The same as an element of `base` (base + the position), or `none` when no signature matches: a
-    // matching slot always holds a position, so there is one test.
-    // Slots 0..7 first, in one compare: an insert takes a bucket's first free slot, so at the design load
-    // (5 keys of 10) a key is nearly always there; the whole bucket only when none of them matches.
-    // The home bucket given as home(p), kept by the caller.
+    // The same from the home bucket b (home(p), kept by the caller) as an element of `base` (base + the
+    // position), or `none` when no signature matches: a matching slot always holds a position, so there is
+    // one test. Slots 0..7 first, in one compare: an insert takes a bucket's first free slot, so at the
+    // design load (5 keys of 10) a key is nearly always there; the whole bucket only when none matches.
     template <typename T>
     static T* first_candidate(const Bucket& b, uint16_t sig, T* base, T* none) noexcept
     {

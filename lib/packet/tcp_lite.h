@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Contract: parse_tcp_lite() reads the common frame of an established TCP connection into a 32-byte
 // TcpLite, the only fields a steady segment's tracking reads, with a compact IPv4 key (issue 29's
-// steady lane: FlowTable::process_lite in conntrack/flow_table.h). The frame it takes: untagged IPv4 without options, not a
-// fragment, TCP with a data offset of 5, or 8 with Linux's lone aligned timestamp option (NOP, NOP,
-// timestamp: nothing tracked), ACK set and none of SYN, FIN and RST (kLiteKind: the only segments the
-// fused path takes), total length >= 40 within the frame (0, BIG TCP, is not taken), all of it readable
-// in `len` bytes of the frame's `frame_len` (frame_len >= len: an mbuf's pkt_len and data_len). For such a frame every field equals what parse() puts in a Packet (the
-// key as the IPv4-mapped FlowKey lite_key() builds, tcp_opt aside, which tracking does not read on
-// this lane) and it returns true; for any other frame it returns false, and the caller parses the
-// frame with parse(), which takes every frame. tests/packet checks both on every fuzzed input.
+// steady lane: FlowTable::process_lite in conntrack/flow_table.h). The frame it takes: untagged IPv4
+// without options, not a fragment, TCP with a data offset of 5, or 8 with Linux's lone aligned timestamp
+// option (NOP, NOP, timestamp: nothing tracked), ACK set and none of SYN, FIN and RST (kLiteKind: the
+// only segments the fused path takes), total length >= 40 within the frame (0, BIG TCP, is not taken),
+// all of it readable in `len` bytes of the frame's `frame_len` (frame_len >= len: an mbuf's pkt_len and
+// data_len). For such a frame every field equals what parse() puts in a Packet (the key as the
+// IPv4-mapped FlowKey lite_key() builds, tcp_opt aside, which tracking does not read on this lane) and it
+// returns true; for any other frame it returns false, and the caller parses the frame with parse(),
+// which takes every frame. tests/packet checks both on every fuzzed input.
 // Two readers, one result: the vector one where the target has SSE4.2 (x86-64 with DPDK's -march=corei7,
 // as the worker is built), else the portable one. They take the same frames and write the same 32 bytes
 // for every input (tests/packet runs both on every fuzzed frame, from garbage), so whichever copy of
@@ -216,9 +217,9 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
     return k;
 }
 
-// The TcpLite of a parsed Packet the lane can carry (TCP of kLiteKindAck, IPv4 key, no VLAN IDs, zone 0, no SACK block),
-// false for any other: what parse_tcp_lite() gives for the frame parse() gave p for, whatever its options
-// (tests and fuzz drivers feed the lane from Packets with it).
+// The TcpLite of a parsed Packet the lane can carry (TCP of kind kLiteKindAck, IPv4 key, no VLAN IDs,
+// zone 0, no SACK block), false for any other: what parse_tcp_lite() gives for the frame parse() gave p
+// for, whatever its options (tests and fuzz drivers feed the lane from Packets with it).
 inline bool lite_of(const Packet& p, TcpLite& t) noexcept
 {
     if (p.verdict != Verdict::tcp || !key_is_ipv4(p.key) || p.sack != p.ack || p.key.vlan[0] || p.key.vlan[1] ||
