@@ -190,7 +190,8 @@ struct SteadyRules {
     uint8_t max_retrans = WindowPolicy::kDefaultMaxRetrans; // WindowPolicy::max_retrans
     // [retrans >= max_retrans | data unacknowledged in either direction << 1 | zero window << 2]
     Cap cap[8] = {};
-    // cap[] for a count of 0 (a segment that repeats nothing): [unacknowledged | zero window << 1]
+    // cap[] for a count of 0 (a segment that repeats nothing), its even entries: [unacknowledged | zero
+    // window << 1]
     Cap fresh[4] = {};
 };
 inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept;
