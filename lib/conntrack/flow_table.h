@@ -250,7 +250,7 @@ public:
     };
     // A copy of what the step reads (the index's bucket array and count, the hash's base), taken before the
     // loop: read through the table, they were loaded again for every segment (the loop's stores could
-    // alias them as far as the compiler knows). Valid until the table is resized or destroyed.
+    // alias them as far as the compiler knows). Valid while the table lives (its index is attached once).
     class LiteProber {
     public:
         void operator()(const packet::TcpLite& seg, LiteProbes& out, unsigned i) const noexcept
