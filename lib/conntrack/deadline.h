@@ -10,7 +10,7 @@
 // or kDueNow once an RST or a kill marked it: a time in every caller's past, so the wheel puts the flow
 // in the next bucket it drains and the cop reaps it on the next tick. Pure, inline, allocation-free.
 //
-// A timeout update (flowcopctl -U, FlowRecord::kTimeoutSet) replaces the inactivity deadline with the
+// A timeout update (flowcopctl -U, FlowRecord::timeout_slot) replaces the inactivity deadline with the
 // one the operator set (now + S when it was set) until the flow's next accepted packet, which clears it:
 // netfilter's ctnetlink_change_timeout. The active deadline still applies if it comes first.
 //
@@ -92,16 +92,16 @@ inline uint64_t flow_deadline(const DeadlineRules& rules, uint8_t flags, tcpstat
     return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
 }
 
-// timeout_deadline() of any record: while kTimeoutSet, the deadline an operator set (set_deadline(), read
-// only then) or the active deadline if that comes first.
+// timeout_deadline() of any record: while it holds a timeout slot (FlowRecord::timeout_slot, not 0), the
+// deadline an operator set (set_deadline(slot), read only then) or the active deadline if that comes first.
 template <typename FirstSeen, typename SetDeadline>
-inline uint64_t record_timeout_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state,
-                                        uint64_t last_seen_ns, FirstSeen&& first_seen,
+inline uint64_t record_timeout_deadline(const DeadlineRules& rules, uint8_t flags, uint8_t timeout_slot,
+                                        tcpstate::State state, uint64_t last_seen_ns, FirstSeen&& first_seen,
                                         SetDeadline&& set_deadline) noexcept
 {
-    if (!(flags & FlowRecord::kTimeoutSet)) [[likely]]
+    if (timeout_slot == 0) [[likely]]
         return timeout_deadline(rules, flags, state, last_seen_ns, first_seen);
-    const uint64_t set = set_deadline();
+    const uint64_t set = set_deadline(timeout_slot);
     if (rules.active_timeout_ns == 0)
         return set;
     const uint64_t active = first_seen() + rules.active_timeout_ns;
@@ -110,12 +110,12 @@ inline uint64_t record_timeout_deadline(const DeadlineRules& rules, uint8_t flag
 
 // flow_deadline() of any record: kDueNow when RST- or kill-marked, else record_timeout_deadline().
 template <typename FirstSeen, typename SetDeadline>
-inline uint64_t record_deadline(const DeadlineRules& rules, uint8_t flags, tcpstate::State state, uint64_t last_seen_ns,
-                                FirstSeen&& first_seen, SetDeadline&& set_deadline) noexcept
+inline uint64_t record_deadline(const DeadlineRules& rules, uint8_t flags, uint8_t timeout_slot, tcpstate::State state,
+                                uint64_t last_seen_ns, FirstSeen&& first_seen, SetDeadline&& set_deadline) noexcept
 {
     if (flags & (FlowRecord::kReset | FlowRecord::kKilled))
         return kDueNow;
-    return record_timeout_deadline(rules, flags, state, last_seen_ns, first_seen, set_deadline);
+    return record_timeout_deadline(rules, flags, timeout_slot, state, last_seen_ns, first_seen, set_deadline);
 }
 
 // What the wheel works to: the flow's deadline `end` (record_deadline()), or its next interim report if

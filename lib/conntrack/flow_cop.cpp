@@ -163,18 +163,17 @@ FlowTable::TimeoutUpdate FlowTable::set_flow_timeout(const packet::FlowKey& key,
     const uint32_t pos = uint32_t(found);
     FlowRecord& r = _records[pos];
     // The flow's own slot if it holds one (a second -U before any packet), else a free one.
-    uint8_t slot = r.l4_aux;
-    if (!(r.flags & FlowRecord::kTimeoutSet) || slot == 0 || _set_deadlines[slot].pos != pos)
+    uint8_t slot = r.timeout_slot;
+    if (slot == 0 || _set_deadlines[slot].pos != pos)
         slot = claim_timeout_slot();
     if (slot == 0)
         return TimeoutUpdate::full;
-    // Under the flow's shard lock: a reader that sees kTimeoutSet sees the slot that goes with it.
+    // Under the flow's shard lock: a reader that sees the slot sees the deadline that goes with it.
     const uint32_t shard = shard_of(pos);
     hold_shard(shard);
     store_relaxed(_set_deadlines[slot].pos, pos);
     store_relaxed(_set_deadlines[slot].deadline_ns, now_ns + uint64_t(seconds) * 1'000'000'000);
-    store_relaxed(r.l4_aux, slot);
-    store_relaxed(r.flags, uint8_t(r.flags | FlowRecord::kTimeoutSet));
+    store_relaxed(r.timeout_slot, slot);
     release_shard(shard);
     // A shorter deadline moves the flow to an earlier bucket; a longer one leaves the wheel's cached
     // deadline early, which the wheel allows (it re-reads the deadline when that comes due).
@@ -192,9 +191,9 @@ uint8_t FlowTable::claim_timeout_slot() noexcept
     for (unsigned s = 1; s <= kMaxTimeoutUpdates; ++s) {
         const uint32_t p = _set_deadlines[s].pos;
         const FlowRecord& r = _records[p];
-        if ((r.flags & FlowRecord::kInUse) && (r.flags & FlowRecord::kTimeoutSet) && r.l4_aux == uint8_t(s))
+        if ((r.flags & FlowRecord::kInUse) && r.timeout_slot == uint8_t(s))
             continue;
-        // A reader holding p's shard may have read kTimeoutSet before it was cleared: wait for it.
+        // A reader holding p's shard may have read the slot before it was cleared: wait for it.
         hold_shard(shard_of(p));
         store_relaxed(_set_deadlines[s].pos, kNoPosition);
         release_shard(shard_of(p));

@@ -153,8 +153,8 @@ uint32_t FlowTable::export_slice(uint32_t start, uint32_t max_records, const Tim
         im.reset_pending = flags & FlowRecord::kReset;
         im.killed_pending = flags & FlowRecord::kKilled;
         im.timeout_cap = static_cast<uint8_t>(cap_of(flags));
-        if (flags & FlowRecord::kTimeoutSet)
-            im.timeout_override_ns = base.to_file(load_relaxed(_set_deadlines[load_relaxed(r.l4_aux)].deadline_ns));
+        if (const uint8_t slot = load_relaxed(r.timeout_slot); slot != 0)
+            im.timeout_override_ns = base.to_file(load_relaxed(_set_deadlines[slot].deadline_ns));
         WindowSpan span;
         for (size_t w = 0; w < std::size(r.window.words); ++w)
             span.words[w] = load_relaxed(r.window.words[w]);
@@ -233,7 +233,7 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
     r.l4 = l4;
     r.tcp_flags_seen[0] = im.dir[0].tcp_flags_seen;
     r.tcp_flags_seen[1] = im.dir[1].tcp_flags_seen;
-    r.l4_aux = 0;
+    r.timeout_slot = 0;
     r.last_seen_ns = last_seen;
     for (int d = 0; d < 2; ++d) {
         r.packets[d] = im.dir[d].packets;
@@ -244,7 +244,8 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
     // (flow_record.h), so the fused steady path never runs on state it did not see accepted.
     uint8_t flags = uint8_t(
         FlowRecord::kInUse | (im.orig_is_lo ? FlowRecord::kOrigIsLo : 0) | (im.reset_pending ? FlowRecord::kReset : 0) |
-        (im.killed_pending ? FlowRecord::kKilled : 0) | uint8_t(im.timeout_cap << FlowRecord::kCapShift));
+        (im.killed_pending ? FlowRecord::kKilled : 0) | uint8_t(im.timeout_cap << FlowRecord::kCapShift) |
+        (packet::is_lite_key(key) ? FlowRecord::kLiteKey : 0));
     // An operator's timeout survives when a slot is free (kMaxTimeoutUpdates per table); otherwise the
     // state's timeout counts from the flow's last packet, as after any accepted packet.
     if (im.timeout_override_ns != 0)
@@ -254,8 +255,7 @@ RestoreOutcome FlowTable::restore_flow(const FlowImage& im, const TimeBase& base
             // deadline code reads as "none" (a flow the wheel would drop): 1 is long past, due at once.
             _set_deadlines[slot].deadline_ns =
                 std::clamp(base.to_table(im.timeout_override_ns), uint64_t(1), now_ns + kMaxOverrideNs);
-            r.l4_aux = slot;
-            flags |= FlowRecord::kTimeoutSet;
+            r.timeout_slot = slot;
         }
     store_release(r.flags, flags);
     ++_live;

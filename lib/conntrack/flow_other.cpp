@@ -96,7 +96,7 @@ bool FlowTable::end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept
 {
     FlowRecord& r = _records[pos];
     // One test of the flags for the steady packet, as track()'s (arrival_deadline_of()).
-    const uint8_t marks = r.flags & kArrivalMarks;
+    const uint16_t marks = marks_of(r) & kArrivalMarks;
     if (marks == 0) [[likely]] {
         if (state_deadline_of(pos) > now_ns) [[likely]]
             return false;
@@ -106,7 +106,7 @@ bool FlowTable::end_if_timed_out(uint32_t pos, uint64_t now_ns) noexcept
         // A timeout update (flowcopctl -U) not yet due. Every caller's packet is accepted: it clears the
         // update, so the state's timeout counts from it again. The deadline set may have been later:
         // re-arm (to the deadline from the packet before this one, which is merely early).
-        store_relaxed(r.flags, uint8_t(r.flags & ~FlowRecord::kTimeoutSet));
+        store_relaxed(r.timeout_slot, uint8_t(0));
         rearm(pos);
         return false;
     }

@@ -240,16 +240,14 @@ void FlowTable::finish_burst(const Stage& s) noexcept
 // segment outside a bound before writing anything. A changed cap is the caller's to re-arm
 // (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
-[[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, const Seg& pkt,
+[[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, uint16_t flags, const Seg& pkt,
                                                          const SteadyHorizon& horizon) noexcept
 {
-    const uint8_t flags = r.flags;
-    // kInUse too, as process_lite() tests first (kSteady is only ever set on a record in use).
-    const bool eligible = (flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) ==
-                          (FlowRecord::kInUse | FlowRecord::kSteady);
-    // A lane segment's kind the reader tested (packet::kLiteKind): a Packet's is tested here.
-    constexpr bool kKindTested = std::is_same_v<Seg, packet::TcpLite>;
-    if (!eligible || (!kKindTested && (pkt.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck)) [[unlikely]]
+    // A lane segment's kind the reader tested (packet::kLiteKind): a Packet's is tested here. The lane's
+    // key test (lite_key_of) needs kLiteKey; process_lite() makes this same test first.
+    constexpr bool kLane = std::is_same_v<Seg, packet::TcpLite>;
+    if ((flags & steady_mask<kLane>()) != steady_want<kLane>() ||
+        (!kLane && (pkt.tcp_flags & packet::kLiteKind) != packet::kLiteKindAck)) [[unlikely]]
         return -1;
     // Seen after every cap's horizon (a busy flow), else after its own cap's.
     if (const uint64_t seen = r.last_seen_ns; seen <= horizon.latest) [[unlikely]]
@@ -264,16 +262,18 @@ template <typename Seg>
                                                           const SteadyHorizon& horizon,
                                                           const tcpstate::SteadyRules& rules) noexcept
 {
-    const int side = steady_side(r, pkt, horizon);
+    // The flags and timeout slot read once: the side, the expiry test and the cap compare all use them.
+    const uint16_t flags = marks_of(r);
+    const int side = steady_side(r, flags, pkt, horizon);
     if (side < 0) [[unlikely]]
         return kNotTaken;
     // Each side a copy with every offset fixed.
-    return side == 0 ? track_steady_side<0>(r, r.flags, pkt, now_ns, rules)
-                     : track_steady_side<1>(r, r.flags, pkt, now_ns, rules);
+    return side == 0 ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
+                     : track_steady_side<1>(r, flags, pkt, now_ns, rules);
 }
 
 template <unsigned kSide, typename Seg>
-[[gnu::always_inline]] inline int FlowTable::track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt,
+[[gnu::always_inline]] inline int FlowTable::track_steady_side(FlowRecord& r, uint16_t flags, const Seg& pkt,
                                                                uint64_t now_ns,
                                                                const tcpstate::SteadyRules& rules) noexcept
 {
@@ -294,7 +294,7 @@ template <unsigned kSide, typename Seg>
     if (cap < 0) [[unlikely]]
         return kNotTaken;
     // r.flags as track_steady() read it
-    return cap != static_cast<int>(cap_of(flags)) ? kTakenRecap : kTaken; // kSteadyLost differs too
+    return cap != static_cast<int>(cap_of(uint8_t(flags))) ? kTakenRecap : kTaken; // kSteadyLost differs too
 }
 
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
@@ -345,10 +345,9 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* h
         const packet::TcpLite* seg = segs + j;
         for (;; ++cand, ++seg) {
             FlowRecord& r = **cand;
-            // In use and steady (no_flow is neither) first: one byte the key test does not need.
-            if ((r.flags & (FlowRecord::kInUse | kArrivalMarks | FlowRecord::kSteady)) !=
-                    (FlowRecord::kInUse | FlowRecord::kSteady) ||
-                !lite_key_of(r, *seg)) [[unlikely]]
+            // In use, steady and lite-keyed without a mark (no_flow is none of them) first: the key test
+            // needs kLiteKey.
+            if ((marks_of(r) & steady_mask<true>()) != steady_want<true>() || !lite_key_of(r, *seg)) [[unlikely]]
                 break;
             taken = track_steady(r, *seg, now_ns, horizon, rules);
             if (taken != kTaken) [[unlikely]]

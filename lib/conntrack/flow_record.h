@@ -10,17 +10,19 @@
 //
 // Byte map. Hot record (FlowRecord), line 0 then line 1:
 //   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
-//   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kTimeoutSet | kSteady, and
+//   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kLiteKey | kSteady, and
 //                             (kCapMask) the timeout cap TCP window tracking chose (tcpstate::Cap), which
 //                             the deadline reads
-//   43..44   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); for every
+//   43       timeout_slot     the table's slot holding the deadline an operator set (FlowTable::
+//                             set_flow_timeout, 1..255) until the flow's next accepted packet; 0: none.
+//                             Beside the flags, so the packet path tests both as one 16-bit word
+//                             (FlowTable::marks_of)
+//   44..45   l4               L4State: tcpstate::Tracker for TCP (state byte + its flag bits); for every
 //                             other protocol its timeout slot (tcpstate::kStateCount + protostate::Timeout,
 //                             so the deadline reads one byte whatever the protocol) and its
 //                             protostate::Tracker byte
-//   45..46   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
+//   46..47   tcp_flags_seen   OR of the TCP flags each direction sent ([orig, reply]; IPFIX tcpControlBits,
 //                             issue 18)
-//   47       l4_aux           while kTimeoutSet: the table's slot holding the deadline an operator set
-//                             (FlowTable::set_flow_timeout); 0 otherwise
 //   48..55   last_seen_ns
 //   56..71   packets[2]       [orig, reply], exact 64-bit counters
 //   72..87   bytes[2]         IP bytes (RFC 7012: from the IP header), exact 64-bit counters
@@ -109,9 +111,10 @@ struct alignas(128) FlowRecord {
     static constexpr uint8_t kKilled = 0x08;   // a control-plane kill: due on the next tick
     static constexpr uint8_t kCapShift = 4;    // the timeout cap (tcpstate::Cap) in bits 0x30
     static constexpr uint8_t kCapMask = 0x30;
-    // An operator set the flow's current timeout (flowcopctl -U): until its next accepted packet its
-    // deadline is the one set, kept in the table's slot l4_aux (FlowTable::set_flow_timeout).
-    static constexpr uint8_t kTimeoutSet = 0x40;
+    // The key is one the steady lane's reader can give (packet::is_lite_key: IPv4, TCP, untagged, zone 0),
+    // so the lane compares only the 12 bytes its segment carries (lite_key.h). Set when the record starts
+    // a flow (or is restored), from the key, which never changes while the record is in use.
+    static constexpr uint8_t kLiteKey = 0x40;
     // TCP only, kept by FlowTable::track() (issue 29): the flow is ESTABLISHED with every tracker bit a
     // steady ACK sets (tcpstate::steady() holds for its next plain ACK) and both sides' windows known
     // (tcpstate::steady_window(); the fused path clears the bit when it leaves one unknown), so that packet may take
@@ -123,9 +126,9 @@ struct alignas(128) FlowRecord {
 
     packet::FlowKey key;
     uint8_t flags;
+    uint8_t timeout_slot;
     L4State l4; // owner writes; readers load `l4.tcp` relaxed
     uint8_t tcp_flags_seen[2];
-    uint8_t l4_aux;
     uint64_t last_seen_ns;
     uint64_t packets[2]; // [orig, reply]
     uint64_t bytes[2];   // IP bytes (packet::Packet::ip_len)
@@ -133,10 +136,10 @@ struct alignas(128) FlowRecord {
 };
 
 static_assert(sizeof(FlowRecord) == 128, "a flow record is two cache lines");
-static_assert(offsetof(FlowRecord, flags) == 42 && offsetof(FlowRecord, l4) == 43 &&
-                  offsetof(FlowRecord, tcp_flags_seen) == 45 && offsetof(FlowRecord, last_seen_ns) == 48 &&
-                  offsetof(FlowRecord, packets) == 56 && offsetof(FlowRecord, bytes) == 72 &&
-                  offsetof(FlowRecord, window) == 88,
+static_assert(offsetof(FlowRecord, flags) == 42 && offsetof(FlowRecord, timeout_slot) == 43 &&
+                  offsetof(FlowRecord, l4) == 44 && offsetof(FlowRecord, tcp_flags_seen) == 46 &&
+                  offsetof(FlowRecord, last_seen_ns) == 48 && offsetof(FlowRecord, packets) == 56 &&
+                  offsetof(FlowRecord, bytes) == 72 && offsetof(FlowRecord, window) == 88,
               "the byte map above");
 
 inline constexpr uint8_t kIpProtoTcp = 6;

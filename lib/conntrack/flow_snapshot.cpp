@@ -79,8 +79,8 @@ void FlowTable::copy_flow(uint32_t pos, uint8_t flags, const DeadlineRules& rule
         snap.bytes[d] = load_relaxed(r.bytes[d]);
     }
     snap.deadline_ns = record_deadline(
-        rules, flags, tcp.state, snap.last_seen_ns, [&] { return snap.first_seen_ns; },
-        [&] { return load_relaxed(_set_deadlines[load_relaxed(r.l4_aux)].deadline_ns); });
+        rules, flags, load_relaxed(r.timeout_slot), tcp.state, snap.last_seen_ns, [&] { return snap.first_seen_ns; },
+        [&](uint8_t slot) { return load_relaxed(_set_deadlines[slot].deadline_ns); });
     snap.cap = cap_of(flags);
     for (size_t w = 0; w < std::size(r.window.words); ++w)
         snap.window.words[w] = load_relaxed(r.window.words[w]);

@@ -199,14 +199,14 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     store_relaxed(r.tcp_flags_seen[d], uint8_t(r.tcp_flags_seen[d] | pkt.tcp_flags));
     bump(_counters.tcp_tracked);
     store_relaxed(r.last_seen_ns, now_ns);
-    // An accepted packet clears a timeout update (kTimeoutSet): the state's timeout counts from it again,
+    // An accepted packet clears a timeout update (timeout_slot): the state's timeout counts from it again,
     // and the flow takes the re-arm below, since the deadline set may have been later. kSteady follows
     // the tracker (flow_record.h).
     const bool steady = tcpstate::steady(tracker, packet::kTcpAck) && tcpstate::steady_window(w.seq);
-    const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kTimeoutSet | FlowRecord::kSteady)) |
+    const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kSteady)) |
                                   (w.meta.cap << FlowRecord::kCapShift) | (steady ? FlowRecord::kSteady : 0));
-    if (tracker.state == before && outcome == tcpstate::Outcome::ok && ((flags ^ r.flags) & ~FlowRecord::kSteady) == 0)
-        [[likely]] {
+    if (tracker.state == before && outcome == tcpstate::Outcome::ok &&
+        ((flags ^ r.flags) & ~FlowRecord::kSteady) == 0 && r.timeout_slot == 0) [[likely]] {
         // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
         // bits may still have changed (a first reply, the handshake's assurance): an update event then.
         if (flags != r.flags)
@@ -222,6 +222,7 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     // A new state, timeout cap or a cleared update: re-arm (the wheel moves the flow only if its deadline
     // got earlier).
     const bool update = tracker.state != before || status_changed(r.l4.tcp, tracker);
+    store_relaxed(r.timeout_slot, uint8_t(0));
     store_relaxed(r.l4.tcp, tracker);
     store_relaxed(r.flags, uint8_t(flags | (outcome == tcpstate::Outcome::reset ? FlowRecord::kReset : 0)));
     rearm(pos);
@@ -336,7 +337,7 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4,
     r.l4 = l4;
     r.tcp_flags_seen[0] = pkt.tcp_flags;
     r.tcp_flags_seen[1] = 0;
-    r.l4_aux = 0;
+    r.timeout_slot = 0;
     r.last_seen_ns = now_ns;
     r.packets[0] = 1;
     r.packets[1] = 0;
@@ -353,7 +354,8 @@ void FlowTable::init_record(uint32_t pos, const packet::Packet& pkt, L4State l4,
         r.window = WindowSpan{};
     }
     // Publish: a reader that sees kInUse sees the fields and the key above.
-    store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0) | cap));
+    store_release(r.flags, uint8_t(FlowRecord::kInUse | (pkt.src_is_lo ? FlowRecord::kOrigIsLo : 0) |
+                                   (packet::is_lite_key(pkt.key) ? FlowRecord::kLiteKey : 0) | cap));
     ++_live;
     bump(_counters.flows_created);
     bump(_counters.flows_created_by_proto[static_cast<size_t>(record_proto(r))]);
@@ -443,7 +445,7 @@ Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept
     if (r.flags & FlowRecord::kKilled)
         return Reason::killed;
     // A timeout update's deadline stands for the inactivity deadline: its expiry is a timeout too.
-    const uint64_t inactivity = (r.flags & FlowRecord::kTimeoutSet)
+    const uint64_t inactivity = r.timeout_slot != 0
                                     ? set_deadline_of(pos)
                                     : r.last_seen_ns + inactivity_timeout_ns(_rules, r.flags, r.l4.tcp.state);
     if (_rules.active_timeout_ns) {

@@ -56,12 +56,12 @@
 //   4. a due flow whose shard lock was held — the wheel re-links it for the next pass;
 //   5. a reopen (SYN on a TIME_WAIT/CLOSE flow) — the record is re-initialised and re-armed;
 //   6. a timeout update (set_flow_timeout, flowcopctl -U) — the flow's deadline becomes now + S, kept in
-//      one of kMaxTimeoutUpdates slots (FlowRecord::kTimeoutSet, l4_aux), and the flow is re-armed (a
+//      one of kMaxTimeoutUpdates slots (FlowRecord::timeout_slot), and the flow is re-armed (a
 //      shorter deadline moves it; a longer one is lazy: the wheel's cached deadline is merely early). Its
 //      next accepted packet clears the update, so the state's timeout counts from that packet as usual
 //      (netfilter's ctnetlink_change_timeout), and re-arms, since the update's deadline may have been
-//      later than the state's. The steady packet pays nothing for this: the flag is tested in the same
-//      test of the flags as the RST and kill marks. A slot is reclaimed once its flow ended or saw a packet.
+//      later than the state's. The steady packet pays nothing for this: the slot sits beside the flags
+//      and is tested in the same compare as the RST and kill marks (marks_of). A slot is reclaimed once its flow ended or saw a packet.
 // A packet for a flow whose timeout has run out but which the cop has not reaped yet ends that flow
 // (with its expiry reason) and starts a new one, so a flow never outlives its deadline by being
 // "revived" (RST/kill-marked flows keep their packets until the next tick reaps them).
@@ -308,7 +308,7 @@ public:
     // kMaxTimeoutUpdates other flows of this table hold an update that no packet or end has cleared yet.
     // O(1), or O(kMaxTimeoutUpdates) when no slot is free.
     enum class TimeoutUpdate : uint8_t { set, absent, full };
-    static constexpr unsigned kMaxTimeoutUpdates = 255; // slots, numbered 1..255 by l4_aux
+    static constexpr unsigned kMaxTimeoutUpdates = 255; // slots, numbered 1..255 (FlowRecord::timeout_slot)
     TimeoutUpdate set_flow_timeout(const packet::FlowKey& key, uint32_t seconds, uint64_t now_ns,
                                    FlowSnapshot& out) noexcept;
     // New timeouts take effect for every flow's next deadline computation; a rebase
@@ -403,7 +403,7 @@ private:
         mutable rte_spinlock_t lock;
     };
     // A timeout update's slot (set_flow_timeout): the flow's position while the flow holds it (its
-    // kTimeoutSet and l4_aux name it), kNoPosition when free. Written by the owner under the flow's
+    // timeout_slot names it), kNoPosition when free. Written by the owner under the flow's
     // shard lock, read by readers holding it.
     struct SetDeadline {
         uint32_t pos = kNoPosition;
@@ -477,9 +477,22 @@ private:
     // track_steady()'s tests before the window: the side (0 originator, 1 reply) the segment comes from
     // when the flow is steady, the segment a plain ACK and the flow seen after the horizon; -1 otherwise.
     template <typename Seg>
-    static int steady_side(const FlowRecord& r, const Seg& pkt, const SteadyHorizon& horizon) noexcept;
+    static int steady_side(const FlowRecord& r, uint16_t flags, const Seg& pkt, const SteadyHorizon& horizon) noexcept;
+    // The fused path's test of marks_of(): in use and steady (kSteady is only ever set on a record in use),
+    // no RST or kill mark and no timeout update; for the lane (kLane) also kLiteKey, which its key test
+    // needs. One compare; no_flow (all zero) fails it.
+    template <bool kLane>
+    static constexpr uint16_t steady_mask() noexcept
+    {
+        return FlowRecord::kInUse | FlowRecord::kSteady | kArrivalMarks | (kLane ? FlowRecord::kLiteKey : 0);
+    }
+    template <bool kLane>
+    static constexpr uint16_t steady_want() noexcept
+    {
+        return FlowRecord::kInUse | FlowRecord::kSteady | (kLane ? FlowRecord::kLiteKey : 0);
+    }
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
-    int track_steady_side(FlowRecord& r, uint8_t flags, const Seg& pkt, uint64_t now_ns,
+    int track_steady_side(FlowRecord& r, uint16_t flags, const Seg& pkt, uint64_t now_ns,
                           const tcpstate::SteadyRules& rules) noexcept;
     // process_lite()'s segment i that the steady run did not take (flow_pipeline.cpp); true when the
     // fused path took it after all.
@@ -587,8 +600,8 @@ private:
     {
         const FlowRecord& r = _records[pos];
         return record_deadline(
-            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
-            [&] { return set_deadline_of(pos); });
+            _rules, r.flags, r.timeout_slot, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
+            [&](uint8_t slot) { return _set_deadlines[slot].deadline_ns; });
     }
     // What the wheel works to: deadline_of(), or the next interim report if that comes first.
     uint64_t wheel_deadline_of(uint32_t pos) const noexcept
@@ -603,20 +616,23 @@ private:
     {
         const FlowRecord& r = _records[pos];
         return record_timeout_deadline(
-            _rules, r.flags, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
-            [&] { return set_deadline_of(pos); });
+            _rules, r.flags, r.timeout_slot, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
+            [&](uint8_t slot) { return _set_deadlines[slot].deadline_ns; });
     }
     // The packet path's expiry test (track(), end_if_timed_out()): one test of the flags for the steady
     // packet. Unmarked, the state's timeout_deadline(); RST- or kill-marked, never (they end on the next
     // tick); a timeout update, its deadline.
     uint64_t arrival_deadline_of(uint32_t pos) const noexcept
     {
-        const uint8_t marks = _records[pos].flags & kArrivalMarks;
+        const uint16_t marks = marks_of(_records[pos]) & kArrivalMarks;
         if (marks == 0) [[likely]]
             return state_deadline_of(pos);
         return (marks & (FlowRecord::kReset | FlowRecord::kKilled)) ? UINT64_MAX : timeout_deadline_of(pos);
     }
-    static constexpr uint8_t kArrivalMarks = FlowRecord::kReset | FlowRecord::kKilled | FlowRecord::kTimeoutSet;
+    // The owner's view of a record's flags and timeout slot as one word (adjacent bytes: one load), so the
+    // packet path tests the RST and kill marks and a timeout update (kArrivalMarks) in one compare.
+    static uint16_t marks_of(const FlowRecord& r) noexcept { return uint16_t(r.flags | r.timeout_slot << 8); }
+    static constexpr uint16_t kArrivalMarks = FlowRecord::kReset | FlowRecord::kKilled | 0xff00;
     // timeout_deadline_of() of a flow with no timeout update.
     uint64_t state_deadline_of(uint32_t pos) const noexcept
     {
@@ -624,7 +640,10 @@ private:
         return timeout_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns,
                                 [&] { return _cold[pos].first_seen_ns; });
     }
-    uint64_t set_deadline_of(uint32_t pos) const noexcept { return _set_deadlines[_records[pos].l4_aux].deadline_ns; }
+    uint64_t set_deadline_of(uint32_t pos) const noexcept
+    {
+        return _set_deadlines[_records[pos].timeout_slot].deadline_ns;
+    }
     // A slot for a timeout update: a free one, else one whose flow has ended or cleared it (reclaimed
     // under that flow's shard lock); 0 if none.
     uint8_t claim_timeout_slot() noexcept;
@@ -677,7 +696,7 @@ private:
     DeadlineRules _rules;
     Counters _counters;
 
-    // Timeout updates by slot (set_flow_timeout); [0] is unused (l4_aux 0: none). 4 KiB.
+    // Timeout updates by slot (set_flow_timeout); [0] is unused (timeout_slot 0: none). 4 KiB.
     SetDeadline _set_deadlines[kMaxTimeoutUpdates + 1];
 };
 

@@ -217,6 +217,15 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
     return k;
 }
 
+// True when k is a key lite_key() gives for some TcpLite: both addresses IPv4-mapped, TCP, no VLAN IDs,
+// zone 0. Such a key is equal to lite_key(t) exactly when its IPv4 addresses and ports are t's
+// (conntrack/lite_key.h compares only those for a record that holds one).
+inline bool is_lite_key(const FlowKey& k) noexcept
+{
+    return key_is_ipv4(k) && k.proto == wire::kProtoTcp && k.vlan[0] == 0 && k.vlan[1] == 0 && k.vlan[2] == 0 &&
+           k.zone == 0;
+}
+
 // The TcpLite of a parsed Packet the lane can carry (TCP of kind kLiteKindAck, IPv4 key, no VLAN IDs,
 // zone 0, no SACK block), false for any other: what parse_tcp_lite() gives for the frame parse() gave p
 // for, whatever its options (tests and fuzz drivers feed the lane from Packets with it).

@@ -427,6 +427,77 @@ TEST_CASE("steady path: a quiet steady flow lives past CLOSE's timeout and expir
     }
 }
 
+// The lane compares only the 12 bytes a segment carries (the IPv4 addresses and the ports), so a record
+// whose key differs elsewhere (a zone, VLAN IDs) must never pass its test: kLiteKey, set from the key when
+// a flow is created or restored, keeps it off. A zoned, double-tagged flow between the same endpoints as
+// an untagged lane segment, its zone and tags chosen so that its key's probe (home bucket and signature)
+// is the segment's: its record is the segment's candidate, steady, with the same 12 bytes; the segment
+// must start its own flow and leave that record as it was. Created by packets, and restored from a file's
+// image.
+TEST_CASE("steady path: the lane never takes a flow whose key it cannot carry, though that flow is its candidate",
+          "[conntrack][steady][lane]")
+{
+    const Ep a{"10.9.0.1", 40000}, b{"10.9.0.2", 443};
+    for (const bool restored : {false, true}) {
+        CAPTURE(restored);
+        Harness h(small_config(8));
+        const conntrack::Probe want = TableInspector::index(*h.table).probe(conntrack::flow_hash(h.key(a, b)));
+        packet::FlowKey other = h.key(a, b);
+        bool found = false;
+        for (uint32_t v = 1; v < (1u << 24) && !found; ++v) {
+            other.zone = uint16_t(v);
+            other.vlan[2] = uint8_t(v >> 16);
+            const conntrack::Probe p = TableInspector::index(*h.table).probe(conntrack::flow_hash(other));
+            found = p.bucket == want.bucket && p.sig == want.sig;
+        }
+        REQUIRE(found);
+        REQUIRE(!packet::is_lite_key(other));
+        // The zoned flow's handshake and one ACK, as Packets with that key.
+        const auto send_other = [&](Ep from, Ep to, uint8_t flags) {
+            uint32_t& nxt = h.next_seq(from, to);
+            const uint32_t ack = (flags & kAck) ? h.next_seq(to, from) : 0;
+            packet::Packet p;
+            const auto f = tcp_frame(from, to, flags, 0, 0, nxt, ack);
+            packet::parse(f.data(), uint32_t(f.size()), p);
+            p.key = other;
+            const packet::Packet* pp = &p;
+            h.table->process_burst(&pp, 1, h.now);
+            nxt += (flags & kSyn) ? 1u : 0u;
+        };
+        send_other(a, b, kSyn);
+        send_other(b, a, kSyn | kAck);
+        send_other(a, b, kAck);
+        if (restored) {
+            std::vector<conntrack::FlowImage> images;
+            conntrack::FlowImage slice[8];
+            for (uint32_t start = 0; start != conntrack::kNoPosition;) {
+                size_t n = 0;
+                start = h.table->export_slice(start, 8, {}, slice, n);
+                images.insert(images.end(), slice, slice + n);
+            }
+            REQUIRE(images.size() == 1);
+            Harness fresh(small_config(8));
+            fresh.now = h.now;
+            h.table = std::move(fresh.table);
+            REQUIRE(h.table->restore_flow(images[0], {}, h.now, 0) == conntrack::RestoreOutcome::restored);
+            h.table->finish_restore();
+            send_other(a, b, kAck); // a restored flow is steady again after its first packet (track())
+        }
+        const int32_t pos = TableInspector::find(*h.table, other);
+        REQUIRE(pos >= 0);
+        const FlowRecord& r = TableInspector::record(*h.table, uint32_t(pos));
+        REQUIRE((r.flags & FlowRecord::kSteady) != 0);
+        REQUIRE((r.flags & FlowRecord::kLiteKey) == 0);
+        // The segment's candidate (the table in use now: a restore made a new one, of the same size).
+        REQUIRE(TableInspector::index(*h.table).first_candidate(want) == uint32_t(pos));
+        const uint64_t packets = r.packets[0], created = h.c().flows_created;
+        send_lite(h, tcp_frame(a, b, kAck, 0, 0, h.next_seq(a, b), h.next_seq(b, a)));
+        CHECK(r.packets[0] == packets);
+        CHECK(h.c().flows_created == created + 1);
+        CHECK(h.has(a, b));
+    }
+}
+
 TEST_CASE("steady path: a segment that wraps the receiver's allowance to 0 takes the flow off the fused path",
           "[conntrack][steady]")
 {
@@ -474,7 +545,9 @@ TEST_CASE(
 {
     // A record holding the segment's own key (IPv4-mapped, TCP, no VLAN IDs, zone 0), then each of its
     // 42 bytes changed in turn (an IPv6 key, a VLAN, a zone, another protocol...), and the record's
-    // bytes after the key (flags, state) random: lite_key_of() must say what same_key() says.
+    // bytes after the key (flags, state) random: the lane's test, kLiteKey as the record would hold it
+    // (is_lite_key() of its key, as creation and restore set it) and then lite_key_of(), must say what
+    // same_key() says.
     std::mt19937_64 rng(29);
     unsigned matched = 0, differed = 0;
     for (int i = 0; i < 2000; ++i) {
@@ -490,13 +563,15 @@ TEST_CASE(
         r.flags = uint8_t(rng());
         r.l4.raw[0] = uint8_t(rng());
         r.tcp_flags_seen[0] = uint8_t(rng());
-        r.l4_aux = uint8_t(rng());
+        r.timeout_slot = uint8_t(rng());
         const unsigned byte = unsigned(rng() % 43); // 42: the key as it is
         if (byte < 42)
             reinterpret_cast<uint8_t*>(&r.key)[byte] ^= uint8_t(1u << (rng() % 8));
         const bool same = conntrack::same_key(r.key, packet::lite_key(t));
         CAPTURE(byte);
-        REQUIRE(conntrack::lite_key_of(r, t) == same);
+        const bool lite = packet::is_lite_key(r.key);
+        REQUIRE(lite == (byte >= 42 || (byte >= 12 && byte < 16) || (byte >= 28 && byte < 36)));
+        REQUIRE((lite && conntrack::lite_key_of(r, t)) == same);
         REQUIRE(conntrack::same_key(r.key, conntrack::lite_words(t)) == same);
         // The lane's hash is the FlowKey's, from the per-burst base, whatever the seed.
         const uint32_t seed = i % 2 == 0 ? 0 : uint32_t(rng());
