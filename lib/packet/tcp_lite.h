@@ -222,8 +222,13 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
 // (conntrack/lite_key.h compares only those for a record that holds one).
 inline bool is_lite_key(const FlowKey& k) noexcept
 {
-    return key_is_ipv4(k) && k.proto == wire::kProtoTcp && k.vlan[0] == 0 && k.vlan[1] == 0 && k.vlan[2] == 0 &&
-           k.zone == 0;
+    // lite_key() of its own addresses and ports: inline compares, no call (a flow's creation asks).
+    TcpLite t{};
+    std::memcpy(&t.addr_lo, k.addr_lo + 12, 4);
+    std::memcpy(&t.addr_hi, k.addr_hi + 12, 4);
+    t.port_lo = k.port_lo;
+    t.port_hi = k.port_hi;
+    return lite_key(t) == k;
 }
 
 // The TcpLite of a parsed Packet the lane can carry (TCP of kind kLiteKindAck, IPv4 key, no VLAN IDs,
