@@ -205,8 +205,9 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     const bool steady = tcpstate::steady(tracker, packet::kTcpAck) && tcpstate::steady_window(w.seq);
     const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kSteady)) |
                                   (w.meta.cap << FlowRecord::kCapShift) | (steady ? FlowRecord::kSteady : 0));
+    // marks_of(): a timeout update (its slot, the high byte) differs from `flags` too.
     if (tracker.state == before && outcome == tcpstate::Outcome::ok &&
-        ((flags ^ r.flags) & ~FlowRecord::kSteady) == 0 && r.timeout_slot == 0) [[likely]] {
+        ((flags ^ marks_of(r)) & ~FlowRecord::kSteady) == 0) [[likely]] {
         // The hot path: same state and cap mean a plain extension, no wheel work. The tracker's flag
         // bits may still have changed (a first reply, the handshake's assurance): an update event then.
         if (flags != r.flags)

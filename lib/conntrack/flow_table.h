@@ -152,8 +152,10 @@
 #include <rte_spinlock.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -631,7 +633,16 @@ private:
     }
     // The owner's view of a record's flags and timeout slot as one word (adjacent bytes: one load), so the
     // packet path tests the RST and kill marks and a timeout update (kArrivalMarks) in one compare.
-    static uint16_t marks_of(const FlowRecord& r) noexcept { return uint16_t(r.flags | r.timeout_slot << 8); }
+    static uint16_t marks_of(const FlowRecord& r) noexcept
+    {
+        static_assert(offsetof(FlowRecord, timeout_slot) == offsetof(FlowRecord, flags) + 1);
+        if constexpr (std::endian::native == std::endian::little) { // gcc does not merge the two byte loads
+            uint16_t word;
+            std::memcpy(&word, reinterpret_cast<const uint8_t*>(&r) + offsetof(FlowRecord, flags), sizeof word);
+            return word;
+        }
+        return uint16_t(r.flags | r.timeout_slot << 8);
+    }
     static constexpr uint16_t kArrivalMarks = FlowRecord::kReset | FlowRecord::kKilled | 0xff00;
     // timeout_deadline_of() of a flow with no timeout update.
     uint64_t state_deadline_of(uint32_t pos) const noexcept

@@ -222,13 +222,21 @@ inline FlowKey lite_key(const TcpLite& t) noexcept
 // (conntrack/lite_key.h compares only those for a record that holds one).
 inline bool is_lite_key(const FlowKey& k) noexcept
 {
-    // lite_key() of its own addresses and ports: inline compares, no call (a flow's creation asks).
-    TcpLite t{};
-    std::memcpy(&t.addr_lo, k.addr_lo + 12, 4);
-    std::memcpy(&t.addr_hi, k.addr_hi + 12, 4);
-    t.port_lo = k.port_lo;
-    t.port_hi = k.port_hi;
-    return lite_key(t) == k;
+    // Every byte but the addresses' IPv4 parts and the ports, as words, one branch (a flow's creation asks).
+    static_assert(offsetof(FlowKey, proto) == 36 && offsetof(FlowKey, vlan) == 37 && offsetof(FlowKey, zone) == 40);
+    const auto* b = reinterpret_cast<const uint8_t*>(&k);
+    uint64_t lo_zeros, hi_zeros;
+    uint32_t lo_prefix, hi_prefix, proto_vlan;
+    uint16_t zone;
+    std::memcpy(&lo_zeros, b, 8);
+    std::memcpy(&lo_prefix, b + 8, 4);
+    std::memcpy(&hi_zeros, b + 16, 8);
+    std::memcpy(&hi_prefix, b + 24, 4);
+    std::memcpy(&proto_vlan, b + 36, 4);
+    std::memcpy(&zone, b + 40, 2);
+    constexpr uint32_t kMapped = detail::lite_bytes(0, 0, 0xff, 0xff);
+    return (lo_zeros | hi_zeros | (lo_prefix ^ kMapped) | (hi_prefix ^ kMapped) |
+            (proto_vlan ^ detail::lite_bytes(wire::kProtoTcp, 0, 0, 0)) | zone) == 0;
 }
 
 // The TcpLite of a parsed Packet the lane can carry (TCP of kind kLiteKindAck, IPv4 key, no VLAN IDs,
