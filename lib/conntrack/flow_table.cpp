@@ -447,7 +447,7 @@ Reason FlowTable::reason_of(uint32_t pos, uint64_t now_ns) const noexcept
         return Reason::killed;
     // A timeout update's deadline stands for the inactivity deadline: its expiry is a timeout too.
     const uint64_t inactivity = r.timeout_slot != 0
-                                    ? set_deadline_of(pos)
+                                    ? slot_deadline(r.timeout_slot)
                                     : r.last_seen_ns + inactivity_timeout_ns(_rules, r.flags, r.l4.tcp.state);
     if (_rules.active_timeout_ns) {
         const uint64_t active = _cold[pos].first_seen_ns + _rules.active_timeout_ns;

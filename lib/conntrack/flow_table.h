@@ -61,7 +61,8 @@
 //      next accepted packet clears the update, so the state's timeout counts from that packet as usual
 //      (netfilter's ctnetlink_change_timeout), and re-arms, since the update's deadline may have been
 //      later than the state's. The steady packet pays nothing for this: the slot sits beside the flags
-//      and is tested in the same compare as the RST and kill marks (marks_of). A slot is reclaimed once its flow ended or saw a packet.
+//      and is tested in the same compare as the RST and kill marks (marks_of). A slot is reclaimed once
+//      its flow ended or saw a packet.
 // A packet for a flow whose timeout has run out but which the cop has not reaped yet ends that flow
 // (with its expiry reason) and starts a new one, so a flow never outlives its deadline by being
 // "revived" (RST/kill-marked flows keep their packets until the next tick reaps them).
@@ -603,7 +604,7 @@ private:
         const FlowRecord& r = _records[pos];
         return record_deadline(
             _rules, r.flags, r.timeout_slot, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
-            [&](uint8_t slot) { return _set_deadlines[slot].deadline_ns; });
+            [&](uint8_t slot) { return slot_deadline(slot); });
     }
     // What the wheel works to: deadline_of(), or the next interim report if that comes first.
     uint64_t wheel_deadline_of(uint32_t pos) const noexcept
@@ -619,7 +620,7 @@ private:
         const FlowRecord& r = _records[pos];
         return record_timeout_deadline(
             _rules, r.flags, r.timeout_slot, r.l4.tcp.state, r.last_seen_ns, [&] { return _cold[pos].first_seen_ns; },
-            [&](uint8_t slot) { return _set_deadlines[slot].deadline_ns; });
+            [&](uint8_t slot) { return slot_deadline(slot); });
     }
     // The packet path's expiry test (track(), end_if_timed_out()): one test of the flags for the steady
     // packet. Unmarked, the state's timeout_deadline(); RST- or kill-marked, never (they end on the next
@@ -651,10 +652,8 @@ private:
         return timeout_deadline(_rules, r.flags, r.l4.tcp.state, r.last_seen_ns,
                                 [&] { return _cold[pos].first_seen_ns; });
     }
-    uint64_t set_deadline_of(uint32_t pos) const noexcept
-    {
-        return _set_deadlines[_records[pos].timeout_slot].deadline_ns;
-    }
+    // The deadline an operator set, kept in timeout slot `slot` (FlowRecord::timeout_slot).
+    uint64_t slot_deadline(uint8_t slot) const noexcept { return _set_deadlines[slot].deadline_ns; }
     // A slot for a timeout update: a free one, else one whose flow has ended or cleared it (reclaimed
     // under that flow's shard lock); 0 if none.
     uint8_t claim_timeout_slot() noexcept;
