@@ -152,6 +152,19 @@ private:
     std::map<std::string, uint32_t> _next_seq;
 };
 
+// Every flow of t as a FlowImage (what --state-file writes), in slices as the service exports them.
+inline std::vector<conntrack::FlowImage> export_all(const conntrack::FlowTable& t, conntrack::TimeBase base = {})
+{
+    std::vector<conntrack::FlowImage> out;
+    conntrack::FlowImage slice[256];
+    for (uint32_t start = 0; start != conntrack::kNoPosition;) {
+        size_t n = 0;
+        start = t.export_slice(start, 256, base, slice, n);
+        out.insert(out.end(), slice, slice + n);
+    }
+    return out;
+}
+
 inline const Ep client{"10.0.0.1", 40000};
 inline const Ep server{"10.0.0.2", 80};
 

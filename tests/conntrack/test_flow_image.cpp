@@ -23,18 +23,6 @@ using conntrack::TimeBase;
 
 namespace {
 
-std::vector<FlowImage> export_all(const conntrack::FlowTable& t, TimeBase base = {})
-{
-    std::vector<FlowImage> out;
-    FlowImage slice[256];
-    for (uint32_t start = 0; start != conntrack::kNoPosition;) {
-        size_t n = 0;
-        start = t.export_slice(start, 256, base, slice, n);
-        out.insert(out.end(), slice, slice + n);
-    }
-    return out;
-}
-
 std::vector<FlowSnapshot> listing(const conntrack::FlowTable& t)
 {
     std::vector<FlowSnapshot> all(t.capacity());

@@ -468,13 +468,7 @@ TEST_CASE("steady path: the lane never takes a flow whose key it cannot carry, t
         send_other(b, a, kSyn | kAck);
         send_other(a, b, kAck);
         if (restored) {
-            std::vector<conntrack::FlowImage> images;
-            conntrack::FlowImage slice[8];
-            for (uint32_t start = 0; start != conntrack::kNoPosition;) {
-                size_t n = 0;
-                start = h.table->export_slice(start, 8, {}, slice, n);
-                images.insert(images.end(), slice, slice + n);
-            }
+            const std::vector<conntrack::FlowImage> images = export_all(*h.table);
             REQUIRE(images.size() == 1);
             Harness fresh(small_config(8));
             fresh.now = h.now;
