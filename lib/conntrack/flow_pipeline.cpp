@@ -11,6 +11,9 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstring>
 #include <type_traits>
 
 namespace flowcop::conntrack {
@@ -183,8 +186,8 @@ void FlowTable::finish_burst(const Stage& s) noexcept
             finish_other(pos, pkt, s.probe[j], when);
         } else if (pos != kNoPosition) [[likely]] {
             if (const int taken = track_steady(records[pos], pkt, when, horizon, rules); taken >= 0) [[likely]] {
-                if (taken == kTakenRecap) [[unlikely]]
-                    recap(records[pos]);
+                if (taken > kTaken) [[unlikely]]
+                    recap(records[pos], taken);
                 ++steady;
                 if constexpr (kJudge) {
                     // kSteady holds a seen reply (tcpstate::steady): established, and no slow branch judged
@@ -232,12 +235,31 @@ void FlowTable::finish_burst(const Stage& s) noexcept
     }
 }
 
+// The fingerprint's two words of a segment: a lane segment holds them as they are (seq beside ack, the
+// window beside the payload length: two loads), a Packet's are built.
+template <typename Seg>
+[[gnu::always_inline]] inline tcpstate::detail::FingerprintIn fingerprint_in(const Seg& pkt) noexcept
+{
+    if constexpr (std::is_same_v<Seg, packet::TcpLite> && std::endian::native == std::endian::little) {
+        static_assert(offsetof(packet::TcpLite, ack) == offsetof(packet::TcpLite, seq) + 4 &&
+                      offsetof(packet::TcpLite, l4_payload_len) == offsetof(packet::TcpLite, window) + 2);
+        uint64_t seq_ack;
+        uint32_t window_len;
+        std::memcpy(&seq_ack, &pkt.seq, sizeof seq_ack);
+        std::memcpy(&window_len, &pkt.window, sizeof window_len);
+        return {seq_ack, window_len};
+    } else {
+        return tcpstate::detail::fingerprint_in(tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack), pkt.l4_payload_len,
+                                                pkt.window);
+    }
+}
+
 // What track() does for an accepted steady segment, without what cannot happen to one: no expiry (the
 // flow was seen after the horizon and carries no mark), no state change, no event. One test of the
 // record's flags (kSteady without a mark: track() found the flow ESTABLISHED with every tracker bit a
 // steady packet sets), one of the segment's class (a Packet's: the lane's reader tested a TcpLite's),
 // one of last_seen; then the window's fused steady ACK (tcpstate::detail::steady_ack), which declines a
-// segment outside a bound before writing anything. A changed cap is the caller's to re-arm
+// segment outside a bound before writing anything. A changed cap is the caller's to store and re-arm
 // (kTakenRecap: recap()), so the steady loops make no call.
 template <typename Seg>
 [[gnu::always_inline]] inline int FlowTable::steady_side(const FlowRecord& r, uint16_t flags, const Seg& pkt,
@@ -283,18 +305,22 @@ template <unsigned kSide, typename Seg>
     // A lane segment carries no SACK block (TcpLite::sack == ack): passing ack lets the fused path fold
     // the SACK selection and the window's sack - ack away.
     const uint32_t sack = std::is_same_v<Seg, packet::TcpLite> ? pkt.ack : pkt.sack;
-    const int cap =
-        tcpstate::detail::steady_ack<kSide>(w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack),
-                                            tcpstate::Seq(sack), pkt.l4_payload_len, pkt.window, rules, [&] {
-                                                stats::bump_in_place(r.packets[kSide], 1);
-                                                stats::bump_in_place(r.bytes[kSide], ip_len);
-                                                stats::or_in_place(r.tcp_flags_seen[kSide], tcp_flags);
-                                                store_relaxed(r.last_seen_ns, now_ns);
-                                            });
+    const int cap = tcpstate::detail::steady_ack<kSide>(
+        w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack), tcpstate::Seq(sack), pkt.l4_payload_len,
+        [&] {
+            return tcpstate::detail::SteadyLate{pkt.window, fingerprint_in(pkt)};
+        },
+        rules,
+        [&] {
+            stats::bump_in_place(r.packets[kSide], 1);
+            stats::bump_in_place(r.bytes[kSide], ip_len);
+            stats::or_in_place(r.tcp_flags_seen[kSide], tcp_flags);
+            store_relaxed(r.last_seen_ns, now_ns);
+        });
     if (cap < 0) [[unlikely]]
         return kNotTaken;
-    // r.flags as track_steady() read it
-    return cap != static_cast<int>(cap_of(uint8_t(flags))) ? kTakenRecap : kTaken; // kSteadyLost differs too
+    // r.flags as track_steady() read it; its cap is meta.cap (flow_record.h), which steady_ack() left.
+    return cap != static_cast<int>(cap_of(uint8_t(flags))) ? kTakenRecap | cap : kTaken; // kSteadyLost differs too
 }
 
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,
@@ -357,8 +383,8 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* h
         steady += j - run;
         if (j == n)
             break;
-        if (taken == kTakenRecap) {
-            recap(*cands[j]);
+        if (taken > kTaken) {
+            recap(*cands[j], taken);
             ++steady;
         } else {
             const uint32_t pos = cands[j] != &no_flow ? uint32_t(cands[j] - records) : kNoPosition;
@@ -391,8 +417,8 @@ bool FlowTable::finish_lite_one(const packet::TcpLite& seg, const Probe& probe, 
         return false;
     }
     if (const int taken = track_steady(records[pos], seg, now_ns, horizon, rules); taken >= 0) {
-        if (taken == kTakenRecap)
-            recap(records[pos]);
+        if (taken > kTaken)
+            recap(records[pos], taken);
         return true;
     }
     track(pos, full(ctx, i), now_ns);

@@ -12,7 +12,8 @@
 //   0..41    key              FlowKey (42 bytes; zone at 40..41: issue 15 fills it per port)
 //   42       flags            kInUse | kOrigIsLo | kReset | kKilled | kLiteKey | kSteady, and
 //                             (kCapMask) the timeout cap TCP window tracking chose (tcpstate::Cap), which
-//                             the deadline reads
+//                             the deadline reads; equal to the window's meta.cap once a packet was
+//                             accepted (the steady path stores meta.cap only when it differs)
 //   43       timeout_slot     the table's slot holding the deadline an operator set (FlowTable::
 //                             set_flow_timeout, 1..255) until the flow's next accepted packet; 0: none.
 //                             Beside the flags, so the packet path tests both as one 16-bit word

@@ -231,11 +231,12 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
         emit(pos, events::Kind::updated, Reason::count, now_ns);
 }
 
-void FlowTable::recap(FlowRecord& r) noexcept
+void FlowTable::recap(FlowRecord& r, int taken) noexcept
 {
     const auto pos = uint32_t(&r - _records);
     // After the fused path: a new cap, or (kSteadyLost) a window that no longer meets steady_window().
-    const tcpstate::WindowState& w = r.window.tcp;
+    tcpstate::WindowState& w = r.window.tcp;
+    tcpstate::detail::note_cap(w.meta, taken);
     const uint8_t lost = tcpstate::steady_window(w.seq) ? 0 : FlowRecord::kSteady;
     store_relaxed(r.flags, uint8_t((r.flags & ~(FlowRecord::kCapMask | lost)) | (w.meta.cap << FlowRecord::kCapShift)));
     rearm(pos);

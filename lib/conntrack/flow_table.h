@@ -471,9 +471,11 @@ private:
         uint64_t latest; // the latest of at[]: a flow seen after it is live under any cap
     };
     // Seg: packet::Packet, or packet::TcpLite (the steady lane): the same field names.
-    // Returns kNotTaken (nothing written), kTaken, or kTakenRecap: tracked, and the flow's timeout cap
-    // changed, so the caller calls recap() (kept out of the steady loops: a call there costs their registers).
-    static constexpr int kNotTaken = -1, kTaken = 0, kTakenRecap = 1;
+    // Returns kNotTaken (nothing written), kTaken, or kTakenRecap with steady_ack()'s result (the cap,
+    // kSteadyLost) or-ed in: tracked, and the flow's timeout cap changed, so the caller passes the result to
+    // recap() (kept out of the steady loops: a call there costs their registers).
+    static constexpr int kNotTaken = -1, kTaken = 0, kTakenRecap = 16;
+    static_assert(kTakenRecap > (3 | tcpstate::detail::kSteadyLost));
     template <typename Seg>
     int track_steady(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const SteadyHorizon& horizon,
                      const tcpstate::SteadyRules& rules) noexcept;
@@ -507,8 +509,9 @@ private:
     // the window check (tcpstate::track), counters, re-arm and events.
     [[gnu::cold]] void track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) noexcept;
     // A steady packet changed the flow's timeout cap (retransmissions, a zero window, data in flight):
-    // the record's flags take it and the flow is re-armed.
-    [[gnu::cold]] void recap(FlowRecord& r) noexcept;
+    // the window's meta.cap and the record's flags take it (track_steady()'s result) and the flow is
+    // re-armed.
+    [[gnu::cold]] void recap(FlowRecord& r, int taken) noexcept;
     // Per burst, by the record's timeout cap: a steady flow (kSteady: ESTABLISHED, no mark) last seen after
     // at[cap] has not timed out at `latest` (its deadline is its last_seen plus ESTABLISHED's timeout under
     // that cap, _steady_slack_ns[cap]); UINT64_MAX when an active timeout is set (the exact test reads the

@@ -40,8 +40,8 @@ struct TcpLite {
     uint32_t seq, ack;         // host order
     uint32_t sack;             // == ack: this frame carries no SACK block
     uint16_t window;           // as on the wire (unscaled)
+    uint16_t l4_payload_len;   // TCP payload bytes (beside the window: the fingerprint loads both as one word)
     uint16_t ip_len;           // IPv4 total length (Packet::ip_len)
-    uint16_t l4_payload_len;   // TCP payload bytes
     uint8_t tcp_flags;
     bool src_is_lo; // the packet's source is addr_lo/port_lo (Packet::src_is_lo)
 };
@@ -49,8 +49,8 @@ static_assert(sizeof(TcpLite) == 32, "a burst of them is 1 KiB");
 
 static_assert(offsetof(TcpLite, addr_hi) == 4 && offsetof(TcpLite, port_lo) == 8 && offsetof(TcpLite, port_hi) == 10 &&
                   offsetof(TcpLite, seq) == 12 && offsetof(TcpLite, ack) == 16 && offsetof(TcpLite, sack) == 20 &&
-                  offsetof(TcpLite, window) == 24 && offsetof(TcpLite, ip_len) == 26 &&
-                  offsetof(TcpLite, l4_payload_len) == 28 && offsetof(TcpLite, tcp_flags) == 30 &&
+                  offsetof(TcpLite, window) == 24 && offsetof(TcpLite, l4_payload_len) == 26 &&
+                  offsetof(TcpLite, ip_len) == 28 && offsetof(TcpLite, tcp_flags) == 30 &&
                   offsetof(TcpLite, src_is_lo) == 31,
               "detail::parse_tcp_lite_sse() writes TcpLite as two 16-byte vectors in this layout");
 
@@ -177,8 +177,8 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
     // Bytes 16-31: ack and sack (the ack twice), window, flags from the TCP header; the lengths inserted;
     // src_is_lo 1 unless swapped.
     __m128i rest = _mm_shuffle_epi8(tcp, _mm_setr_epi8(11, 10, 9, 8, 11, 10, 9, 8, 15, 14, -1, -1, -1, -1, 13, -1));
-    rest = _mm_insert_epi16(rest, int(total), 5);
-    rest = _mm_insert_epi16(rest, int(payload), 6);
+    rest = _mm_insert_epi16(rest, int(payload), 5);
+    rest = _mm_insert_epi16(rest, int(total), 6);
     rest = _mm_or_si128(rest, _mm_andnot_si128(swap, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(&out) + 1, rest);
     return true;

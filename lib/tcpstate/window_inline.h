@@ -29,23 +29,40 @@
 namespace flowcop::tcpstate {
 namespace detail {
 
-// 32 bits of (direction, seq, ack, end, raw window): equal for a segment sent again unchanged, and
-// equal for two different segments with probability about 2^-32, which can only add one to a count the
-// next different segment resets (three in a row are needed to cap a timeout). A CRC-32C chain where the
-// CPU has the instruction (SSE 4.2, ARMv8 CRC: four instructions), else multiplicative hashing; both
-// paths call this one function, so either is exact. Not persisted, so it may differ between builds.
-inline uint32_t fingerprint(unsigned side, Seq seq, Seq ack, Seq end, uint16_t window) noexcept
+// What fingerprint() hashes of a segment: seq and ack as one 64-bit word (seq low), the raw window and
+// the segment's length (end - seq) as another (the window low), as packet::TcpLite holds them in memory
+// side by side: the steady lane loads the two words, the full path builds them (fingerprint_in()).
+struct FingerprintIn {
+    uint64_t seq_ack;
+    uint64_t window_len;
+};
+constexpr FingerprintIn fingerprint_in(Seq seq, Seq ack, uint32_t len, uint16_t window) noexcept
 {
-    const uint32_t last = uint32_t{window} << 1 | side;
+    return {uint64_t{seq.raw} | uint64_t{ack.raw} << 32, uint64_t{window} | uint64_t{len} << 16};
+}
+
+// What steady_ack() reads of the segment only after its first store: the raw window and the
+// fingerprint's words.
+struct SteadyLate {
+    uint16_t window;
+    FingerprintIn fp_in;
+};
+
+// 32 bits of (direction, seq, ack, length, raw window): equal for a segment sent again unchanged, and
+// equal for two different segments with probability about 2^-32, which can only add one to a count the
+// next different segment resets (three in a row are needed to cap a timeout). A CRC-32C chain over the
+// two words seeded with the direction where the CPU has the instruction (SSE 4.2, ARMv8 CRC: two
+// instructions), else multiplicative hashing; both paths call this one function, so either is exact. Not
+// part of a flow's meaning: under a build with another function a restored flow's count restarts.
+inline uint32_t fingerprint(unsigned side, FingerprintIn in) noexcept
+{
 #if defined(__SSE4_2__)
-    return __builtin_ia32_crc32si(
-        __builtin_ia32_crc32si(__builtin_ia32_crc32si(__builtin_ia32_crc32si(0, seq.raw), ack.raw), end.raw), last);
+    return uint32_t(__builtin_ia32_crc32di(__builtin_ia32_crc32di(side, in.seq_ack), in.window_len));
 #elif defined(__ARM_FEATURE_CRC32)
-    return __builtin_arm_crc32cw(
-        __builtin_arm_crc32cw(__builtin_arm_crc32cw(__builtin_arm_crc32cw(0, seq.raw), ack.raw), end.raw), last);
+    return __builtin_arm_crc32cd(__builtin_arm_crc32cd(side, in.seq_ack), in.window_len);
 #else
-    const uint32_t h = seq.raw * 0x9e3779b1u ^ ack.raw * 0x85ebca77u ^ end.raw * 0xc2b2ae3du ^ (last * 0x27d4eb2fu);
-    return h ^ (h >> 15);
+    const uint64_t h = (in.seq_ack ^ side) * 0x9e3779b97f4a7c15ull ^ in.window_len * 0xc2b2ae3d27d4eb4full;
+    return uint32_t(h >> 32 ^ h);
 #endif
 }
 
@@ -97,7 +114,7 @@ inline void learn_inside(WindowSeq& ws, WindowMeta& m, unsigned side, const Segm
         m.flags[side ^ 1u].unacked = 0;
 
     if (ack_class) {
-        const uint32_t fp = fingerprint(side, seq, ack, end, seg.window);
+        const uint32_t fp = fingerprint(side, fingerprint_in(seq, ack, end - seq, seg.window));
         if (fp == m.last && !m.last_ignored) {
             if (m.retrans < WindowPolicy::kMaxMaxRetrans)
                 ++m.retrans;
@@ -192,21 +209,25 @@ inline constexpr int kSteadyLost = 8;
 // The steady established ACK, fused: the four bounds without a branch between them, then every update
 // learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
 // rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
-// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), returning the Cap it
-// chose (the caller compares it with the one its deadline uses), with kSteadyLost or-ed in when the flow
-// no longer meets steady_window() after it; -1, with nothing written, when a bound fails (the reason,
-// overshoot learning, liberal mode and a side's first segment are track_full's).
+// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), but for meta.cap:
+// returning the Cap it chose, with kSteadyLost or-ed in when the flow no longer meets steady_window()
+// after it, it leaves meta.cap as it was, and the caller stores the Cap when it differs (note_cap()): a
+// flow table compares it with the cap its deadline uses anyway, which equals meta.cap. -1, with nothing
+// written, when a bound fails (the reason, overshoot learning, liberal mode and a side's first segment are
+// track_full's).
 // Precondition: steady(tracker, seg.flags) and steady_window(ws) (the flow table keeps both in
 // one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
 // a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
-// The segment arrives in registers: the flow's fields could alias the packet as far as the compiler
-// knows, so its fields are read before anything is written.
+// What the bounds need of the segment arrives as values; what only the updates need (the raw window, the
+// fingerprint's words) `late()` reads after the first store: the flow's fields could alias the segment as
+// far as the compiler knows, so a segment in memory is read there again, not held in a register (or
+// spilled) across the bounds.
 // `accepted()` runs once the bounds hold, before any of the window's stores: a caller's own updates of
 // an accepted packet (counters, last seen) go there, so the values they need die before the window's
 // ~20 live values are computed (a caller that did them after this returned kept them spilled across it).
-template <unsigned kSide, typename Accepted>
+template <unsigned kSide, typename Late, typename Accepted>
 [[gnu::always_inline]] inline int steady_ack(WindowSeq& ws, WindowMeta& meta, Seq seq, Seq ack, Seq sack_field,
-                                             uint32_t payload_len, uint16_t window, const SteadyRules& rules,
+                                             uint32_t payload_len, Late&& late, const SteadyRules& rules,
                                              Accepted&& accepted) noexcept
 {
     using namespace meta_bits;
@@ -231,9 +252,10 @@ template <unsigned kSide, typename Accepted>
     if ((in1 & in2 & in3 & in4) >= 0)
         return -1;
     accepted();
-    // What needs the segment's seq and raw window first, so neither stays live (spilled) to the end.
-    const uint32_t fp = fingerprint(kSide, seq, ack, end, window);
-    const uint32_t win = uint32_t{window} << (uint32_t(m >> kSndShift) & kScale0);
+    // What needs the segment's raw window first, so it does not stay live (spilled) to the end.
+    const SteadyLate seg = late();
+    const uint32_t fp = fingerprint(kSide, seg.fp_in);
+    const uint32_t win = uint32_t{seg.window} << (uint32_t(m >> kSndShift) & kScale0);
     const bool zero = win == 0; // window == 0: shifted by at most 15, no 16-bit window loses its bits
     const uint32_t swin = win + (sack - ack);
     snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
@@ -256,10 +278,10 @@ template <unsigned kSide, typename Accepted>
     // word's tail, or-ing in zeros and testing 0 against the limit in the common one). fresh[] is cap[]'s
     // even half, kept apart because indexing cap[] by the facts doubled cost one more instruction.
     const unsigned facts = ((flags & (kUnacked0 | kUnacked1)) ? 1u : 0u) | (zero ? 2u : 0u);
-    // Byte 2: the count, 0 but for a repeat. Byte 3: liberal kept; this packet's direction, class (ack),
-    // zero window and cap.
-    uint64_t word =
-        flags | (m & kLiberal) | kAckClass | (kSide ? kLastDir : 0) | (zero ? kLastWinZero : 0) | uint64_t{fp} << 32;
+    // Byte 2: the count, 0 but for a repeat. Byte 3: liberal and the cap kept; this packet's direction,
+    // class (ack) and zero window.
+    uint64_t word = flags | (m & (kLiberal | kCap)) | kAckClass | (kSide ? kLastDir : 0) | (zero ? kLastWinZero : 0) |
+                    uint64_t{fp} << 32;
     Cap cap = rules.fresh[facts];
     if (fp == uint32_t(m >> 32) && !(m & kLastIgnored)) [[unlikely]] {
         const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
@@ -267,12 +289,18 @@ template <unsigned kSide, typename Accepted>
         word |= uint64_t{count} << 16;
         cap = rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1];
     }
-    word |= uint64_t(static_cast<uint8_t>(cap)) << __builtin_ctzll(kCap);
     __builtin_memcpy(&meta, &word, sizeof word);
     if (rcv_maxwin_now == 0) [[unlikely]]
         return static_cast<int>(cap) | kSteadyLost;
     return static_cast<int>(cap);
 }
+
+// The Cap in steady_ack()'s result (>= 0) into meta.cap, where the full path's note_accepted() keeps it.
+inline void note_cap(WindowMeta& meta, int steady_result) noexcept
+{
+    meta.cap = uint8_t(steady_result & 3);
+}
+static_assert(kCapCount == 4 && kSteadyLost > 3);
 
 } // namespace detail
 
@@ -308,11 +336,17 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
     const unsigned side = dir == Dir::orig ? 0u : 1u;
     if (!steady(f.tracker, seg.flags) || !steady_window(f.seq))
         return false;
-    const int cap = side == 0 ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len,
-                                                      seg.window, rules, [] {})
-                              : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len,
-                                                      seg.window, rules, [] {});
-    return cap >= 0;
+    const auto late = [&] {
+        return detail::SteadyLate{seg.window, detail::fingerprint_in(seg.seq, seg.ack, seg.payload_len, seg.window)};
+    };
+    const int cap =
+        side == 0
+            ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, late, rules, [] {})
+            : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, late, rules, [] {});
+    if (cap < 0)
+        return false;
+    detail::note_cap(f.meta, cap);
+    return true;
 }
 
 [[gnu::always_inline]] inline bool track_steady(const FlowRef& f, Dir dir, const Segment& seg,
