@@ -117,12 +117,12 @@ struct alignas(128) FlowRecord {
     // a flow (or is restored), from the key, which never changes while the record is in use.
     static constexpr uint8_t kLiteKey = 0x40;
     // TCP only, kept by FlowTable::track() (issue 29): the flow is ESTABLISHED with every tracker bit a
-    // steady ACK sets (tcpstate::steady() holds for its next plain ACK) and both sides' windows known
-    // (tcpstate::steady_window(); the fused path clears the bit when it leaves one unknown), so that packet may take
-    // the fused steady path (FlowTable::track_steady) without reading the tracker. Only track() changes
-    // the tracker, and it sets or clears this bit with it; any other write of the flags that drops it
-    // costs one packet on the slow path, never a wrong result. Restored with the record, it must come
-    // with the tracker it was computed from (or be cleared).
+    // steady ACK sets (tcpstate::steady() holds for its next plain ACK) and both sides' windows and
+    // highest acks known (tcpstate::steady_window(); the fused path clears the bit when it leaves a window
+    // unknown), so that packet may take the fused steady path (FlowTable::track_steady) without reading
+    // the tracker. Only track() changes the tracker, and it sets or clears this bit with it; any other
+    // write of the flags that drops it costs one packet on the slow path, never a wrong result. Restored
+    // with the record, it must come with the tracker it was computed from (or be cleared).
     static constexpr uint8_t kSteady = 0x80;
 
     packet::FlowKey key;

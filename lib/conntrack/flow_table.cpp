@@ -202,7 +202,7 @@ void FlowTable::track(uint32_t pos, const packet::Packet& pkt, uint64_t now_ns) 
     // An accepted packet clears a timeout update (timeout_slot): the state's timeout counts from it again,
     // and the flow takes the re-arm below, since the deadline set may have been later. kSteady follows
     // the tracker (flow_record.h).
-    const bool steady = tcpstate::steady(tracker, packet::kTcpAck) && tcpstate::steady_window(w.seq);
+    const bool steady = tcpstate::steady(tracker, packet::kTcpAck) && tcpstate::steady_window(w.seq, w.meta);
     const uint8_t flags = uint8_t((r.flags & ~(FlowRecord::kCapMask | FlowRecord::kSteady)) |
                                   (w.meta.cap << FlowRecord::kCapShift) | (steady ? FlowRecord::kSteady : 0));
     // marks_of(): a timeout update (its slot, the high byte) differs from `flags` too.
@@ -237,7 +237,7 @@ void FlowTable::recap(FlowRecord& r, int taken) noexcept
     // After the fused path: a new cap, or (kSteadyLost) a window that no longer meets steady_window().
     tcpstate::WindowState& w = r.window.tcp;
     tcpstate::detail::note_cap(w.meta, taken);
-    const uint8_t lost = tcpstate::steady_window(w.seq) ? 0 : FlowRecord::kSteady;
+    const uint8_t lost = tcpstate::steady_window(w.seq, w.meta) ? 0 : FlowRecord::kSteady;
     store_relaxed(r.flags, uint8_t((r.flags & ~(FlowRecord::kCapMask | lost)) | (w.meta.cap << FlowRecord::kCapShift)));
     rearm(pos);
 }

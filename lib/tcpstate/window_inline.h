@@ -12,7 +12,8 @@
 //   WindowMeta) holds byte for byte what track_full() would have left and the result is {ok, none};
 //   when it returns false it has written nothing and the caller runs track_full(). It takes a segment
 //   only when steady() holds (ESTABLISHED, ACK class: no SYN, FIN or RST, every tracker bit such a
-//   packet sets already set), the sender's side has been seen (maxwin != 0) and all four bounds hold:
+//   packet sets already set), steady_window() holds (both sides seen, both highest acks known) and all
+//   four bounds hold:
 //   then netfilter's tcp_packet() runs no RST rule, no (re)initialisation and no state change, and only
 //   the in-window updates and the cap remain. A liberal flow takes it too (liberal mode only changes
 //   what happens outside the bounds). tests/tcpstate/test_window_steady.cpp runs both paths on random
@@ -215,7 +216,7 @@ inline constexpr int kSteadyLost = 8;
 // flow table compares it with the cap its deadline uses anyway, which equals meta.cap. -1, with nothing
 // written, when a bound fails (the reason, overshoot learning, liberal mode and a side's first segment are
 // track_full's).
-// Precondition: steady(tracker, seg.flags) and steady_window(ws) (the flow table keeps both in
+// Precondition: steady(tracker, seg.flags) and steady_window(ws, meta) (the flow table keeps both in
 // one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
 // a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
 // What the bounds need of the segment arrives as values; what only the updates need (the raw window, the
@@ -261,17 +262,16 @@ template <unsigned kSide, typename Late, typename Accepted>
     snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
     const bool advances = after(end, snd.end);
     snd.end = advances ? end : snd.end;
-    const bool new_maxack = !(m & kMaxackSet0 << kSndShift) || after(ack, ws.maxack[kSide]);
-    ws.maxack[kSide] = new_maxack ? ack : ws.maxack[kSide];
+    ws.maxack[kSide] = after(ack, ws.maxack[kSide]) ? ack : ws.maxack[kSide]; // maxack_set: steady_window()
     // Grows only past the receiver's allowance: a forged stream could wrap it to 0 (an unseen side).
     const uint32_t rcv_maxwin_now = after(end, snd.maxend) ? rcv_maxwin + (end - snd.maxend) : rcv_maxwin;
     rcv.maxwin = rcv_maxwin_now;
     const Seq allowed = sack + win;
     rcv.maxend = after(allowed, rcv.maxend - 1) ? allowed + (zero ? 1u : 0u) : rcv.maxend; // a 1-byte probe
 
-    // Both sides' flags: maxack set and, when the end advanced, data unacknowledged for the sender; the
-    // receiver's unacknowledged data all acknowledged when the ack reaches its end.
-    uint64_t flags = (m & 0xffffu) | kMaxackSet0 << kSndShift | (advances ? kUnacked0 << kSndShift : 0);
+    // Both sides' flags: when the end advanced, data unacknowledged for the sender; the receiver's
+    // unacknowledged data all acknowledged when the ack reaches its end (maxack_set is set already).
+    uint64_t flags = (m & 0xffffu) | (advances ? kUnacked0 << kSndShift : 0);
     flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
     // The cap: from fresh[] for a segment that is not a repeat (nearly every one), its retransmission count
     // 0; a repeat counts on and reads cap[] (written as one choice of count, gcc kept two copies of the
@@ -304,11 +304,13 @@ static_assert(kCapCount == 4 && kSteadyLost > 3);
 
 } // namespace detail
 
-// The window's part of the fused path's precondition: both sides seen (maxwin != 0), as every flow whose
-// tracker is steady (a reply seen) has, unless forged segments wrapped a side's allowance to 0.
-constexpr bool steady_window(const WindowSeq& ws) noexcept
+// The window's part of the fused path's precondition: both sides seen (maxwin != 0) and each side's
+// highest ack known (maxack_set), as every flow whose tracker is steady (a reply seen, every segment but a
+// first SYN an ACK) has, unless forged segments wrapped a side's allowance to 0. The fused path then
+// neither tests nor sets maxack_set.
+constexpr bool steady_window(const WindowSeq& ws, const WindowMeta& m) noexcept
 {
-    return ws.side[0].maxwin != 0 && ws.side[1].maxwin != 0;
+    return ws.side[0].maxwin != 0 && ws.side[1].maxwin != 0 && m.flags[0].maxack_set && m.flags[1].maxack_set;
 }
 
 inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& timeouts) noexcept
@@ -334,7 +336,7 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
 {
     // Any non-orig value is reply, as in step().
     const unsigned side = dir == Dir::orig ? 0u : 1u;
-    if (!steady(f.tracker, seg.flags) || !steady_window(f.seq))
+    if (!steady(f.tracker, seg.flags) || !steady_window(f.seq, f.meta))
         return false;
     const auto late = [&] {
         return detail::SteadyLate{seg.window, detail::fingerprint_in(seg.seq, seg.ack, seg.payload_len, seg.window)};

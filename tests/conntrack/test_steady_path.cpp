@@ -225,7 +225,7 @@ public:
         field("window.meta", std::memcmp(&r.window.tcp.meta, &c.meta, sizeof c.meta) != 0, 0);
         field("cap", unsigned(conntrack::cap_of(r.flags)), unsigned(c.meta.timeout_cap()));
         field("kSteady", (r.flags & FlowRecord::kSteady) != 0,
-              tcpstate::steady(c.tracker, kAck) && tcpstate::steady_window(c.seq));
+              tcpstate::steady(c.tracker, kAck) && tcpstate::steady_window(c.seq, c.meta));
         field("orig is tmpl[0]", ((r.flags & FlowRecord::kOrigIsLo) != 0) == c.tmpl[0].src_is_lo, 1);
         for (unsigned d = 0; d < 2; ++d) {
             field(d == 0 ? "packets[orig]" : "packets[reply]", r.packets[d], c.packets[d]);

@@ -278,8 +278,16 @@ TEST_CASE("steady path: a picked-up flow's first reply initialises its side firs
     CHECK_FALSE(both_ways(f, kO, seg(4000, 9000, kData, 100), w.policy, w.timeouts, paths));
     CHECK_FALSE(both_ways(f, kR, seg(9000, 4100, kAck), w.policy, w.timeouts, paths));
     REQUIRE(f.tracker.assured());
-    CHECK(both_ways(f, kO, seg(4100, 9000, kData, 100), w.policy, w.timeouts, paths));
-    CHECK(both_ways(f, kR, seg(9000, 4200, kAck), w.policy, w.timeouts, paths));
+    CHECK_FALSE(steady_window(f.seq, f.meta));
+    // Picked up, liberal: no segment so far was inside the bounds (each met an end not yet learnt), so
+    // neither side's highest ack is known (maxack_set), which the fast path takes as given
+    // (steady_window). Each side's first segment inside them learns it on the full path; the next takes
+    // the fast one.
+    CHECK_FALSE(both_ways(f, kO, seg(4100, 9000, kData, 100), w.policy, w.timeouts, paths));
+    CHECK_FALSE(both_ways(f, kR, seg(9000, 4200, kAck), w.policy, w.timeouts, paths));
+    REQUIRE(steady_window(f.seq, f.meta));
+    CHECK(both_ways(f, kO, seg(4200, 9000, kData, 100), w.policy, w.timeouts, paths));
+    CHECK(both_ways(f, kR, seg(9000, 4300, kAck), w.policy, w.timeouts, paths));
 }
 
 namespace {
@@ -412,12 +420,15 @@ TEST_CASE("steady path: random and corrupt window state gives the full path's re
         std::memcpy(&f.meta, raw + sizeof f.seq, sizeof f.meta);
         const Dir d = rng() % 2 == 0 ? kO : kR;
         const unsigned side = d == kO ? 0 : 1;
-        // A side never seen (only corrupt state is steady then), or nothing known of the receiver's
-        // window: not steady_window(), so the fast path must decline and write nothing.
+        // A side never seen (only corrupt state is steady then), nothing known of the receiver's window,
+        // or a side's highest ack unknown: not steady_window(), so the fast path must decline and write
+        // nothing.
         if (rng() % 8 == 0)
             f.seq.side[side].maxwin = 0;
         if (rng() % 8 == 0)
             f.seq.side[side ^ 1].maxwin = 0;
+        f.meta.flags[side].maxack_set = rng() % 16 == 0 ? 0 : 1;
+        f.meta.flags[side ^ 1].maxack_set = rng() % 16 == 0 ? 0 : 1;
         // Mostly near the bounds, so that about half the segments are inside them.
         const uint32_t jitter = uint32_t(rng() % 4 == 0 ? rng() : rng() % 70000);
         const Seq seq = f.seq.side[side].maxend - jitter;
