@@ -283,7 +283,9 @@ template <unsigned kSide, typename Late, typename Accepted>
     uint64_t word = flags | (m & (kLiberal | kCap)) | kAckClass | (kSide ? kLastDir : 0) | (zero ? kLastWinZero : 0) |
                     uint64_t{fp} << 32;
     Cap cap = rules.fresh[facts];
-    if (fp == uint32_t(m >> 32) && !(m & kLastIgnored)) [[unlikely]] {
+    // meta.last from memory, not m's high half: after the stores above (which could alias meta as far as
+    // the compiler knows) it is loaded again anyway, and the load folds into the compare.
+    if (fp == meta.last && !(m & kLastIgnored)) [[unlikely]] {
         const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
         const uint32_t count = retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u);
         word |= uint64_t{count} << 16;
