@@ -149,21 +149,26 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
                      _mm_and_si128(tcp, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -16, kLiteKind, 0, 0)));
     const int same = _mm_movemask_epi8(_mm_cmpeq_epi8(
         checked, _mm_setr_epi8(0x08, 0x00, 0x45, 0, 0, 0, 0, 0, 0, 0, 0, w::kProtoTcp, 0x50, kLiteKindAck, 0, 0)));
-    uint32_t headers = w::kIpv4MinHeaderLen + w::kTcpMinHeaderLen;
-    if (same != 0xffff) {
+    constexpr uint32_t kHeaders = w::kIpv4MinHeaderLen + w::kTcpMinHeaderLen;
+    constexpr uint32_t kStampHeaders = kHeaders + w::kTcpTimestampAlignedLen;
+    const uint32_t total = w::be16(ip + 2);
+    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()):
+    // its payload in [0, frame_len - kLiteL3 - headers], one unsigned compare (frame_len >= len >= both
+    // headers' end: no wrap). Written out for each header length, so each is a constant.
+    uint32_t payload;
+    if (same == 0xffff) [[likely]] {
+        payload = total - kHeaders;
+        if (payload > frame_len - (kLiteL3 + kHeaders))
+            return false;
+    } else {
         // All but the data offset: the timestamp's 8 with its aligned lead, or not taken.
         if (same != 0xefff || (th[12] & 0xf0) != 0x80 || len < kLiteMin + w::kTcpTimestampAlignedLen ||
             w::be32(th + w::kTcpMinHeaderLen) != w::kTcpTimestampAlignedLead)
             return false;
-        headers += w::kTcpTimestampAlignedLen;
+        payload = total - kStampHeaders;
+        if (payload > frame_len - (kLiteL3 + kStampHeaders))
+            return false;
     }
-    const uint32_t total = w::be16(ip + 2);
-    // The IP datagram holds both headers and fits the frame (padding after it is fine, as in parse()):
-    // its payload in [0, frame_len - kLiteL3 - headers], one unsigned compare (frame_len >= len >= both
-    // headers' end: no wrap).
-    const uint32_t payload = total - headers;
-    if (payload > frame_len - kLiteL3 - headers)
-        return false;
     // Each endpoint as a 48-bit number (address, then port, host order) in a 64-bit lane: the canonical
     // order is one compare of the lanes (both below 2^63: pcmpgtq's signed compare is the unsigned one).
     const __m128i keyed = _mm_shuffle_epi8(ends, _mm_setr_epi8(9, 8, 3, 2, 1, 0, -1, -1, 11, 10, 7, 6, 5, 4, -1, -1));

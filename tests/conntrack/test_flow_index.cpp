@@ -190,7 +190,7 @@ TEST_CASE("A bucket's first candidate is found in every slot, and none where no 
         REQUIRE(f.insert(hash_in(home, f.n, uint16_t(100 + slot)), 1000 + slot));
     for (uint32_t slot = 0; slot < conntrack::kBucketSlots; ++slot) {
         CAPTURE(slot);
-        REQUIRE(f.index.bucket(home).sig[slot] == 100 + slot); // first free slot first: slot by slot
+        REQUIRE(f.index.bucket(home).sig[slot] == (100 + slot | conntrack::kSigSet)); // first free slot first
         const Probe p = f.index.probe(hash_in(home, f.n, uint16_t(100 + slot)));
         CHECK(FlowIndex::first_candidate(*f.index.home(p), p.sig, elements.data(), static_cast<int*>(nullptr)) ==
               elements.data() + 1000 + slot);
@@ -215,9 +215,11 @@ TEST_CASE("Equal signatures in one bucket are told apart by the caller's key che
     REQUIRE(f.insert(h0 + 0x10000, 1));
     CHECK(f.find(h0) == 0);
     CHECK(f.find(h0 + 0x10000) == 1);
-    // Signature 0 marks an empty slot: a hash whose low 16 bits are 0 still gets a non-zero signature.
+    // Signature 0 marks an empty slot: a hash whose low 16 bits are 0 still gets a non-zero signature,
+    // and one whose low 16 bits differ only in the top one shares it.
     const uint32_t z = hash_in(3, f.n, 0);
-    CHECK(f.index.probe(z).sig == 1);
+    CHECK(f.index.probe(z).sig == conntrack::kSigSet);
+    CHECK(f.index.probe(hash_in(3, f.n, conntrack::kSigSet)).sig == conntrack::kSigSet);
     REQUIRE(f.insert(z, 2));
     CHECK(f.find(z) == 2);
     CHECK(f.erase(2));
