@@ -26,6 +26,7 @@
 #include <tcpstate/tcp_state_detail.h>
 
 #include <bit>
+#include <cstddef>
 
 namespace flowcop::tcpstate {
 namespace detail {
@@ -168,8 +169,8 @@ inline void note_accepted(WindowMeta& m, unsigned side, Klass k, Cap cap) noexce
     m.cap = static_cast<uint8_t>(cap);
 }
 
-// WindowMeta as one 64-bit word (the steady ACK's path reads and writes it whole, never field by field:
-// gcc's bitfield read-modify-writes cost ~30 instructions there). The bit of each field is taken from the
+// WindowMeta as one 64-bit word (the steady ACK's path reads and writes its low half whole and `last`
+// apart, never field by field: gcc's bitfield read-modify-writes cost ~30 instructions there). The bit of each field is taken from the
 // compiler's own layout of the bitfields (std::bit_cast of a WindowMeta with that field set), so the
 // full path's bitfields and the steady path's masks cannot disagree.
 namespace meta_bits {
@@ -201,7 +202,7 @@ static_assert(kScale0 == 0x0f && kSackPerm0 < 0x100 && kUnacked0 < 0x100 && kMax
 static_assert(kUnacked1 == kUnacked0 << 8);
 static_assert(kRetrans == 0x7full << 16 && kLastIgnored == 0x80ull << 16);
 static_assert(((kLiberal | kLastDir | kLastClass | kLastWinZero | kCap) >> 24) == 0xff);
-static_assert(kLast == 0xffffffffull << 32);
+static_assert(kLast == 0xffffffffull << 32 && offsetof(WindowMeta, last) == 4);
 } // namespace meta_bits
 
 // steady_ack()'s flag in its result: the flow no longer meets steady_window() (not a Cap's bit).
@@ -236,7 +237,9 @@ template <unsigned kSide, typename Late, typename Accepted>
     constexpr unsigned kSndShift = kSide * 8u, kRcvShift = kPeer * 8u;
     WindowSide& snd = ws.side[kSide];
     WindowSide& rcv = ws.side[kPeer];
-    uint64_t m;
+    // The low half (both sides' flags, the count, the notes): `last` (the high half) is only compared and
+    // stored, each as a 32-bit access of its own.
+    uint32_t m;
     __builtin_memcpy(&m, &meta, sizeof m);
     const Seq sack = (m & kSackPerm0 << kRcvShift) ? sack_field : ack;
     const Seq end = seq + payload_len; // no SYN, no FIN: nothing else counts
@@ -256,7 +259,7 @@ template <unsigned kSide, typename Late, typename Accepted>
     // What needs the segment's raw window first, so it does not stay live (spilled) to the end.
     const SteadyLate seg = late();
     const uint32_t fp = fingerprint(kSide, seg.fp_in);
-    const uint32_t win = uint32_t{seg.window} << (uint32_t(m >> kSndShift) & kScale0);
+    const uint32_t win = uint32_t{seg.window} << ((m >> kSndShift) & kScale0);
     const bool zero = win == 0; // window == 0: shifted by at most 15, no 16-bit window loses its bits
     const uint32_t swin = win + (sack - ack);
     snd.maxwin = snd_maxwin < swin ? swin : snd_maxwin;
@@ -271,8 +274,9 @@ template <unsigned kSide, typename Late, typename Accepted>
 
     // Both sides' flags: when the end advanced, data unacknowledged for the sender; the receiver's
     // unacknowledged data all acknowledged when the ack reaches its end (maxack_set is set already).
-    uint64_t flags = (m & 0xffffu) | (advances ? kUnacked0 << kSndShift : 0);
-    flags &= ~(ack == rcv.end ? kUnacked0 << kRcvShift : 0);
+    // With them, the notes kept (liberal, the cap): one mask of m.
+    uint32_t flags = (m & uint32_t(0xffffu | kLiberal | kCap)) | (advances ? uint32_t(kUnacked0 << kSndShift) : 0);
+    flags &= ~(ack == rcv.end ? uint32_t(kUnacked0 << kRcvShift) : 0);
     // The cap: from fresh[] for a segment that is not a repeat (nearly every one), its retransmission count
     // 0; a repeat counts on and reads cap[] (written as one choice of count, gcc kept two copies of the
     // word's tail, or-ing in zeros and testing 0 against the limit in the common one). fresh[] is cap[]'s
@@ -280,18 +284,19 @@ template <unsigned kSide, typename Late, typename Accepted>
     const unsigned facts = ((flags & (kUnacked0 | kUnacked1)) ? 1u : 0u) | (zero ? 2u : 0u);
     // Byte 2: the count, 0 but for a repeat. Byte 3: liberal and the cap kept; this packet's direction,
     // class (ack) and zero window.
-    uint64_t word = flags | (m & (kLiberal | kCap)) | kAckClass | (kSide ? kLastDir : 0) | (zero ? kLastWinZero : 0) |
-                    uint64_t{fp} << 32;
+    uint32_t word = flags | uint32_t(kAckClass | (kSide ? kLastDir : 0)) | (zero ? uint32_t(kLastWinZero) : 0);
     Cap cap = rules.fresh[facts];
-    // meta.last from memory, not m's high half: after the stores above (which could alias meta as far as
-    // the compiler knows) it is loaded again anyway, and the load folds into the compare.
+    // meta.last read where it is compared (the load folds into the compare).
     if (fp == meta.last && !(m & kLastIgnored)) [[unlikely]] {
-        const uint32_t retrans = uint32_t(m >> 16) & 0x7fu;
+        const uint32_t retrans = (m >> 16) & 0x7fu;
         const uint32_t count = retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u);
-        word |= uint64_t{count} << 16;
+        word |= count << 16;
         cap = rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1];
     }
+    // Two 32-bit stores, as the next segment's two loads read them (a 64-bit load of two 32-bit stores
+    // would not be forwarded from the store buffer).
     __builtin_memcpy(&meta, &word, sizeof word);
+    meta.last = fp;
     if (rcv_maxwin_now == 0) [[unlikely]]
         return static_cast<int>(cap) | kSteadyLost;
     return static_cast<int>(cap);
