@@ -286,17 +286,18 @@ template <unsigned kSide, typename Late, typename Accepted>
     // class (ack) and zero window.
     uint32_t word = flags | uint32_t(kAckClass | (kSide ? kLastDir : 0)) | (zero ? uint32_t(kLastWinZero) : 0);
     Cap cap = rules.fresh[facts];
-    // meta.last read where it is compared (the load folds into the compare).
-    if (fp == meta.last && !(m & kLastIgnored)) [[unlikely]] {
+    // meta.last read where it is compared (the load folds into the compare), and written here, apart
+    // from the low half: two 32-bit stores, as the next segment's two loads read them (gcc merged the
+    // two when they were side by side, into three instructions through a vector register).
+    const bool repeat = fp == meta.last && !(m & kLastIgnored);
+    meta.last = fp;
+    if (repeat) [[unlikely]] {
         const uint32_t retrans = (m >> 16) & 0x7fu;
         const uint32_t count = retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u);
         word |= count << 16;
         cap = rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1];
     }
-    // Two 32-bit stores, as the next segment's two loads read them (a 64-bit load of two 32-bit stores
-    // would not be forwarded from the store buffer).
     __builtin_memcpy(&meta, &word, sizeof word);
-    meta.last = fp;
     if (rcv_maxwin_now == 0) [[unlikely]]
         return static_cast<int>(cap) | kSteadyLost;
     return static_cast<int>(cap);
