@@ -275,8 +275,13 @@ template <typename Seg>
     if (const uint64_t seen = r.last_seen_ns; seen <= horizon.latest) [[unlikely]]
         if (seen <= horizon.at[(flags & FlowRecord::kCapMask) >> FlowRecord::kCapShift])
             return -1;
-    // From the originator or the reply side.
-    return ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
+    // From the originator or the reply side: a lane segment carries the originator's bit in its place.
+    if constexpr (kLane) {
+        static_assert(packet::kLiteSrcIsLo == FlowRecord::kOrigIsLo);
+        return ((flags ^ pkt.src_lo_bit) & FlowRecord::kOrigIsLo) == 0 ? 0 : 1;
+    } else {
+        return ((flags & FlowRecord::kOrigIsLo) != 0) == pkt.src_is_lo ? 0 : 1;
+    }
 }
 
 template <typename Seg>

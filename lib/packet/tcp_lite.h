@@ -7,7 +7,8 @@
 // only segments the fused path takes), total length >= 40 within the frame (0, BIG TCP, is not taken),
 // all of it readable in `len` bytes of the frame's `frame_len` (frame_len >= len: an mbuf's pkt_len and
 // data_len). For such a frame every field equals what parse() puts in a Packet (the key as the
-// IPv4-mapped FlowKey lite_key() builds, tcp_opt aside, which tracking does not read on this lane) and it
+// IPv4-mapped FlowKey lite_key() builds, src_is_lo as src_lo_bit, tcp_opt aside, which tracking does not
+// read on this lane) and it
 // returns true; for any other frame it returns false, and the caller parses the frame with parse(),
 // which takes every frame. tests/packet checks both on every fuzzed input.
 // Two readers, one result: the vector one where the target has SSE4.2 (x86-64 with DPDK's -march=corei7,
@@ -43,7 +44,7 @@ struct TcpLite {
     uint16_t l4_payload_len;   // TCP payload bytes (beside the window: the fingerprint loads both as one word)
     uint16_t ip_len;           // IPv4 total length (Packet::ip_len)
     uint8_t tcp_flags;
-    bool src_is_lo; // the packet's source is addr_lo/port_lo (Packet::src_is_lo)
+    uint8_t src_lo_bit; // kLiteSrcIsLo when the packet's source is addr_lo/port_lo (Packet::src_is_lo), else 0
 };
 static_assert(sizeof(TcpLite) == 32, "a burst of them is 1 KiB");
 
@@ -51,7 +52,7 @@ static_assert(offsetof(TcpLite, addr_hi) == 4 && offsetof(TcpLite, port_lo) == 8
                   offsetof(TcpLite, seq) == 12 && offsetof(TcpLite, ack) == 16 && offsetof(TcpLite, sack) == 20 &&
                   offsetof(TcpLite, window) == 24 && offsetof(TcpLite, l4_payload_len) == 26 &&
                   offsetof(TcpLite, ip_len) == 28 && offsetof(TcpLite, tcp_flags) == 30 &&
-                  offsetof(TcpLite, src_is_lo) == 31,
+                  offsetof(TcpLite, src_lo_bit) == 31,
               "detail::parse_tcp_lite_sse() writes TcpLite as two 16-byte vectors in this layout");
 
 namespace detail {
@@ -64,6 +65,10 @@ inline constexpr uint32_t kLiteMin = kLiteL4 + wire::kTcpMinHeaderLen;
 // The TCP flags the reader tests (ACK alone of them: an established connection's every segment but its
 // ends), in the flags byte's place: the steady path tests nothing else of a lane segment's flags.
 inline constexpr uint8_t kLiteKind = kTcpFin | kTcpSyn | kTcpRst | kTcpAck;
+// TcpLite::src_lo_bit's value for a packet from the key's lower endpoint: the bit the flow table's record
+// keeps for its originator's side (conntrack::FlowRecord::kOrigIsLo), so the lane finds a segment's side
+// with one exclusive or.
+inline constexpr uint8_t kLiteSrcIsLo = 0x02;
 inline constexpr uint8_t kLiteKindAck = kTcpAck;
 
 namespace detail {
@@ -123,7 +128,7 @@ inline bool parse_tcp_lite_portable(const uint8_t* b, uint32_t len, uint32_t fra
     out.ip_len = uint16_t(total);
     out.l4_payload_len = uint16_t(total - headers);
     out.tcp_flags = th[13];
-    out.src_is_lo = src_lo;
+    out.src_lo_bit = src_lo ? kLiteSrcIsLo : 0;
     return true;
 }
 
@@ -180,11 +185,12 @@ inline bool parse_tcp_lite_sse(const uint8_t* b, uint32_t len, uint32_t frame_le
     const __m128i order = _mm_xor_si128(as_is, _mm_and_si128(swap, _mm_xor_si128(as_is, swapped)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(&out), _mm_shuffle_epi8(ends, order));
     // Bytes 16-31: ack and sack (the ack twice), window, flags from the TCP header; the lengths inserted;
-    // src_is_lo 1 unless swapped.
+    // src_lo_bit kLiteSrcIsLo unless swapped.
     __m128i rest = _mm_shuffle_epi8(tcp, _mm_setr_epi8(11, 10, 9, 8, 11, 10, 9, 8, 15, 14, -1, -1, -1, -1, 13, -1));
     rest = _mm_insert_epi16(rest, int(payload), 5);
     rest = _mm_insert_epi16(rest, int(total), 6);
-    rest = _mm_or_si128(rest, _mm_andnot_si128(swap, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)));
+    rest = _mm_or_si128(
+        rest, _mm_andnot_si128(swap, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, kLiteSrcIsLo)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(&out) + 1, rest);
     return true;
 }
@@ -263,7 +269,7 @@ inline bool lite_of(const Packet& p, TcpLite& t) noexcept
     t.ip_len = uint16_t(p.ip_len);
     t.l4_payload_len = uint16_t(p.l4_payload_len);
     t.tcp_flags = p.tcp_flags;
-    t.src_is_lo = p.src_is_lo;
+    t.src_lo_bit = p.src_is_lo ? kLiteSrcIsLo : 0;
     return true;
 }
 

@@ -435,7 +435,8 @@ TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "
         else if (!(p.key == packet::lite_key(t)))
             differs("the key differs");
         else if (p.seq != t.seq || p.ack != t.ack || p.sack != t.sack || p.window != t.window || p.ip_len != t.ip_len ||
-                 p.l4_payload_len != t.l4_payload_len || p.tcp_flags != t.tcp_flags || p.src_is_lo != t.src_is_lo)
+                 p.l4_payload_len != t.l4_payload_len || p.tcp_flags != t.tcp_flags ||
+                 t.src_lo_bit != (p.src_is_lo ? packet::kLiteSrcIsLo : 0))
             differs("a field differs");
         else if (p.tcp_opt != 0 && p.tcp_opt != packet::kTcpOptPresent)
             differs("an option parse() reads was taken");
