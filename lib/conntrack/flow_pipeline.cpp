@@ -289,19 +289,17 @@ template <typename Seg>
                                                           const SteadyHorizon& horizon,
                                                           const tcpstate::SteadyRules& rules) noexcept
 {
-    // The flags and timeout slot read once: the side, the expiry test and the cap compare all use them.
+    // The flags and timeout slot read once: the side and the expiry test both use them.
     const uint16_t flags = marks_of(r);
     const int side = steady_side(r, flags, pkt, horizon);
     if (side < 0) [[unlikely]]
         return kNotTaken;
     // Each side a copy with every offset fixed.
-    return side == 0 ? track_steady_side<0>(r, flags, pkt, now_ns, rules)
-                     : track_steady_side<1>(r, flags, pkt, now_ns, rules);
+    return side == 0 ? track_steady_side<0>(r, pkt, now_ns, rules) : track_steady_side<1>(r, pkt, now_ns, rules);
 }
 
 template <unsigned kSide, typename Seg>
-[[gnu::always_inline]] inline int FlowTable::track_steady_side(FlowRecord& r, uint16_t flags, const Seg& pkt,
-                                                               uint64_t now_ns,
+[[gnu::always_inline]] inline int FlowTable::track_steady_side(FlowRecord& r, const Seg& pkt, uint64_t now_ns,
                                                                const tcpstate::SteadyRules& rules) noexcept
 {
     const uint32_t ip_len = pkt.ip_len;
@@ -310,7 +308,7 @@ template <unsigned kSide, typename Seg>
     // A lane segment carries no SACK block (TcpLite::sack == ack): passing ack lets the fused path fold
     // the SACK selection and the window's sack - ack away.
     const uint32_t sack = std::is_same_v<Seg, packet::TcpLite> ? pkt.ack : pkt.sack;
-    const int cap = tcpstate::detail::steady_ack<kSide>(
+    const int change = tcpstate::detail::steady_ack<kSide>(
         w.seq, w.meta, tcpstate::Seq(pkt.seq), tcpstate::Seq(pkt.ack), tcpstate::Seq(sack), pkt.l4_payload_len,
         [&] {
             return tcpstate::detail::SteadyLate{pkt.window, fingerprint_in(pkt)};
@@ -322,10 +320,10 @@ template <unsigned kSide, typename Seg>
             stats::or_in_place(r.tcp_flags_seen[kSide], tcp_flags);
             store_relaxed(r.last_seen_ns, now_ns);
         });
-    if (cap < 0) [[unlikely]]
+    if (change < 0) [[unlikely]]
         return kNotTaken;
-    // r.flags as track_steady() read it; its cap is meta.cap (flow_record.h), which steady_ack() left.
-    return cap != static_cast<int>(cap_of(uint8_t(flags))) ? kTakenRecap | cap : kTaken; // kSteadyLost differs too
+    // A new cap (meta.cap is the record's, flow_record.h) or kSteadyLost: recap().
+    return change != 0 ? kTakenRecap | change : kTaken;
 }
 
 void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t now_ns, FullPacket full,

@@ -471,7 +471,7 @@ private:
         uint64_t latest; // the latest of at[]: a flow seen after it is live under any cap
     };
     // Seg: packet::Packet, or packet::TcpLite (the steady lane): the same field names.
-    // Returns kNotTaken (nothing written), kTaken, or kTakenRecap with steady_ack()'s result (the cap,
+    // Returns kNotTaken (nothing written), kTaken, or kTakenRecap with steady_ack()'s change (of the cap,
     // kSteadyLost) or-ed in: tracked, and the flow's timeout cap changed, so the caller passes the result to
     // recap() (kept out of the steady loops: a call there costs their registers).
     static constexpr int kNotTaken = -1, kTaken = 0, kTakenRecap = 16;
@@ -497,8 +497,7 @@ private:
         return FlowRecord::kInUse | FlowRecord::kSteady | (kLane ? FlowRecord::kLiteKey : 0);
     }
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
-    int track_steady_side(FlowRecord& r, uint16_t flags, const Seg& pkt, uint64_t now_ns,
-                          const tcpstate::SteadyRules& rules) noexcept;
+    int track_steady_side(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const tcpstate::SteadyRules& rules) noexcept;
     // process_lite()'s segment i that the steady run did not take (flow_pipeline.cpp); true when the
     // fused path took it after all.
     [[gnu::noinline]] bool finish_lite_one(const packet::TcpLite& seg, const Probe& probe, uint32_t candidate,

@@ -201,7 +201,7 @@ inline constexpr uint64_t kAckClass = word_of([](WindowMeta& m) { m.last_class =
 static_assert(kScale0 == 0x0f && kSackPerm0 < 0x100 && kUnacked0 < 0x100 && kMaxackSet0 < 0x100);
 static_assert(kUnacked1 == kUnacked0 << 8);
 static_assert(kRetrans == 0x7full << 16 && kLastIgnored == 0x80ull << 16);
-static_assert(((kLiberal | kLastDir | kLastClass | kLastWinZero | kCap) >> 24) == 0xff);
+static_assert(((kLiberal | kLastDir | kLastClass | kLastWinZero | kCap) >> 24) == 0xff && kCap >> 30 == 3);
 static_assert(kLast == 0xffffffffull << 32 && offsetof(WindowMeta, last) == 4);
 } // namespace meta_bits
 
@@ -211,12 +211,12 @@ inline constexpr int kSteadyLost = 8;
 // The steady established ACK, fused: the four bounds without a branch between them, then every update
 // learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
 // rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
-// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), but for meta.cap:
-// returning the Cap it chose, with kSteadyLost or-ed in when the flow no longer meets steady_window()
-// after it, it leaves meta.cap as it was, and the caller stores the Cap when it differs (note_cap()): a
-// flow table compares it with the cap its deadline uses anyway, which equals meta.cap. -1, with nothing
-// written, when a bound fails (the reason, overshoot learning, liberal mode and a side's first segment are
-// track_full's).
+// segment (tests/tcpstate/test_window_steady.cpp compares them field by field), but for meta.cap,
+// which it leaves as it was: it returns the change instead, the Cap it chose exclusive-or meta.cap, with
+// kSteadyLost or-ed in when the flow no longer meets steady_window() after it, and the caller applies
+// it (note_cap()) when it is not 0. So the common result, 0, says at once that nothing else is to be
+// done (a flow table's deadline uses meta.cap). -1, with nothing written, when a bound fails (the
+// reason, overshoot learning, liberal mode and a side's first segment are track_full's).
 // Precondition: steady(tracker, seg.flags) and steady_window(ws, meta) (the flow table keeps both in
 // one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
 // a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
@@ -285,7 +285,7 @@ template <unsigned kSide, typename Late, typename Accepted>
     // Byte 2: the count, 0 but for a repeat. Byte 3: liberal and the cap kept; this packet's direction,
     // class (ack) and zero window.
     uint32_t word = flags | uint32_t(kAckClass | (kSide ? kLastDir : 0)) | (zero ? uint32_t(kLastWinZero) : 0);
-    Cap cap = rules.fresh[facts];
+    uint32_t cap = static_cast<uint8_t>(rules.fresh[facts]);
     // meta.last read where it is compared (the load folds into the compare), and written here, apart
     // from the low half: two 32-bit stores, as the next segment's two loads read them (gcc merged the
     // two when they were side by side, into three instructions through a vector register).
@@ -295,18 +295,21 @@ template <unsigned kSide, typename Late, typename Accepted>
         const uint32_t retrans = (m >> 16) & 0x7fu;
         const uint32_t count = retrans + (retrans < WindowPolicy::kMaxMaxRetrans ? 1u : 0u);
         word |= count << 16;
-        cap = rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1];
+        cap = static_cast<uint8_t>(rules.cap[(count >= rules.max_retrans ? 1u : 0u) | facts << 1]);
     }
     __builtin_memcpy(&meta, &word, sizeof word);
-    if (rcv_maxwin_now == 0) [[unlikely]]
-        return static_cast<int>(cap) | kSteadyLost;
-    return static_cast<int>(cap);
+    // The cap is m's top two bits (static_assert above): no mask.
+    const uint32_t cap_before = m >> __builtin_ctzll(kCap);
+    if (cap == cap_before && rcv_maxwin_now != 0) [[likely]]
+        return 0;
+    return static_cast<int>(cap ^ cap_before) | (rcv_maxwin_now == 0 ? kSteadyLost : 0);
 }
 
-// The Cap in steady_ack()'s result (>= 0) into meta.cap, where the full path's note_accepted() keeps it.
-inline void note_cap(WindowMeta& meta, int steady_result) noexcept
+// steady_ack()'s change (a result >= 0) applied to meta.cap, where the full path's note_accepted() keeps
+// the cap.
+inline void note_cap(WindowMeta& meta, int steady_change) noexcept
 {
-    meta.cap = uint8_t(steady_result & 3);
+    meta.cap = uint8_t(meta.cap ^ (steady_change & 3));
 }
 static_assert(kCapCount == 4 && kSteadyLost > 3);
 
