@@ -252,7 +252,7 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
     // Each frame hashed as it is read (no loop of the table's own), up to the first the reader declines:
     // in a burst the lane takes whole, that is every frame, with nothing else kept per frame.
     const conntrack::FlowTable::LiteProber probe = _table.probe_lite();
-    uint16_t read = 0;
+    size_t read = 0; // the index's own width: a uint16_t kept a 16-bit copy beside it, one instruction a frame
     for (; read < n && packet::parse_mbuf_lite(mbufs[read], segs[read]); ++read)
         probe(segs[read], probes, read);
     if (read == n) [[likely]] {
@@ -262,9 +262,9 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
     }
     // Frame `read` was declined: the rest read alike, each marked, for the runs below.
     bool lite[kBurst];
-    for (uint16_t i = 0; i <= read; ++i)
+    for (unsigned i = 0; i <= read; ++i)
         lite[i] = i < read;
-    for (uint16_t i = read + 1; i < n; ++i) {
+    for (unsigned i = read + 1; i < n; ++i) {
         lite[i] = packet::parse_mbuf_lite(mbufs[i], segs[i]);
         if (lite[i])
             probe(segs[i], probes, i);
