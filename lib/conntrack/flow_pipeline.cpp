@@ -351,6 +351,8 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* h
     FlowRecord* const records = _records;
     // cands[n], no_flow too, ends the steady loop: it needs no count of its own.
     FlowRecord* cands[kMaxBurst + 1];
+    // Unrolled: the loop's own add, compare and branch were 3 of its 20 instructions a segment.
+#pragma GCC unroll 4
     for (unsigned j = 0; j < n; ++j) {
         FlowRecord* const r = FlowIndex::first_candidate(*homes[j], sigs[j], records, &no_flow);
         cands[j] = r;

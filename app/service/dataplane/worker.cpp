@@ -247,6 +247,8 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
 {
     packet::TcpLite segs[kBurst];
     conntrack::FlowTable::LiteProbes probes;
+    // Unrolled: the loop's own add, compare and branch were 3 of the 7 instructions a frame.
+#pragma GCC unroll 4
     for (uint16_t i = 0; i < n; ++i)
         rte_prefetch0(rte_pktmbuf_mtod(mbufs[i], const void*));
     // Each frame hashed as it is read (no loop of the table's own), up to the first the reader declines:
