@@ -8,9 +8,8 @@
 // all of it readable in `len` bytes of the frame's `frame_len` (frame_len >= len: an mbuf's pkt_len and
 // data_len). For such a frame every field equals what parse() puts in a Packet (the key as the
 // IPv4-mapped FlowKey lite_key() builds, src_is_lo as src_lo_bit, tcp_opt aside, which tracking does not
-// read on this lane) and it
-// returns true; for any other frame it returns false, and the caller parses the frame with parse(),
-// which takes every frame. tests/packet checks both on every fuzzed input.
+// read on this lane) and it returns true; for any other frame it returns false, and the caller parses the
+// frame with parse(), which takes every frame. tests/packet checks both on every fuzzed input.
 // Two readers, one result: the vector one where the target has SSE4.2 (x86-64 with DPDK's -march=corei7,
 // as the worker is built), else the portable one. They take the same frames and write the same 32 bytes
 // for every input (tests/packet runs both on every fuzzed frame, from garbage), so whichever copy of
@@ -65,11 +64,11 @@ inline constexpr uint32_t kLiteMin = kLiteL4 + wire::kTcpMinHeaderLen;
 // The TCP flags the reader tests (ACK alone of them: an established connection's every segment but its
 // ends), in the flags byte's place: the steady path tests nothing else of a lane segment's flags.
 inline constexpr uint8_t kLiteKind = kTcpFin | kTcpSyn | kTcpRst | kTcpAck;
+inline constexpr uint8_t kLiteKindAck = kTcpAck;
 // TcpLite::src_lo_bit's value for a packet from the key's lower endpoint: the bit the flow table's record
 // keeps for its originator's side (conntrack::FlowRecord::kOrigIsLo), so the lane finds a segment's side
 // with one exclusive or.
 inline constexpr uint8_t kLiteSrcIsLo = 0x02;
-inline constexpr uint8_t kLiteKindAck = kTcpAck;
 
 namespace detail {
 

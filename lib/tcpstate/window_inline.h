@@ -13,10 +13,9 @@
 //   when it returns false it has written nothing and the caller runs track_full(). It takes a segment
 //   only when steady() holds (ESTABLISHED, ACK class: no SYN, FIN or RST, every tracker bit such a
 //   packet sets already set), steady_window() holds (both sides seen, both highest acks known) and all
-//   four bounds hold:
-//   then netfilter's tcp_packet() runs no RST rule, no (re)initialisation and no state change, and only
-//   the in-window updates and the cap remain. A liberal flow takes it too (liberal mode only changes
-//   what happens outside the bounds). tests/tcpstate/test_window_steady.cpp runs both paths on random
+//   four bounds hold: then netfilter's tcp_packet() runs no RST rule, no (re)initialisation and no
+//   state change, and only the in-window updates and the cap remain. A liberal flow takes it too
+//   (liberal mode only changes what happens outside the bounds). tests/tcpstate/test_window_steady.cpp runs both paths on random
 //   and crafted segment sequences and compares every field.
 // - Pure, noexcept, no allocation, one thread per flow (window.h).
 #pragma once
@@ -170,9 +169,9 @@ inline void note_accepted(WindowMeta& m, unsigned side, Klass k, Cap cap) noexce
 }
 
 // WindowMeta as one 64-bit word (the steady ACK's path reads and writes its low half whole and `last`
-// apart, never field by field: gcc's bitfield read-modify-writes cost ~30 instructions there). The bit of each field is taken from the
-// compiler's own layout of the bitfields (std::bit_cast of a WindowMeta with that field set), so the
-// full path's bitfields and the steady path's masks cannot disagree.
+// apart, never field by field: gcc's bitfield read-modify-writes cost ~30 instructions there). The bit of
+// each field is taken from the compiler's own layout of the bitfields (std::bit_cast of a WindowMeta with
+// that field set), so the full path's bitfields and the steady path's masks cannot disagree.
 namespace meta_bits {
 template <typename Set>
 constexpr uint64_t word_of(Set set) noexcept
@@ -209,7 +208,7 @@ static_assert(kLast == 0xffffffffull << 32 && offsetof(WindowMeta, last) == 4);
 inline constexpr int kSteadyLost = 8;
 
 // The steady established ACK, fused: the four bounds without a branch between them, then every update
-// learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta word
+// learn_inside() makes for it (syn false, an ACK, ACK class) as conditional moves, the meta's low half
 // rebuilt at once, and the cap from the prepared table. Exactly what track_full() leaves for such a
 // segment (tests/tcpstate/test_window_steady.cpp compares them field by field), but for meta.cap,
 // which it leaves as it was: it returns the change instead, the Cap it chose exclusive-or meta.cap, with
@@ -218,8 +217,9 @@ inline constexpr int kSteadyLost = 8;
 // done (a flow table's deadline uses meta.cap). -1, with nothing written, when a bound fails (the
 // reason, overshoot learning, liberal mode and a side's first segment are track_full's).
 // Precondition: steady(tracker, seg.flags) and steady_window(ws, meta) (the flow table keeps both in
-// one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so every field is at
-// a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code, register spills).
+// one eligibility bit, FlowRecord::kSteady, and tests the segment's class). The side is a constant, so
+// every field is at a fixed offset (a runtime side cost 74 more instructions per packet in gcc's code,
+// register spills).
 // What the bounds need of the segment arrives as values; what only the updates need (the raw window, the
 // fingerprint's words) `late()` reads after the first store: the flow's fields could alias the segment as
 // far as the compiler knows, so a segment in memory is read there again, not held in a register (or
@@ -352,13 +352,13 @@ inline SteadyRules steady_rules(const WindowPolicy& policy, const Timeouts& time
     const auto late = [&] {
         return detail::SteadyLate{seg.window, detail::fingerprint_in(seg.seq, seg.ack, seg.payload_len, seg.window)};
     };
-    const int cap =
+    const int change =
         side == 0
             ? detail::steady_ack<0>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, late, rules, [] {})
             : detail::steady_ack<1>(f.seq, f.meta, seg.seq, seg.ack, seg.sack, seg.payload_len, late, rules, [] {});
-    if (cap < 0)
+    if (change < 0)
         return false;
-    detail::note_cap(f.meta, cap);
+    detail::note_cap(f.meta, change);
     return true;
 }
 
