@@ -17,7 +17,12 @@
 //             as Worker::run() does. Beside it, interleaved round by round, the same loop doing only the
 //             free (rte_pktmbuf_free_bulk: what testpmd's rxonly does with what it reads). ns per packet:
 //             the median of --rounds rounds of each, by this thread's CPU time (a preemption on the
-//             shared machine is not counted) and by wall time; own work = flowcop - free only.
+//             shared machine is not counted) and by wall time; own work = flowcop - free only. Two more
+//             loops beside them, the floor of the lane's memory work (run_lines_only()): the lines the
+//             lane touches (each frame's, its home bucket, both record lines), in its order and with its
+//             dependencies, and nothing else; then the table's lines alone (the frames untouched, as the
+//             pcap vdev's copy leaves them in the cache). Each minus free only is what those DRAM lines
+//             cost a core that does nothing but fetch them; flowcop - lines only, what is not hidden.
 //   callgrind The same two loops over a fixed --bursts, each bracketed by callgrind client requests
 //             (zero, collect, dump: callgrind.out.PID.1 is flowcop's, .2 the free only's), for
 //             instructions per packet on a VM without a PMU: deploy/bench/profile_handle.py runs it
@@ -290,6 +295,92 @@ void run_free_only(const std::vector<rte_mbuf*>& s, uint64_t reps)
     replay(s, reps, [](rte_mbuf** burst, uint16_t n) { rte_pktmbuf_free_bulk(burst, n); });
 }
 
+// What the lines-only loop knows of a stream's packet beforehand: its flow's home bucket and signature
+// (the lane's hash, probe_lite(), taken once before timing), so the loop spends no instruction on them.
+struct LineProbe {
+    const conntrack::Bucket* home;
+    uint16_t sig;
+};
+
+std::vector<LineProbe> line_probes(const conntrack::FlowTable& t, const std::vector<rte_mbuf*>& s)
+{
+    const conntrack::FlowTable::LiteProber probe = t.probe_lite();
+    conntrack::FlowTable::LiteProbes one;
+    std::vector<LineProbe> out(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+        packet::TcpLite seg;
+        if (!packet::parse_mbuf_lite(s[i], seg))
+            fail("a stream frame the lane's reader declines");
+        probe(seg, one, 0);
+        out[i] = {one.home[0], one.sig[0]};
+    }
+    return out;
+}
+
+// A value the compiler cannot see is zero: it ties an address to a load (a dependent miss) at one add.
+template <typename T>
+[[gnu::always_inline]] inline T opaque_zero(T v) noexcept
+{
+    T zero = v ^ v;
+    asm("" : "+r"(zero));
+    return zero;
+}
+
+// The lines-only loop: the memory work of the lane's own work and nothing else. Per burst, in the
+// lane's order and with its dependencies: each frame's line asked for (through its mbuf's header, as
+// the lane does), then each frame's first word read and its home bucket asked for (in the lane the
+// bucket's address is the frame's hash: here it is the precomputed one plus a zero taken from that
+// word), then each bucket read for the flow's record (FlowIndex::first_candidate, the lane's own)
+// and both record lines asked for, then each record's two lines read and written back unchanged
+// (the lane writes last_seen in line 0 and the window in line 1: both lines end dirty), then the
+// free. So lines-only minus free-only is what the lane's DRAM lines cost a core that does nothing
+// else: the floor of its own work at a flow count where they miss.
+// kFrames false: the table's lines alone (the frames not read, as on the pcap vdev, whose copy leaves
+// them in the cache).
+template <bool kFrames>
+void run_lines_only(conntrack::FlowTable& t, const std::vector<rte_mbuf*>& s, const std::vector<LineProbe>& probes,
+                    uint64_t reps)
+{
+    conntrack::FlowRecord* const records = const_cast<conntrack::FlowRecord*>(&conntrack::TableInspector::record(t, 0));
+    static conntrack::FlowRecord none{};
+    size_t at = 0;
+    replay(s, reps, [&](rte_mbuf** burst, uint16_t n) {
+        const LineProbe* p = &probes[at];
+        at = at + n == s.size() ? 0 : at + n;
+        const conntrack::Bucket* homes[kBurst];
+        conntrack::FlowRecord* cands[kBurst];
+        if constexpr (kFrames) {
+            for (uint16_t i = 0; i < n; ++i)
+                rte_prefetch0(rte_pktmbuf_mtod(burst[i], const void*));
+            for (uint16_t i = 0; i < n; ++i) {
+                uint64_t word;
+                std::memcpy(&word, rte_pktmbuf_mtod(burst[i], const void*), sizeof word);
+                homes[i] = p[i].home + opaque_zero(word);
+                rte_prefetch0(homes[i]);
+            }
+        } else {
+            for (uint16_t i = 0; i < n; ++i) {
+                homes[i] = p[i].home;
+                rte_prefetch0(homes[i]);
+            }
+        }
+        for (uint16_t i = 0; i < n; ++i) {
+            conntrack::FlowRecord* const r = conntrack::FlowIndex::first_candidate(*homes[i], p[i].sig, records, &none);
+            cands[i] = r;
+            rte_prefetch0(r);
+            rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
+        }
+        for (uint16_t i = 0; i < n; ++i) {
+            volatile uint64_t* const line0 = &cands[i]->last_seen_ns;
+            volatile uint64_t* const line1 = &cands[i]->window.words[4];
+            const uint64_t a = *line0, b = *line1;
+            *line0 = a;
+            *line1 = b;
+        }
+        rte_pktmbuf_free_bulk(burst, n);
+    });
+}
+
 std::vector<rte_mbuf*> stream_of(const PathFrames& frames, const std::string& popularity, const Args& a)
 {
     return popularity == "zipf" ? frames.zipf(a.zipf_s, bench::kSeed) : frames.uniform(bench::kSeed);
@@ -330,17 +421,25 @@ void own(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, cons
         const uint64_t reps = std::max<uint64_t>(1, (a.min_packets + s.size() - 1) / s.size());
         const uint64_t packets = reps * s.size();
         run_handle(w, s, 1, rx); // a first pass of this stream, untimed
-        std::vector<double> fc_cpu, fc_wall, fo_cpu, fo_wall, diff;
+        const std::vector<LineProbe> probes = line_probes(t, s);
+        std::vector<double> fc_cpu, fc_wall, fo_cpu, fo_wall, diff, lo_cpu, lines, unhidden, to_cpu, table_lines;
         for (unsigned r = 0; r < a.rounds; ++r) {
             const Tally before = tally(t);
             const bench::Timed fc = bench::timed([&] { run_handle(w, s, reps, rx); });
             check_tracked(before, tally(t), packets, "a timed round");
             const bench::Timed fo = bench::timed([&] { run_free_only(s, reps); });
+            const bench::Timed lo = bench::timed([&] { run_lines_only<true>(t, s, probes, reps); });
+            const bench::Timed to = bench::timed([&] { run_lines_only<false>(t, s, probes, reps); });
             fc_cpu.push_back(fc.cpu_ns / double(packets));
             fc_wall.push_back(fc.wall_ns / double(packets));
             fo_cpu.push_back(fo.cpu_ns / double(packets));
             fo_wall.push_back(fo.wall_ns / double(packets));
+            lo_cpu.push_back(lo.cpu_ns / double(packets));
+            to_cpu.push_back(to.cpu_ns / double(packets));
+            table_lines.push_back(to_cpu.back() - fo_cpu.back());
             diff.push_back(fc_cpu.back() - fo_cpu.back());
+            lines.push_back(lo_cpu.back() - fo_cpu.back());
+            unhidden.push_back(fc_cpu.back() - lo_cpu.back());
         }
         const uint32_t steady = steady_flows(t, frames);
         std::printf("own work, %u flows, %s (top 10 flows: %.1f%% of packets): %zu packets a stream x %llu a round, "
@@ -355,6 +454,15 @@ void own(app::Worker& w, conntrack::FlowTable& t, const PathFrames& frames, cons
                     *std::max_element(fo_cpu.begin(), fo_cpu.end()), bench::median(fo_wall));
         std::printf("  own work (median of per-round differences): %.1f ns/packet; ratio flowcop / free only %.2f\n",
                     bench::median(diff), bench::median(fc_cpu) / bench::median(fo_cpu));
+        std::printf("  lines only (the lane's lines, nothing else): %.1f ns/packet (cpu median; min %.1f, max %.1f)\n",
+                    bench::median(lo_cpu), *std::min_element(lo_cpu.begin(), lo_cpu.end()),
+                    *std::max_element(lo_cpu.begin(), lo_cpu.end()));
+        std::printf("  the lines' own cost (lines only - free only): %.1f ns/packet; flowcop - lines only: %.1f "
+                    "ns/packet (medians of per-round differences)\n",
+                    bench::median(lines), bench::median(unhidden));
+        std::printf("  the table's lines only (bucket, record lines 0 and 1): %.1f ns/packet (cpu median); their own "
+                    "cost %.1f ns/packet\n",
+                    bench::median(to_cpu), bench::median(table_lines));
         std::printf("  table: every timed packet tracked on a known flow (%llu rounds x %llu); steady flows "
                     "after: %u of %u\n",
                     (unsigned long long)a.rounds, (unsigned long long)packets, steady, frames.flows());
@@ -678,7 +786,8 @@ int main(int argc, char** argv)
             fail("--mode ring needs two lcores (EAL found one)");
     }
     bench::provenance(("packet path, --mode " + a.mode).c_str());
-    std::printf("EAL --no-huge -m %u (mbuf pool %llu MiB, table of %u flows %llu MiB)\n", eal.memory_mb,
+    std::printf("EAL %s -m %u (mbuf pool %llu MiB, table of %u flows %llu MiB)\n",
+                eal.huge_dir.empty() ? "--no-huge" : ("--huge-dir " + eal.huge_dir).c_str(), eal.memory_mb,
                 (unsigned long long)(PathFrames::pool_bytes(a.flows) >> 20), capacity,
                 (unsigned long long)(conntrack::FlowTable::block_bytes(capacity) >> 20));
 
