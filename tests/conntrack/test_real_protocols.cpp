@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <sys/stat.h>
 #include <vector>
@@ -34,6 +35,13 @@ std::string pcap_dir()
     std::string dir = d ? d : "../shared/pcaps";
     struct stat st;
     return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? dir : std::string();
+}
+
+// Without the captures the case asserts nothing: said as a TAP comment (Catch2's WARN is a line TAP
+// readers such as meson's do not know), so the run reads "1..0", which meson counts as skipped.
+void say_skipped()
+{
+    std::cout << "# ../shared/pcaps is absent (set FLOWCOP_PCAP_DIR): real-capture checks skipped" << std::endl;
 }
 
 struct Run {
@@ -120,7 +128,7 @@ TEST_CASE("Real captures: UDP conversations are flows of tshark's sizes; ICMP er
 {
     const std::string dir = pcap_dir();
     if (dir.empty()) {
-        WARN("../shared/pcaps is absent (set FLOWCOP_PCAP_DIR): real-capture checks skipped");
+        say_skipped();
         return;
     }
     // 75 UDP conversations; no ICMP query (every ICMPv6 message is neighbour discovery or MLD).
@@ -155,7 +163,7 @@ TEST_CASE("Real captures: every fragment of fragmented TCP is counted on its flo
 {
     const std::string dir = pcap_dir();
     if (dir.empty()) {
-        WARN("../shared/pcaps is absent (set FLOWCOP_PCAP_DIR): real-capture checks skipped");
+        say_skipped();
         return;
     }
     // arkime: SOCKS5 over TCP segments fragmented in order, first fragment first. suricata's defrag

@@ -56,7 +56,10 @@ TEST_CASE("The committed seed corpus is what fuzz_make_corpus writes", "[fuzz][c
         expected.insert(p);
         INFO(p.string() << " (" << fix << ")");
         REQUIRE(fs::exists(p));
-        CHECK(read_file(p) == f.seed.bytes);
+        // A bool, not the vectors: Catch2's TAP reporter prints a passed check's expansion, and a seed's
+        // bytes (newlines among them) would be lines no TAP reader knows.
+        const bool same_bytes = read_file(p) == f.seed.bytes;
+        CHECK(same_bytes);
     }
     for (const char* dir : {"parse", "track"})
         for (const auto& e : fs::directory_iterator(corpus / dir)) {
