@@ -188,64 +188,55 @@ private:
         OverlapRecord* record[kBurst];
     };
     Slot& slot(size_t b) noexcept { return _slots[b % 3]; }
-    void ask_buckets(size_t b) noexcept
+    void ask_bucket(size_t b, size_t i) noexcept
     {
         Slot& s = slot(b);
-        for (size_t i = 0; i < kBurst; ++i) {
-            s.home[i] = &_bucket_mem[_home[_stream[b * kBurst + i]]];
-            rte_prefetch0(s.home[i]);
-        }
+        s.home[i] = &_bucket_mem[_home[_stream[b * kBurst + i]]];
+        rte_prefetch0(s.home[i]);
+    }
+    // Reads the bucket ask_bucket(b, i) asked for.
+    void ask_record(size_t b, size_t i) noexcept
+    {
+        Slot& s = slot(b);
+        OverlapRecord* const r = &_records[s.home[i]->pos[_stream[b * kBurst + i] % 16]];
+        s.record[i] = r;
+        rte_prefetch0(r);
+        rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
+    }
+    void work_one(OverlapRecord& r, unsigned work) noexcept
+    {
+        uint64_t x = r.word[1] + r.word[9];
+        for (unsigned k = 0; k < work; ++k)
+            x = _mm_crc32_u64(x, k);
+        r.word[1] = x;
+        r.word[9] = x + 1;
+        _sum += x;
+    }
+    void ask_buckets(size_t b) noexcept
+    {
+        for (size_t i = 0; i < kBurst; ++i)
+            ask_bucket(b, i);
     }
     void ask_records(size_t b) noexcept
     {
-        Slot& s = slot(b);
-        for (size_t i = 0; i < kBurst; ++i) {
-            const uint32_t f = _stream[b * kBurst + i];
-            OverlapRecord* const r = &_records[s.home[i]->pos[f % 16]];
-            s.record[i] = r;
-            rte_prefetch0(r);
-            rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
-        }
+        for (size_t i = 0; i < kBurst; ++i)
+            ask_record(b, i);
+    }
+    void work_on(size_t b, unsigned work) noexcept
+    {
+        for (size_t i = 0; i < kBurst; ++i)
+            work_one(*slot(b).record[i], work);
     }
     // Packet i of burst b worked on after asking for packet i's bucket two bursts on and its record
     // lines one burst on: the asks spread over the work, a sliding distance of one and two bursts.
     void work_spread(size_t b, size_t bursts, unsigned work) noexcept
     {
-        Slot& s = slot(b);
-        Slot& next = slot(b + 1);
-        Slot& after = slot(b + 2);
         for (size_t i = 0; i < kBurst; ++i) {
-            if (b + 2 < bursts) {
-                after.home[i] = &_bucket_mem[_home[_stream[(b + 2) * kBurst + i]]];
-                rte_prefetch0(after.home[i]);
-            }
-            if (b + 1 < bursts) {
-                const uint32_t f = _stream[(b + 1) * kBurst + i];
-                OverlapRecord* const r = &_records[next.home[i]->pos[f % 16]];
-                next.record[i] = r;
-                rte_prefetch0(r);
-                rte_prefetch0(reinterpret_cast<const uint8_t*>(r) + 64);
-            }
-            OverlapRecord* const r = s.record[i];
-            uint64_t x = r->word[1] + r->word[9];
-            for (unsigned k = 0; k < work; ++k)
-                x = _mm_crc32_u64(x, k);
-            r->word[1] = x;
-            r->word[9] = x + 1;
-            _sum += x;
-        }
-    }
-    void work_on(size_t b, unsigned work) noexcept
-    {
-        Slot& s = slot(b);
-        for (size_t i = 0; i < kBurst; ++i) {
-            OverlapRecord* const r = s.record[i];
-            uint64_t x = r->word[1] + r->word[9];
-            for (unsigned k = 0; k < work; ++k)
-                x = _mm_crc32_u64(x, k);
-            r->word[1] = x;
-            r->word[9] = x + 1;
-            _sum += x;
+            if (b + 2 < bursts)
+                ask_bucket(b + 2, i);
+            if (b + 1 < bursts)
+                ask_record(b + 1, i);
+            work_one(*slot(b).record[i], work);
         }
     }
 
