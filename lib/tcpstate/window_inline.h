@@ -15,8 +15,8 @@
 //   packet sets already set), steady_window() holds (both sides seen, both highest acks known) and all
 //   four bounds hold: then netfilter's tcp_packet() runs no RST rule, no (re)initialisation and no
 //   state change, and only the in-window updates and the cap remain. A liberal flow takes it too
-//   (liberal mode only changes what happens outside the bounds). tests/tcpstate/test_window_steady.cpp runs both paths on random
-//   and crafted segment sequences and compares every field.
+//   (liberal mode only changes what happens outside the bounds). tests/tcpstate/test_window_steady.cpp
+//   runs both paths on random and crafted segment sequences and compares every field.
 // - Pure, noexcept, no allocation, one thread per flow (window.h).
 #pragma once
 
