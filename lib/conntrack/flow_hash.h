@@ -17,6 +17,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #if defined(__SSE4_2__)
 #include <nmmintrin.h>
@@ -107,23 +108,61 @@ inline uint32_t flow_hash(const packet::FlowKey& key, uint32_t seed = 0) noexcep
 // lane loads them as one word), so the lane hashes and compares without a FlowKey.
 struct LiteWords {
     uint64_t addrs; // key bytes 12..15 (addr_lo's last 4) as the low half, 28..31 (addr_hi's) as the high
-    uint64_t ports; // word 4: port_lo, port_hi, the protocol (TCP), no VLAN IDs
+    uint64_t ports; // word 4 without its constant part: port_lo, port_hi (the protocol's byte and the VLAN IDs 0)
 };
+
+// Word 4's constant part in a lane key: the protocol (TCP) and no VLAN IDs, or-ed into LiteWords::ports.
+inline constexpr uint64_t kLiteWord4Const = uint64_t{packet::wire::kProtoTcp} << 32;
 
 inline LiteWords lite_words(const packet::TcpLite& t) noexcept
 {
     if constexpr (std::endian::native == std::endian::little) {
         uint64_t addrs;
         std::memcpy(&addrs, &t, sizeof addrs); // addr_lo, then addr_hi (offsets asserted in tcp_lite.h)
-        return {addrs, uint64_t{t.port_lo} | uint64_t{t.port_hi} << 16 | uint64_t{packet::wire::kProtoTcp} << 32};
+        return {addrs, uint64_t{t.port_lo} | uint64_t{t.port_hi} << 16};
     } else {
         const packet::FlowKey k = packet::lite_key(t);
-        return {detail::key_quad(k, 12) | uint64_t{detail::key_quad(k, 28)} << 32, detail::key_word(k, 4)};
+        return {detail::key_quad(k, 12) | uint64_t{detail::key_quad(k, 28)} << 32,
+                detail::key_word(k, 4) & ~kLiteWord4Const};
     }
 }
 
+namespace detail {
+// The state s with crc_word(0, crc_word(0, s)) == target: CRC-32C without inversions (the instruction's,
+// and DPDK's software one) is linear over GF(2) in state and data together, and two steps of a zero word
+// are an invertible linear map of the 32-bit state (multiplication by x^128 modulo the polynomial), so its
+// columns are solved by Gaussian elimination. Once per table, never per packet.
+inline uint32_t crc_state_two_zero_words_before(uint32_t target) noexcept
+{
+    // Row i: the image of the basis state 1 << i, with the basis state itself beside it (bits 32..63).
+    uint64_t rows[32];
+    for (unsigned i = 0; i < 32; ++i)
+        rows[i] = uint64_t(uint32_t(crc_word(0, crc_word(0, uint64_t{1} << i)))) | uint64_t{1} << (32 + i);
+    // Reduce to rows whose image is one bit each: then the states whose images make `target` sum to it.
+    for (unsigned bit = 0; bit < 32; ++bit) {
+        unsigned pivot = bit;
+        while (pivot < 32 && !(rows[pivot] >> bit & 1))
+            ++pivot;
+        if (pivot == 32) // not invertible: cannot happen for a CRC polynomial with a constant term
+            return 0;
+        std::swap(rows[bit], rows[pivot]);
+        for (unsigned r = 0; r < 32; ++r)
+            if (r != bit && (rows[r] >> bit & 1))
+                rows[r] ^= rows[bit];
+    }
+    uint32_t state = 0;
+    for (unsigned bit = 0; bit < 32; ++bit)
+        if (target >> bit & 1)
+            state ^= uint32_t(rows[bit] >> 32);
+    return state;
+}
+} // namespace detail
+
 // The chain's state after the constant part of every lane key (zone 0, words 0 and 2 zero, the mapped
-// prefixes): computed once per burst by the caller, who hashes each segment from it.
+// prefixes), with word 4's constant part (kLiteWord4Const, the protocol) folded in as well: by the
+// chain's linearity, crc(crc(b ^ d, addrs), ports) == crc(crc(b, addrs), ports | kLiteWord4Const) for
+// the d below, so a segment's second step takes its ports as they are (one `or` a segment fewer).
+// Computed once per table; each segment is hashed from it.
 inline uint64_t lite_hash_base(uint32_t seed = 0) noexcept
 {
     constexpr uint32_t kMappedPrefix = 0xffff0000u; // bytes 8..11 of an IPv4-mapped address: 00 00 ff ff
@@ -131,7 +170,8 @@ inline uint64_t lite_hash_base(uint32_t seed = 0) noexcept
     h = detail::crc_word(0, h);
     h = detail::crc_word(0, h);
     h = detail::crc_quad(kMappedPrefix, h);
-    return detail::crc_quad(kMappedPrefix, h);
+    h = detail::crc_quad(kMappedPrefix, h);
+    return h ^ detail::crc_state_two_zero_words_before(uint32_t(detail::crc_word(kLiteWord4Const, 0)));
 }
 
 // flow_hash(packet::lite_key(t), seed) (tests/conntrack checks it), from the words and lite_hash_base(seed).
@@ -155,7 +195,8 @@ inline bool same_key(const packet::FlowKey& a, const LiteWords& w) noexcept
     constexpr uint32_t kMapped = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0, 0, 0xff, 0xff});
     const uint64_t diff = detail::key_word(a, 0) | detail::key_word(a, 2) | (detail::key_quad(a, 8) ^ kMapped) |
                           (detail::key_quad(a, 24) ^ kMapped) | (detail::key_quad(a, 12) ^ uint32_t(w.addrs)) |
-                          (detail::key_quad(a, 28) ^ uint32_t(w.addrs >> 32)) | (detail::key_word(a, 4) ^ w.ports);
+                          (detail::key_quad(a, 28) ^ uint32_t(w.addrs >> 32)) |
+                          (detail::key_word(a, 4) ^ (w.ports | kLiteWord4Const));
     return (diff | a.zone) == 0;
 }
 
