@@ -740,6 +740,9 @@ int Service::run()
     const std::string metrics_url = _exporter ? _exporter->url() : std::string();
     if (!_opt.quiet) {
         print_startup(_opt, _plan, _pool, metrics_url);
+        if (!_tables.empty())
+            log::write(RTE_LOG_INFO, log::Part::service, "flowcop: steady lane code: %s",
+                       packet::lane_isa_name(_tables.front()->lane_isa()));
         if (_events)
             log::write(RTE_LOG_INFO, log::Part::service,
                        "flowcop: event ring: %u slots per lcore (%u events, %.1f MiB)", _opt.events_ring,

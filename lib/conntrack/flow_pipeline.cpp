@@ -336,8 +336,8 @@ void FlowTable::process_lite(const packet::TcpLite* segs, unsigned n, uint64_t n
     process_lite(segs, probes.home, probes.sig, n, now_ns, full, ctx);
 }
 
-void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
-                             uint64_t now_ns, FullPacket full, void* ctx) noexcept
+void FlowTable::run_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
+                         uint64_t now_ns, FullPacket full, void* ctx) noexcept
 {
     drain(); // a test's submit() may have left bursts in flight: they come first
     bump(_counters.packets_by_verdict[static_cast<unsigned>(packet::Verdict::tcp)], uint64_t{n});
@@ -402,6 +402,22 @@ void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* h
     }
     bump(_counters.tcp_tracked, steady);
     _steady_taken += steady;
+}
+
+void FlowTable::process_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
+                             uint64_t now_ns, FullPacket full, void* ctx) noexcept
+{
+    if (_lane_isa == packet::LaneIsa::v3) {
+        process_lite_v3(segs, homes, sigs, n, now_ns, full, ctx);
+        return;
+    }
+    run_lite(segs, homes, sigs, n, now_ns, full, ctx);
+}
+
+void FlowTable::process_lite_v3(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs,
+                                unsigned n, uint64_t now_ns, FullPacket full, void* ctx) noexcept
+{
+    run_lite(segs, homes, sigs, n, now_ns, full, ctx);
 }
 
 // A lane segment the steady run did not take: the candidate was stale or missed (look up again), the

@@ -141,6 +141,7 @@
 #include <conntrack/proto.h>
 #include <conntrack/reason.h>
 #include <conntrack/table_memory.h>
+#include <packet/lane_isa.h>
 #include <packet/packet.h>
 #include <packet/tcp_lite.h>
 #include <protostate/proto_state.h>
@@ -275,6 +276,14 @@ public:
     // process_lite() with each segment j's probe_lite() at homes[j], sigs[j].
     void process_lite(const packet::TcpLite* segs, const Bucket* const* homes, const uint16_t* sigs, unsigned n,
                       uint64_t now_ns, FullPacket full, void* ctx) noexcept;
+    // Which compiled copy of the lane process_lite() runs (packet/lane_isa.h): the baseline's until set.
+    // False, leaving the baseline's, when this CPU cannot run isa's copy.
+    bool set_lane_isa(packet::LaneIsa isa) noexcept
+    {
+        _lane_isa = packet::lane_isa_runs(isa) ? isa : packet::LaneIsa::baseline;
+        return _lane_isa == isa;
+    }
+    packet::LaneIsa lane_isa() const noexcept { return _lane_isa; }
     // Packets the fused steady path has taken since the table was created (finish_burst and process_lite
     // add each burst's once): the worker compares it around a burst to learn whether the lane pays.
     uint64_t steady_taken() const noexcept { return _steady_taken; }
@@ -498,6 +507,13 @@ private:
     }
     template <unsigned kSide, typename Seg> // kSide 0: from the originator, 1: from the reply side
     int track_steady_side(FlowRecord& r, const Seg& pkt, uint64_t now_ns, const tcpstate::SteadyRules& rules) noexcept;
+    // process_lite()'s body, compiled into each copy (flow_pipeline.cpp).
+    [[gnu::always_inline]] inline void run_lite(const packet::TcpLite* segs, const Bucket* const* homes,
+                                                const uint16_t* sigs, unsigned n, uint64_t now_ns, FullPacket full,
+                                                void* ctx) noexcept;
+    FLOWCOP_LANE_V3_CODE void process_lite_v3(const packet::TcpLite* segs, const Bucket* const* homes,
+                                              const uint16_t* sigs, unsigned n, uint64_t now_ns, FullPacket full,
+                                              void* ctx) noexcept;
     // process_lite()'s segment i that the steady run did not take (flow_pipeline.cpp); true when the
     // fused path took it after all.
     [[gnu::noinline]] bool finish_lite_one(const packet::TcpLite& seg, const Probe& probe, uint32_t candidate,
@@ -701,7 +717,8 @@ private:
     // Pipeline: stages [_finished, _prepared) are in flight in _stages[i % kPipelineDepth];
     // [_finished, _probed) have their candidates.
     uint64_t _prepared = 0, _probed = 0, _finished = 0;
-    uint64_t _steady_taken = 0; // steady_taken()
+    uint64_t _steady_taken = 0;                            // steady_taken()
+    packet::LaneIsa _lane_isa = packet::LaneIsa::baseline; // set_lane_isa()
     Stage _stages[kPipelineDepth];
     // Effective timeouts in ns (never 0), read by the owner on every deadline and by
     // snapshot() with relaxed loads.

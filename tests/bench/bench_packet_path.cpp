@@ -46,6 +46,9 @@
 //             the mbufs' header lines still move from the producer's core to the consumer's. Both consumers
 //             of a round drain the same stretch of the stream; the next round takes the next stretch.
 //
+// --lane-isa baseline|v3: the steady lane's compiled copy (lib/packet/lane_isa.h) instead of the one the
+// worker chose (auto: v3 where the CPU runs it), to compare the two in one build.
+//
 // Replaying without freeing for real: every mbuf keeps one reference for the frames (refcnt 1); the
 // loop adds one per copy it hands over (rte_mbuf_refcnt_update, a plain store from 1 to 2 and an atomic
 // add only for a second copy in flight), and the free takes it back. So the free each packet pays is
@@ -142,8 +145,9 @@ struct Args {
     double seconds = 1.0;             // ring: a round's timed window
     unsigned ring = 1024;
     bool prefill = false;
-    std::string write_frames;   // the built frames to this file, then exit (checked against flows_pcap.py)
-    uint32_t timeout_floor = 0; // every TCP timeout and cap below it raised to it; 0: flowcop's defaults
+    std::string write_frames;      // the built frames to this file, then exit (checked against flows_pcap.py)
+    uint32_t timeout_floor = 0;    // every TCP timeout and cap below it raised to it; 0: flowcop's defaults
+    std::string lane_isa = "auto"; // the lane's compiled copy: the worker's choice, or baseline / v3
 };
 
 [[noreturn]] void fail(const std::string& why)
@@ -156,7 +160,7 @@ struct Args {
 const char kUsage[] =
     "usage: bench_packet_path [--mode own|callgrind|ring] [--flows N] [--popularity uniform|zipf|both]\n"
     "                         [--zipf-s S] [--rounds R] [--min-packets P] [--bursts B] [--seconds T] [--ring E]\n"
-    "                         [--prefill] [--write-frames FILE] [--timeout-floor S]\n";
+    "                         [--prefill] [--write-frames FILE] [--timeout-floor S] [--lane-isa auto|baseline|v3]\n";
 
 Args parse_args(int argc, char** argv)
 {
@@ -209,6 +213,10 @@ Args parse_args(int argc, char** argv)
             a.seconds = real(i);
         } else if (o == "--write-frames" && i + 1 < argc) {
             a.write_frames = argv[++i];
+        } else if (o == "--lane-isa" && i + 1 < argc) {
+            a.lane_isa = argv[++i];
+            if (a.lane_isa != "auto" && a.lane_isa != "baseline" && a.lane_isa != "v3")
+                fail("--lane-isa: auto, baseline or v3\n" + std::string(kUsage));
         } else if (o == "--timeout-floor") {
             a.timeout_floor = uint32_t(number(i, 0, 1u << 30));
         } else if (o == "--prefill") {
@@ -838,6 +846,11 @@ int main(int argc, char** argv)
         app::Worker::create(plan, app::WorkerPlace{}, *table, clock, app::TimestampField::lookup(), ws, error);
     if (!worker)
         fail(error);
+    // The lane's compiled copy (packet/lane_isa.h): the worker chose one; --lane-isa names one instead.
+    if (a.lane_isa != "auto" &&
+        !table->set_lane_isa(a.lane_isa == "v3" ? packet::LaneIsa::v3 : packet::LaneIsa::baseline))
+        fail("--lane-isa " + a.lane_isa + ": this CPU does not run that copy");
+    std::printf("steady lane code: %s\n", packet::lane_isa_name(table->lane_isa()));
 
     // Warm-up: every flow's client->server segment, then its reply; then every flow must be steady.
     const app::RxQueueRef rx{port, 0, port, 0};

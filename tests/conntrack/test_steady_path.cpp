@@ -69,6 +69,8 @@ public:
     Harness h;
     Harness lane; // the same bursts through process_lite
     uint64_t lane_segments = 0;
+    packet::LaneIsa lane_isa = packet::LaneIsa::baseline;
+    uint64_t lane_bursts[2] = {}; // by the copy that ran them
     std::vector<Conv> convs;
     Model model;
     tcpstate::WindowPolicy policy;
@@ -273,9 +275,14 @@ public:
     {
         return static_cast<const packet::Packet*>(ctx)[i];
     }
-    // The burst through the twin table as the worker feeds it: runs of lane packets and runs of others.
+    // The burst through the twin table as the worker feeds it: runs of lane packets and runs of others,
+    // each burst's in the other compiled copy of the lane (packet/lane_isa.h) where this CPU runs both, so
+    // the two must leave the same records burst after burst.
     void feed_lane(const std::vector<packet::Packet>& pkts)
     {
+        lane_isa = lane_isa == packet::LaneIsa::baseline ? packet::LaneIsa::v3 : packet::LaneIsa::baseline;
+        lane.table->set_lane_isa(lane_isa);
+        lane_bursts[size_t(lane.table->lane_isa())] += 1;
         lane.now = h.now;
         lane.table->set_window_policy(policy);
         lane.table->set_timeouts(timeouts, 0);
@@ -365,6 +372,9 @@ TEST_CASE("steady path: the table's fused path leaves every record as the full p
     CHECK(l.flows_created == k.flows_created);
     CHECK(l.active() == k.active());
     CHECK(run.lane_segments > 30000);
+    // Both copies ran, where this CPU runs the v3 one.
+    CHECK(run.lane_bursts[0] > 1000);
+    CHECK((run.lane_bursts[1] > 1000) == packet::lane_isa_runs(packet::LaneIsa::v3));
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include <packet/lane_isa.h>
 #include <packet/packet.h>
 #include <packet/parse_internal.h> // white box: the fast path against the general one
 #include <packet/tcp_lite.h>
@@ -21,6 +22,13 @@ using packet::Verdict;
 using test::FrameBuilder;
 
 namespace {
+
+// packet::parse_tcp_lite() compiled as the lane's v3 copy compiles it (app::Worker::handle_lite_v3).
+FLOWCOP_LANE_V3_CODE [[gnu::noinline]] bool read_lite_v3(const uint8_t* b, uint32_t len, uint32_t frame_len,
+                                                         packet::TcpLite& out)
+{
+    return packet::parse_tcp_lite(b, len, frame_len, out);
+}
 
 std::vector<std::vector<uint8_t>> seed_frames()
 {
@@ -416,6 +424,13 @@ TEST_CASE("the steady lane's reader takes only frames parse() reads the same", "
             (took && std::memcmp(&v, &t, sizeof t) != 0))
             differs_between += 1;
 #endif
+        // The vector reader as the lane's v3 copy compiles it (packet/lane_isa.h), where this CPU runs it.
+        if (packet::lane_isa_runs(packet::LaneIsa::v3)) {
+            packet::TcpLite w;
+            std::memset(&w, 0x3c, sizeof w);
+            if (read_lite_v3(buf.get(), readable, len, w) != took || (took && std::memcmp(&w, &t, sizeof t) != 0))
+                differs_between += 1;
+        }
         if (!took) {
             ++declined;
             continue;

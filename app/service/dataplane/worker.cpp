@@ -236,14 +236,17 @@ void Worker::handle(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef
     const uint64_t steady_before = _table.steady_taken();
     if (_lane_pays) [[likely]] {
         bump(_stats.steady_lane, uint64_t{n});
-        handle_lite(mbufs, n, tsc, *rx);
+        if (_table.lane_isa() == packet::LaneIsa::v3)
+            handle_lite_v3(mbufs, n, tsc, *rx);
+        else
+            handle_lite(mbufs, n, tsc, *rx);
     } else {
         handle_full(mbufs, n, tsc, rx);
     }
     _lane_pays = _table.steady_taken() - steady_before == n;
 }
 
-void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
+void Worker::read_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
 {
     packet::TcpLite segs[kBurst];
     conntrack::FlowTable::LiteProbes probes;
@@ -283,6 +286,16 @@ void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQue
             handle_full(mbufs + start, k, tsc, &rx);
         }
     }
+}
+
+void Worker::handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
+{
+    read_lite(mbufs, n, tsc, rx);
+}
+
+void Worker::handle_lite_v3(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept
+{
+    read_lite(mbufs, n, tsc, rx);
 }
 
 namespace {

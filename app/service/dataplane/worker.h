@@ -168,6 +168,10 @@ public:
     const std::vector<RxQueueRef>& plan_rx() const noexcept { return _plan.rx; }
     conntrack::FlowTable& table() noexcept { return _table; }
     const conntrack::FlowTable& table() const noexcept { return _table; }
+    // The lane's copy a worker runs (packet/lane_isa.h): x86-64-v3's where this CPU runs it and DPDK allows
+    // 256-bit vectors (rte_vect_get_max_simd_bitwidth(): EAL's --force-max-simd-bitwidth=128 keeps the
+    // baseline's), else the baseline's. After EAL's initialisation.
+    static packet::LaneIsa lane_isa_allowed() noexcept;
     const WorkerStats& stats() const noexcept { return _stats; }
     const fragattr::Counters& fragment_stats() const noexcept { return _fragments->counters(); }
     // --policy: this lcore's copy and its counters, nullptr without one. The pointers change only while a
@@ -183,7 +187,9 @@ private:
            TimestampField ts, const WorkerSettings& settings) noexcept
         : _plan(plan), _place(place), _table(table), _clock(clock), _packet_clock(ts), _settings(settings),
           _burst(uint16_t(settings.clock == ClockSource::packet ? kReplayBurst : kBurst))
-    {}
+    {
+        _table.set_lane_isa(lane_isa_allowed());
+    }
     // --clock packet: a burst's packet times in the order read (`all` of them, those handed off
     // included), and for each packet this worker tracks its index among them.
     struct Timeline {
@@ -215,7 +221,11 @@ private:
         return !_policy && _settings.clock == ClockSource::tsc && (_place.handoff == nullptr || _place.rss) &&
                _port_zone.empty() && _table.lite_ready();
     }
+    // In the copy of the lane the table runs (its lane_isa(), packet/lane_isa.h): both are read_lite().
     void handle_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept;
+    FLOWCOP_LANE_V3_CODE void handle_lite_v3(rte_mbuf** mbufs, uint16_t n, uint64_t tsc, const RxQueueRef& rx) noexcept;
+    [[gnu::always_inline]] inline void read_lite(rte_mbuf** mbufs, uint16_t n, uint64_t tsc,
+                                                 const RxQueueRef& rx) noexcept;
     // Frames [first, first + n) of the burst, whose segments and probes (probe_lite(), run by
     // handle_lite()'s reader loop) are at that index; mbufs points at the run's first.
     void track_lite(rte_mbuf** mbufs, const packet::TcpLite* segs, const conntrack::FlowTable::LiteProbes& probes,

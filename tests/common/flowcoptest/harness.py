@@ -208,7 +208,7 @@ def parse_summary(stderr):
 
 def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", scrape_when_rx=None,
         stop_when_idle_ms=None, stop_after_s=None, on_started=None, memory_mb=512, env=None,
-        stop_signal=signal.SIGINT):
+        stop_signal=signal.SIGINT, eal_extra=()):
     """Runs flowcop to completion.
 
     scrape_when_rx: an int (packets all ports must have received) or a callable(metrics) -> bool;
@@ -218,7 +218,8 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
     running (its startup config line; at once with --quiet).
     on_started(result) runs once the exporter URL is known (inline tests drive traffic there) and
     may return a callable(metrics) -> bool used as the stop condition (result.pid is set by then).
-    stop_signal: what stops a metrics or stop_after_s run (SIGINT, or SIGTERM as systemd sends)."""
+    stop_signal: what stops a metrics or stop_after_s run (SIGINT, or SIGTERM as systemd sends).
+    eal_extra: more EAL arguments (e.g. --force-max-simd-bitwidth=128)."""
     res = Result()
     ev_path = None
     args = list(opts)
@@ -234,7 +235,7 @@ def run(exe, vdevs, opts, lcores="0", timeout=40.0, events=True, tmpdir="/tmp", 
         args += ["--stop-when-idle-ms", str(stop_when_idle_ms or 500)]
     if "--flows-per-lcore" not in args:
         args += ["--flows-per-lcore", "65536"]
-    cmd = [exe] + eal_args(vdevs, lcores, memory_mb) + ["--"] + args
+    cmd = [exe] + eal_args(vdevs, lcores, memory_mb) + list(eal_extra) + ["--"] + args
     t0 = time.monotonic()
     deadline = t0 + timeout
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
