@@ -111,8 +111,10 @@ struct LiteWords {
     uint64_t ports; // word 4 without its constant part: port_lo, port_hi (the protocol's byte and the VLAN IDs 0)
 };
 
-// Word 4's constant part in a lane key: the protocol (TCP) and no VLAN IDs, or-ed into LiteWords::ports.
-inline constexpr uint64_t kLiteWord4Const = uint64_t{packet::wire::kProtoTcp} << 32;
+// Word 4's constant part in a lane key, as an 8-byte load of key bytes 32..39 holds it: the protocol
+// (TCP, byte 36) and no VLAN IDs, or-ed into LiteWords::ports.
+inline constexpr uint64_t kLiteWord4Const = uint64_t{packet::wire::kProtoTcp}
+                                            << (std::endian::native == std::endian::little ? 32 : 24);
 
 inline LiteWords lite_words(const packet::TcpLite& t) noexcept
 {

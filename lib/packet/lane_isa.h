@@ -2,14 +2,14 @@
 // Contract: the steady lane's two compiled copies (issue 29). The lane's reader loop
 // (app::Worker::handle_lite) and its table step (conntrack::FlowTable::process_lite) are each compiled
 // twice from one body: for the build's baseline (DPDK's -march=corei7: SSE4.2) and, on x86-64, for the
-// extensions kLaneV3Target names (x86-64-v3's: AVX2's three-operand forms of the same 128-bit
+// extensions FLOWCOP_LANE_V3_TARGET names (x86-64-v3's: AVX2's three-operand forms of the same 128-bit
 // instructions, BMI1/2's shifts and masks, LZCNT, MOVBE). The copies compute the same thing: the same
 // intrinsics and C++ (tests/conntrack and the fuzz drivers run both over the same input and compare).
 // lane_isa_runs() says whether this CPU runs a copy; a table uses the baseline copy unless told
 // otherwise (FlowTable::set_lane_isa), and a worker chooses the v3 copy where the CPU runs it and DPDK
 // allows 256-bit vectors (EAL's --force-max-simd-bitwidth, as DPDK's drivers choose their vector paths).
 // Why: the destructive two-operand SSE forms cost a register copy each and the variable shifts a move
-// to %cl; on the steady segment the v3 copy runs ~9 instructions fewer (tests/benchmarks.md).
+// to %cl; on the steady segment the v3 copy runs ~8 instructions fewer (tests/benchmarks.md).
 // Pure, thread-safe (the CPU check reads CPUID through the compiler's cached model).
 #pragma once
 
@@ -19,7 +19,7 @@ namespace flowcop::packet {
 
 enum class LaneIsa : uint8_t {
     baseline, // the build's own target
-    v3,       // kLaneV3Target's extensions (x86-64 only)
+    v3,       // FLOWCOP_LANE_V3_TARGET's extensions (x86-64 only)
 };
 
 // FLOWCOP_LANE_V3_CODE marks a v3 copy: compiled for the extensions FLOWCOP_LANE_V3_TARGET names, each one
